@@ -1,0 +1,86 @@
+#include "autograd/graph.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace tinygpt {
+
+namespace {
+thread_local bool g_grad_enabled = true;
+}
+
+bool grad_enabled() { return g_grad_enabled; }
+NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+
+Tensor attach(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward) {
+  if (!g_grad_enabled) return out;
+  bool any = std::any_of(inputs.begin(), inputs.end(),
+                         [](const Tensor& t) { return t.defined() && t.requires_grad(); });
+  if (!any) return out;
+  out.impl()->requires_grad = true;
+  out.impl()->grad_fn = std::make_shared<Node>(Node{op, std::move(inputs), std::move(backward)});
+  return out;
+}
+
+float* grad_sink(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return nullptr;
+  auto& grad = t.impl()->grad;
+  if (!grad) grad = std::make_shared<Buffer>(t.numel(), 0.0f);
+  return grad->data();
+}
+
+namespace {
+using ImplPtr = std::shared_ptr<TensorImpl>;
+
+// Post-order DFS without recursion: the graph of a deep model is thousands of nodes long.
+// Holding owning pointers keeps every tensor alive while its consumers' nodes are freed.
+std::vector<ImplPtr> topological_order(const ImplPtr& root) {
+  std::vector<ImplPtr> order;
+  std::unordered_set<TensorImpl*> seen{root.get()};
+  std::vector<std::pair<ImplPtr, size_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    const auto* inputs = node->grad_fn ? &node->grad_fn->inputs : nullptr;
+    if (inputs && next < inputs->size()) {
+      const ImplPtr& child = (*inputs)[next++].impl_ptr();
+      if (child && child->requires_grad && seen.insert(child.get()).second) stack.push_back({child, 0});
+    } else {
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;  // inputs before the tensors computed from them
+}
+}  // namespace
+
+void run_backward(const Tensor& root, const Tensor& seed) {
+  if (!root.requires_grad())
+    throw std::invalid_argument("backward: the tensor does not require a gradient (no input needed one)");
+  if (seed.shape() != root.shape())
+    throw std::invalid_argument(fmt::format("backward: seed gradient of shape {} for a tensor of shape {}",
+                                            to_string(seed.shape()), to_string(root.shape())));
+  std::vector<ImplPtr> order = topological_order(root.impl_ptr());
+  Tensor seed_c = seed.contiguous();
+  float* g = grad_sink(root);
+  for (int64_t i = 0; i < root.numel(); ++i) g[i] += seed_c.data()[i];
+
+  NoGradGuard no_grad;  // backward computes plain numbers, it builds no graph
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const ImplPtr& t = *it;
+    if (!t->grad_fn) continue;  // a leaf keeps its accumulated gradient
+    std::shared_ptr<Node> node = std::move(t->grad_fn);  // frees the graph as we go
+    std::shared_ptr<Buffer> grad = std::move(t->grad);   // intermediate gradients are not kept
+    if (!grad) continue;
+    auto grad_impl = std::make_shared<TensorImpl>();
+    grad_impl->storage = std::move(grad);
+    grad_impl->shape = t->shape;
+    grad_impl->strides = contiguous_strides(t->shape);
+    node->backward(Tensor(t), Tensor(std::move(grad_impl)));
+  }
+}
+
+}  // namespace tinygpt

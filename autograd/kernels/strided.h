@@ -1,0 +1,64 @@
+#pragma once
+// Walking an N-d strided view row by row (all axes but the last, then a strided inner loop).
+#include <cstdint>
+
+#include "autograd/parallel.h"
+#include "autograd/shape.h"
+
+namespace tinygpt {
+
+// Calls row(r, offset) for every row r (row-major over shape[0..n-2]) with the storage offset of
+// element [.., 0] in a view of `strides`. Rows are split over threads.
+template <class RowFn>
+void for_each_row(const Shape& shape, const Strides& strides, const RowFn& row) {
+  const int64_t ndim = static_cast<int64_t>(shape.size());
+  const int64_t cols = ndim ? shape.back() : 1;
+  const int64_t rows = cols ? numel(shape) / cols : 0;
+  parallel_for(rows, grain_for(cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t offset = 0, rest = r;
+      for (int64_t d = ndim - 2; d >= 0; --d) {
+        offset += (rest % shape[d]) * strides[d];
+        rest /= shape[d];
+      }
+      row(r, offset);
+    }
+  });
+}
+
+// dst[row-major] = src viewed through (shape, strides).
+inline void strided_copy(const float* src, const Shape& shape, const Strides& strides, float* dst) {
+  const int64_t cols = shape.empty() ? 1 : shape.back();
+  const int64_t step = shape.empty() ? 0 : strides.back();
+  for_each_row(shape, strides, [&](int64_t r, int64_t offset) {
+    const float* s = src + offset;
+    float* d = dst + r * cols;
+    if (step == 1)
+      for (int64_t c = 0; c < cols; ++c) d[c] = s[c];
+    else
+      for (int64_t c = 0; c < cols; ++c) d[c] = s[c * step];
+  });
+}
+
+// dst viewed through (shape, strides) += src[row-major]. The view must not alias itself.
+inline void strided_add(const float* src, const Shape& shape, const Strides& strides, float* dst) {
+  const int64_t cols = shape.empty() ? 1 : shape.back();
+  const int64_t step = shape.empty() ? 0 : strides.back();
+  for_each_row(shape, strides, [&](int64_t r, int64_t offset) {
+    const float* s = src + r * cols;
+    float* d = dst + offset;
+    if (step == 1)
+      for (int64_t c = 0; c < cols; ++c) d[c] += s[c];
+    else
+      for (int64_t c = 0; c < cols; ++c) d[c * step] += s[c];
+  });
+}
+
+// dst[0..n) += src[0..n), in parallel.
+inline void add_into(float* dst, const float* src, int64_t n) {
+  parallel_for(n, 16384, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) dst[i] += src[i];
+  });
+}
+
+}  // namespace tinygpt

@@ -1,0 +1,82 @@
+#pragma once
+// Every differentiable operation. Each op's forward and backward live side by side in ops/<family>.cpp.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "autograd/tensor.h"
+
+namespace tinygpt {
+
+// Elementwise with NumPy broadcasting (ops/elementwise.cpp).
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add_scalar(const Tensor& x, float s);
+Tensor mul_scalar(const Tensor& x, float s);
+Tensor rsub_scalar(const Tensor& x, float s);  // s - x
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);  // tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& x) { return neg(x); }
+inline Tensor operator+(const Tensor& x, float s) { return add_scalar(x, s); }
+inline Tensor operator+(float s, const Tensor& x) { return add_scalar(x, s); }
+inline Tensor operator-(const Tensor& x, float s) { return add_scalar(x, -s); }
+inline Tensor operator-(float s, const Tensor& x) { return rsub_scalar(x, s); }
+inline Tensor operator*(const Tensor& x, float s) { return mul_scalar(x, s); }
+inline Tensor operator*(float s, const Tensor& x) { return mul_scalar(x, s); }
+inline Tensor operator/(const Tensor& x, float s) { return mul_scalar(x, 1.0f / s); }
+
+// Reductions (ops/reduce.cpp). Empty `axes` means all axes.
+Tensor sum(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdim = false);
+// Sums a broadcast result back down to `shape` (the backward of broadcasting).
+Tensor sum_to_shape(const Tensor& x, const Shape& shape);
+
+// Shape (views in ops/views.cpp, concat in ops/concat.cpp).
+std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis);  // pieces of `size` along axis
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
+
+// [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast; a transposed operand is read
+// in place, without a copy (ops/matmul.cpp).
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// Over the last axis (ops/softmax.cpp).
+Tensor softmax(const Tensor& x);
+Tensor log_softmax(const Tensor& x);
+
+// Mean cross-entropy of logits [N, V] (or [..., V]) against integer targets (one per row);
+// rows whose target is ignore_index are left out of the mean (ops/cross_entropy.cpp).
+Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets, int32_t ignore_index = -100);
+
+// LayerNorm over the last axis with weight and bias [C] (ops/layernorm.cpp).
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps = 1e-5f);
+
+// Rows of weight [V, C] picked by ids: result [ids_shape..., C] (ops/embedding.cpp).
+Tensor embedding(const Tensor& weight, std::span<const int32_t> ids, const Shape& ids_shape);
+
+// Causal scaled-dot-product attention (ops/attention.cpp).
+// query, key, value: [B, nh, T, hs] (any strides with a unit last stride are read in place).
+// Returns y [B, nh, T, hs], stored as [B, T, nh, hs] so that y.transpose(1, 2) is contiguous, and
+// weights [B, nh, T, T]: softmax(q k^T / sqrt(hs)) with the future (key > query) exactly 0.
+struct AttentionResult {
+  Tensor y;
+  Tensor weights;  // no gradient; for looking inside the model
+};
+AttentionResult causal_attention(const Tensor& query, const Tensor& key, const Tensor& value);
+
+// Inverted dropout: zeroes each element with probability p and scales the rest by 1/(1-p).
+// The mask is a pure function of (seed, element index): the same on every run and thread count.
+Tensor dropout(const Tensor& x, float p, uint64_t seed, bool training = true);
+
+}  // namespace tinygpt

@@ -1,0 +1,54 @@
+// Concatenation along an axis: a copy forward, and each input takes back its slice of the gradient.
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "autograd/graph.h"
+#include "autograd/kernels/strided.h"
+#include "autograd/ops.h"
+
+namespace tinygpt {
+
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
+  if (xs.empty()) throw std::invalid_argument("concat: no tensors given");
+  const int a = normalize_axis(axis, xs[0].dim(), "concat");
+  Shape shape = xs[0].shape();
+  shape[a] = 0;
+  for (const Tensor& x : xs) {
+    Shape expect = xs[0].shape();
+    expect[a] = x.dim() == xs[0].dim() ? x.shape()[a] : -1;
+    if (x.shape() != expect)
+      throw std::invalid_argument(fmt::format("concat: shapes {} and {} differ outside axis {}",
+                                              to_string(xs[0].shape()), to_string(x.shape()), a));
+    shape[a] += x.shape()[a];
+  }
+  Tensor out = Tensor::empty(shape);
+  const Strides out_strides = out.strides();
+  std::vector<int64_t> offsets;
+  int64_t start = 0;
+  for (const Tensor& x : xs) {  // copy each input into its slab of the output
+    offsets.push_back(start * out_strides[a]);
+    Tensor slab = make_view(out, x.shape(), out_strides, offsets.back());
+    for_each_row(x.shape(), x.strides(), [&](int64_t r, int64_t offset) {
+      int64_t dst = 0, rest = r;
+      for (int64_t d = x.dim() - 2; d >= 0; --d) {
+        dst += (rest % x.shape()[d]) * out_strides[d];
+        rest /= x.shape()[d];
+      }
+      const int64_t cols = x.dim() ? x.shape().back() : 1, step = x.dim() ? x.strides().back() : 1;
+      for (int64_t c = 0; c < cols; ++c) slab.data()[dst + c] = x.data()[offset + c * step];
+    });
+    start += x.shape()[a];
+  }
+  return attach(out, "concat", xs, [xs, offsets](const Tensor& y, const Tensor& g) {
+    for (size_t i = 0; i < xs.size(); ++i) {
+      float* sink = grad_sink(xs[i]);
+      if (!sink) continue;
+      Buffer piece(xs[i].numel());
+      strided_copy(g.data() + offsets[i], xs[i].shape(), y.strides(), piece.data());
+      add_into(sink, piece.data(), xs[i].numel());
+    }
+  });
+}
+
+}  // namespace tinygpt

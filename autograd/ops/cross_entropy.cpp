@@ -1,0 +1,58 @@
+// Fused cross-entropy from logits: loss = mean over rows of (logsumexp(x_r) - x_r[target_r]).
+// Fusing avoids materializing the softmax: backward is (softmax(x_r) - onehot(target_r)) / count.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "autograd/graph.h"
+#include "autograd/kernels/rows.h"
+#include "autograd/ops.h"
+
+namespace tinygpt {
+
+Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets_in, int32_t ignore_index) {
+  if (logits.dim() < 1) throw std::invalid_argument("cross_entropy: logits must have a class axis");
+  const Tensor x = logits.contiguous();
+  const int64_t V = x.shape().back(), rows = V ? x.numel() / V : 0;
+  if (static_cast<int64_t>(targets_in.size()) != rows)
+    throw std::invalid_argument(fmt::format("cross_entropy: {} targets for logits of shape {} ({} rows)",
+                                            targets_in.size(), to_string(x.shape()), rows));
+  std::vector<int32_t> targets(targets_in.begin(), targets_in.end());
+  int64_t count = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (targets[r] == ignore_index) continue;
+    if (targets[r] < 0 || targets[r] >= V)
+      throw std::out_of_range(fmt::format("cross_entropy: target {} at position {} is out of range for {} classes",
+                                          targets[r], r, V));
+    ++count;
+  }
+  if (count == 0) throw std::invalid_argument("cross_entropy: every target is the ignore index");
+
+  std::vector<float> lse(rows), row_loss(rows, 0.0f);
+  for_rows(rows, V, [&](int64_t r) {
+    const float* xr = x.data() + r * V;
+    const RowLogSumExp l = row_log_sum_exp(xr, V);
+    lse[r] = l.max + l.log_sum;
+    if (targets[r] != ignore_index) row_loss[r] = (l.max - xr[targets[r]]) + l.log_sum;
+  });
+  Tensor out = Tensor::scalar(static_cast<float>(deterministic_sum(row_loss.data(), rows) / count));
+
+  return attach(out, "cross_entropy", {x},
+                [x, targets = std::move(targets), lse = std::move(lse), V, rows, count, ignore_index](
+                    const Tensor&, const Tensor& g) {
+                  float* sink = grad_sink(x);
+                  if (!sink) return;
+                  const float scale = g.data()[0] / static_cast<float>(count);
+                  for_rows(rows, V, [&](int64_t r) {
+                    if (targets[r] == ignore_index) return;
+                    const float* xr = x.data() + r * V;
+                    float* dr = sink + r * V;
+                    for (int64_t j = 0; j < V; ++j) dr[j] += scale * std::exp(xr[j] - lse[r]);
+                    dr[targets[r]] -= scale;
+                  });
+                });
+}
+
+}  // namespace tinygpt

@@ -1,0 +1,156 @@
+// Elementwise ops: broadcast binary arithmetic, scalar arithmetic, and unary math, each forward
+// beside its backward.
+#include <cmath>
+
+#include "autograd/graph.h"
+#include "autograd/kernels/elementwise.h"
+#include "autograd/ops.h"
+
+namespace tinygpt {
+
+void coalesce(Shape& shape, std::vector<Strides*> stride_sets) {
+  Shape s;
+  std::vector<Strides> merged(stride_sets.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;  // size-1 axes never move the index
+    bool can_merge = !s.empty();
+    for (size_t k = 0; k < stride_sets.size() && can_merge; ++k)
+      can_merge = merged[k].back() == (*stride_sets[k])[d] * shape[d];
+    if (can_merge) {
+      s.back() *= shape[d];
+      for (size_t k = 0; k < stride_sets.size(); ++k) merged[k].back() = (*stride_sets[k])[d];
+    } else {
+      s.push_back(shape[d]);
+      for (size_t k = 0; k < stride_sets.size(); ++k) merged[k].push_back((*stride_sets[k])[d]);
+    }
+  }
+  shape = std::move(s);
+  for (size_t k = 0; k < stride_sets.size(); ++k) *stride_sets[k] = std::move(merged[k]);
+}
+
+namespace {
+
+// out = f(a, b) with broadcasting, read through any strides.
+template <class F>
+Tensor broadcast_apply(const Tensor& a, const Tensor& b, const Shape& shape, const F& f) {
+  Tensor out = Tensor::empty(shape);
+  binary_map(shape, a.data(), broadcast_strides(a.shape(), a.strides(), shape), b.data(),
+             broadcast_strides(b.shape(), b.strides(), shape), out.data(), f);
+  return out;
+}
+
+// Adds the gradient `g` (of the broadcast shape) into t's gradient, summed down to t's shape.
+void reduce_into(const Tensor& t, const Tensor& g) {
+  if (float* sink = grad_sink(t)) sum_to(g.data(), g.shape(), sink, t.shape(), /*accumulate=*/true);
+}
+
+// Adds f(g, other) (of the broadcast shape), summed down to t's shape, into t's gradient.
+template <class F>
+void reduce_into(const Tensor& t, const Tensor& g, const Tensor& other, const F& f) {
+  if (t.requires_grad()) reduce_into(t, broadcast_apply(g, other, g.shape(), f));
+}
+
+template <class F>
+Tensor binary(const Tensor& a, const Tensor& b, const char* op, const F& f) {
+  return broadcast_apply(a, b, broadcast_shapes(a.shape(), b.shape(), op), f);
+}
+
+// y = f(x) elementwise; the backward adds g * dy/dx, given by dfdx(x, y).
+template <class F, class DF>
+Tensor unary(const Tensor& input, const char* op, const F& f, const DF& dfdx) {
+  Tensor x = input.contiguous();
+  Tensor out = Tensor::empty(x.shape());
+  const float* px = x.data();
+  float* py = out.data();
+  parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) py[i] = f(px[i]);
+  });
+  return attach(out, op, {x}, [x, dfdx](const Tensor& y, const Tensor& g) {
+    float* sink = grad_sink(x);
+    if (!sink) return;
+    const float *px = x.data(), *py = y.data(), *pg = g.data();
+    parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) sink[i] += pg[i] * dfdx(px[i], py[i]);
+    });
+  });
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) {
+  Tensor out = binary(a, b, "add", [](float x, float y) { return x + y; });
+  return attach(out, "add", {a, b}, [a, b](const Tensor&, const Tensor& g) {
+    reduce_into(a, g);
+    reduce_into(b, g);
+  });
+}
+
+Tensor sub(const Tensor& a, const Tensor& b) {
+  Tensor out = binary(a, b, "sub", [](float x, float y) { return x - y; });
+  return attach(out, "sub", {a, b}, [a, b](const Tensor&, const Tensor& g) {
+    reduce_into(a, g);
+    reduce_into(b, g, b, [](float gi, float) { return -gi; });
+  });
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor out = binary(a, b, "mul", [](float x, float y) { return x * y; });
+  return attach(out, "mul", {a, b}, [a, b](const Tensor&, const Tensor& g) {
+    reduce_into(a, g, b, [](float gi, float bi) { return gi * bi; });
+    reduce_into(b, g, a, [](float gi, float ai) { return gi * ai; });
+  });
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  Tensor out = binary(a, b, "div", [](float x, float y) { return x / y; });
+  return attach(out, "div", {a, b}, [a, b](const Tensor& y, const Tensor& g) {
+    reduce_into(a, g, b, [](float gi, float bi) { return gi / bi; });
+    if (b.requires_grad()) {  // d(a/b)/db = -(a/b)/b
+      Tensor g_times_y = broadcast_apply(g, y, g.shape(), [](float gi, float yi) { return -gi * yi; });
+      reduce_into(b, g_times_y, b, [](float gy, float bi) { return gy / bi; });
+    }
+  });
+}
+
+Tensor add_scalar(const Tensor& x, float s) {
+  return unary(x, "add_scalar", [s](float v) { return v + s; }, [](float, float) { return 1.0f; });
+}
+Tensor mul_scalar(const Tensor& x, float s) {
+  return unary(x, "mul_scalar", [s](float v) { return v * s; }, [s](float, float) { return s; });
+}
+Tensor rsub_scalar(const Tensor& x, float s) {
+  return unary(x, "rsub_scalar", [s](float v) { return s - v; }, [](float, float) { return -1.0f; });
+}
+Tensor neg(const Tensor& x) {
+  return unary(x, "neg", [](float v) { return -v; }, [](float, float) { return -1.0f; });
+}
+Tensor exp(const Tensor& x) {
+  return unary(x, "exp", [](float v) { return std::exp(v); }, [](float, float y) { return y; });
+}
+Tensor log(const Tensor& x) {
+  return unary(x, "log", [](float v) { return std::log(v); }, [](float v, float) { return 1.0f / v; });
+}
+Tensor tanh(const Tensor& x) {
+  return unary(x, "tanh", [](float v) { return std::tanh(v); }, [](float, float y) { return 1.0f - y * y; });
+}
+Tensor sqrt(const Tensor& x) {
+  return unary(x, "sqrt", [](float v) { return std::sqrt(v); }, [](float, float y) { return 0.5f / y; });
+}
+Tensor relu(const Tensor& x) {
+  return unary(x, "relu", [](float v) { return v > 0.0f ? v : 0.0f; },
+               [](float v, float) { return v > 0.0f ? 1.0f : 0.0f; });
+}
+
+// GELU, tanh approximation (SPEC.md): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+Tensor gelu(const Tensor& x) {
+  constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
+  return unary(
+      x, "gelu",
+      [](float v) { return 0.5f * v * (1.0f + std::tanh(kS * (v + kC * v * v * v))); },
+      [](float v, float) {
+        float t = std::tanh(kS * (v + kC * v * v * v));
+        return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * kS * (1.0f + 3.0f * kC * v * v);
+      });
+}
+
+}  // namespace tinygpt

@@ -1,0 +1,100 @@
+// Matmul over the last two axes with broadcast batch axes. Forward and backward are all gemm calls:
+//   C = A · B,   dA += dC · Bᵀ,   dB += Aᵀ · dC     (transposes are stride swaps, never copies)
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "autograd/graph.h"
+#include "autograd/kernels/gemm.h"
+#include "autograd/ops.h"
+
+namespace tinygpt {
+
+namespace {
+
+// gemm packs its operands from any strides, so every operand is read in place.
+MatrixView matrix_at(const Tensor& t, int64_t offset) {
+  return {t.data() + offset, t.strides()[t.dim() - 2], t.strides()[t.dim() - 1]};
+}
+
+// Whether the batch axes of a [..., M, K] tensor and its M axis walk memory as one axis of rows,
+// so that a product with an unbatched B is a single tall gemm.
+bool rows_fold(const Tensor& a) {
+  for (int64_t d = 0; d + 2 < a.dim(); ++d)
+    if (a.strides()[d] != a.shape()[d + 1] * a.strides()[d + 1]) return false;
+  return a.strides()[a.dim() - 1] == 1;
+}
+
+struct BatchPlan {
+  Shape batch;            // broadcast batch shape
+  Strides a_strides, b_strides;  // batch strides of each operand (0 where broadcast)
+  Strides a_grad, b_grad;        // the same in each operand's contiguous gradient layout
+};
+
+BatchPlan plan_batches(const Tensor& a, const Tensor& b) {
+  Shape ab(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
+  BatchPlan p;
+  p.batch = broadcast_shapes(ab, bb, "matmul (batch axes)");
+  Strides as(a.strides().begin(), a.strides().end() - 2), bs(b.strides().begin(), b.strides().end() - 2);
+  Strides ag = contiguous_strides(a.shape()), bg = contiguous_strides(b.shape());
+  p.a_strides = broadcast_strides(ab, as, p.batch);
+  p.b_strides = broadcast_strides(bb, bs, p.batch);
+  p.a_grad = broadcast_strides(ab, Strides(ag.begin(), ag.end() - 2), p.batch);
+  p.b_grad = broadcast_strides(bb, Strides(bg.begin(), bg.end() - 2), p.batch);
+  return p;
+}
+
+int64_t batch_offset(const Shape& batch, const Strides& strides, int64_t index) {
+  int64_t offset = 0;
+  for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+    offset += (index % batch[d]) * strides[d];
+    index /= batch[d];
+  }
+  return offset;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (a.dim() < 2 || b.dim() < 2)
+    throw std::invalid_argument(fmt::format("matmul: operands need at least 2 axes, got {} @ {}",
+                                            to_string(a.shape()), to_string(b.shape())));
+  const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  if (b.size(-2) != K)
+    throw std::invalid_argument(fmt::format("matmul: inner dimensions differ: {} @ {}", to_string(a.shape()),
+                                            to_string(b.shape())));
+  BatchPlan plan = plan_batches(a, b);
+  Shape out_shape = plan.batch;
+  out_shape.push_back(M);
+  out_shape.push_back(N);
+  Tensor out = Tensor::empty(out_shape);
+  const int64_t batches = numel(plan.batch);
+
+  if (b.dim() == 2 && rows_fold(a)) {  // [..., M, K] @ [K, N]: one gemm over all rows
+    const int64_t rows = batches * M;
+    MatrixView av{a.data(), a.strides()[a.dim() - 2], 1};
+    gemm(rows, N, K, av, matrix_at(b, 0), out.data(), N, false);
+    return attach(out, "matmul", {a, b}, [a, b, rows, N, K, av](const Tensor&, const Tensor& g) {
+      MatrixView gv{g.data(), N, 1};
+      if (float* da = grad_sink(a)) gemm(rows, K, N, gv, matrix_at(b, 0).transposed(), da, K, true);
+      if (float* db = grad_sink(b)) gemm(K, N, rows, av.transposed(), gv, db, N, true);
+    });
+  }
+
+  for (int64_t i = 0; i < batches; ++i)
+    gemm(M, N, K, matrix_at(a, batch_offset(plan.batch, plan.a_strides, i)),
+         matrix_at(b, batch_offset(plan.batch, plan.b_strides, i)), out.data() + i * M * N, N, false);
+  return attach(out, "matmul", {a, b}, [a, b, plan, batches, M, N, K](const Tensor&, const Tensor& g) {
+    float* da = grad_sink(a);
+    float* db = grad_sink(b);
+    for (int64_t i = 0; i < batches; ++i) {  // in order: broadcast operands sum their batches
+      MatrixView gv{g.data() + i * M * N, N, 1};
+      MatrixView av = matrix_at(a, batch_offset(plan.batch, plan.a_strides, i));
+      MatrixView bv = matrix_at(b, batch_offset(plan.batch, plan.b_strides, i));
+      if (da) gemm(M, K, N, gv, bv.transposed(), da + batch_offset(plan.batch, plan.a_grad, i), K, true);
+      if (db) gemm(K, N, M, av.transposed(), gv, db + batch_offset(plan.batch, plan.b_grad, i), N, true);
+    }
+  });
+}
+
+}  // namespace tinygpt

@@ -1,0 +1,60 @@
+// Softmax and log-softmax over the last axis. Both subtract the row maximum first, so large
+// logits never overflow: softmax(x)_j = exp(x_j - m) / sum_k exp(x_k - m), m = max_k x_k.
+#include <algorithm>
+#include <cmath>
+
+#include "autograd/graph.h"
+#include "autograd/kernels/rows.h"
+#include "autograd/ops.h"
+
+namespace tinygpt {
+
+Tensor softmax(const Tensor& input) {
+  const Tensor x = input.contiguous();
+  const int64_t cols = x.dim() ? x.shape().back() : 1, rows = cols ? x.numel() / cols : 0;
+  Tensor out = Tensor::empty(x.shape());
+  for_rows(rows, cols, [&](int64_t r) {
+    const float* xr = x.data() + r * cols;
+    float* yr = out.data() + r * cols;
+    const float m = *std::max_element(xr, xr + cols);
+    float s = 0.0f;
+    for (int64_t j = 0; j < cols; ++j) s += (yr[j] = std::exp(xr[j] - m));
+    const float inv = 1.0f / s;
+    for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
+  });
+  // dx_j = y_j (g_j - sum_k g_k y_k)
+  return attach(out, "softmax", {x}, [x, rows, cols](const Tensor& y, const Tensor& g) {
+    float* sink = grad_sink(x);
+    if (!sink) return;
+    for_rows(rows, cols, [&](int64_t r) {
+      const float *yr = y.data() + r * cols, *gr = g.data() + r * cols;
+      float dot = 0.0f;
+      for (int64_t j = 0; j < cols; ++j) dot += gr[j] * yr[j];
+      for (int64_t j = 0; j < cols; ++j) sink[r * cols + j] += yr[j] * (gr[j] - dot);
+    });
+  });
+}
+
+Tensor log_softmax(const Tensor& input) {
+  const Tensor x = input.contiguous();
+  const int64_t cols = x.dim() ? x.shape().back() : 1, rows = cols ? x.numel() / cols : 0;
+  Tensor out = Tensor::empty(x.shape());
+  for_rows(rows, cols, [&](int64_t r) {
+    const float* xr = x.data() + r * cols;
+    const RowLogSumExp l = row_log_sum_exp(xr, cols);
+    for (int64_t j = 0; j < cols; ++j) out.data()[r * cols + j] = (xr[j] - l.max) - l.log_sum;
+  });
+  // dx_j = g_j - exp(y_j) sum_k g_k
+  return attach(out, "log_softmax", {x}, [x, rows, cols](const Tensor& y, const Tensor& g) {
+    float* sink = grad_sink(x);
+    if (!sink) return;
+    for_rows(rows, cols, [&](int64_t r) {
+      const float *yr = y.data() + r * cols, *gr = g.data() + r * cols;
+      float total = 0.0f;
+      for (int64_t j = 0; j < cols; ++j) total += gr[j];
+      for (int64_t j = 0; j < cols; ++j) sink[r * cols + j] += gr[j] - std::exp(yr[j]) * total;
+    });
+  });
+}
+
+}  // namespace tinygpt

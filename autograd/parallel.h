@@ -1,0 +1,39 @@
+#pragma once
+// Parallel loops over outputs. Every kernel gives each output element to exactly one task and
+// computes it in a fixed order, so results are bitwise identical for any number of threads.
+#include <cstdint>
+#include <functional>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+namespace tinygpt {
+
+// Caps the worker threads (the one piece of global state: the thread pool's setting).
+// 0 restores the default (all cores).
+void set_num_threads(int threads);
+int num_threads();
+
+// body(begin, end) over [0, n) in blocks of at least `grain` items; runs inline when small.
+template <class Body>
+void parallel_for(int64_t n, int64_t grain, const Body& body) {
+  if (n <= 0) return;
+  if (n <= grain || num_threads() == 1) {
+    body(int64_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); },
+                    tbb::simple_partitioner());
+}
+
+// Grain that gives each task about `work_per_task` units when one item costs `work_per_item`.
+inline int64_t grain_for(int64_t work_per_item, int64_t work_per_task = 32768) {
+  int64_t g = work_per_task / (work_per_item > 0 ? work_per_item : 1);
+  return g > 0 ? g : 1;
+}
+
+// Sum of x[0..n) in fixed chunks combined in order: the same bits for any thread count.
+double deterministic_sum(const float* x, int64_t n);
+
+}  // namespace tinygpt

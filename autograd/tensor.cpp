@@ -1,0 +1,136 @@
+#include "autograd/tensor.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "autograd/graph.h"
+#include "autograd/kernels/strided.h"
+#include "autograd/random.h"
+
+namespace tinygpt {
+
+namespace {
+Tensor make_contiguous(const Shape& shape, std::shared_ptr<Buffer> storage) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  return Tensor(std::move(impl));
+}
+void check_shape(const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) throw std::invalid_argument(fmt::format("tensor: negative size in shape {}", to_string(shape)));
+}
+}  // namespace
+
+Tensor Tensor::empty(const Shape& shape) {
+  check_shape(shape);
+  return make_contiguous(shape, std::make_shared<Buffer>(tinygpt::numel(shape)));
+}
+Tensor Tensor::zeros(const Shape& shape) { return full(shape, 0.0f); }
+Tensor Tensor::full(const Shape& shape, float value) {
+  check_shape(shape);
+  return make_contiguous(shape, std::make_shared<Buffer>(tinygpt::numel(shape), value));
+}
+Tensor Tensor::from_vector(const Shape& shape, std::vector<float> values) {
+  check_shape(shape);
+  if (static_cast<int64_t>(values.size()) != tinygpt::numel(shape))
+    throw std::invalid_argument(fmt::format("from_vector: {} values for shape {}", values.size(), to_string(shape)));
+  return make_contiguous(shape, std::make_shared<Buffer>(values.begin(), values.end()));
+}
+Tensor Tensor::randn(const Shape& shape, uint64_t seed, float std) {
+  Tensor t = empty(shape);
+  Rng rng(seed);
+  for (float& x : *t.impl()->storage) x = static_cast<float>(rng.normal() * std);
+  return t;
+}
+Tensor Tensor::uniform(const Shape& shape, uint64_t seed, float lo, float hi) {
+  Tensor t = empty(shape);
+  Rng rng(seed);
+  for (float& x : *t.impl()->storage) x = static_cast<float>(lo + (hi - lo) * rng.uniform());
+  return t;
+}
+
+int64_t Tensor::size(int64_t axis) const { return shape()[normalize_axis(axis, dim(), "size")]; }
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (size_t i = shape().size(); i-- > 0;) {
+    if (shape()[i] != 1 && strides()[i] != expected) return false;
+    expected *= shape()[i];
+  }
+  return true;
+}
+
+float Tensor::item() const {
+  if (numel() != 1)
+    throw std::invalid_argument(fmt::format("item: tensor of shape {} has {} elements, not 1", to_string(shape()), numel()));
+  return *data();
+}
+
+float Tensor::at(std::initializer_list<int64_t> index) const {
+  if (static_cast<int64_t>(index.size()) != dim())
+    throw std::invalid_argument(fmt::format("at: {} indices for shape {}", index.size(), to_string(shape())));
+  int64_t offset = 0, d = 0;
+  for (int64_t i : index) {
+    if (i < 0 || i >= shape()[d])
+      throw std::out_of_range(fmt::format("at: index {} out of range for axis {} of shape {}", i, d, to_string(shape())));
+    offset += i * strides()[d++];
+  }
+  return data()[offset];
+}
+
+std::vector<float> Tensor::to_vector() const {
+  std::vector<float> out(static_cast<size_t>(numel()));
+  strided_copy(data(), shape(), strides(), out.data());
+  return out;
+}
+
+void Tensor::fill_(float value) {
+  if (!is_contiguous()) throw std::invalid_argument("fill_: tensor is not contiguous");
+  std::fill(data(), data() + numel(), value);
+}
+
+void Tensor::copy_from_(const Tensor& src) {
+  if (src.shape() != shape())
+    throw std::invalid_argument(fmt::format("copy_from_: source {} into {}", to_string(src.shape()), to_string(shape())));
+  if (!is_contiguous()) throw std::invalid_argument("copy_from_: destination is not contiguous");
+  strided_copy(src.data(), src.shape(), src.strides(), data());
+}
+
+Tensor& Tensor::set_requires_grad(bool on) {
+  if (impl_->grad_fn)
+    throw std::invalid_argument("set_requires_grad: only leaf tensors (not results of ops) can change it");
+  impl_->requires_grad = on;
+  return *this;
+}
+
+Tensor Tensor::grad() const {
+  if (!impl_->grad) throw std::logic_error(fmt::format("grad: tensor of shape {} has no gradient", to_string(shape())));
+  return make_contiguous(shape(), impl_->grad);
+}
+
+void Tensor::zero_grad() { impl_->grad.reset(); }
+
+void Tensor::backward() const {
+  if (numel() != 1)
+    throw std::invalid_argument(fmt::format(
+        "backward: called on a tensor of shape {} without a seed gradient; only a one-element tensor seeds itself",
+        to_string(shape())));
+  run_backward(*this, Tensor::ones(shape()));
+}
+void Tensor::backward(const Tensor& seed) const { run_backward(*this, seed); }
+
+Tensor Tensor::detach() const { return make_view(*this, shape(), strides(), offset()); }
+
+Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.impl()->storage;
+  impl->offset = offset;
+  impl->shape = std::move(shape);
+  impl->strides = std::move(strides);
+  return Tensor(std::move(impl));
+}
+
+}  // namespace tinygpt

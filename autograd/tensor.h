@@ -1,0 +1,101 @@
+#pragma once
+// A float32 tensor: a view (shape, strides, offset) onto shared storage, plus what autograd needs
+// (whether it wants a gradient, its gradient, and the node that produced it).
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "autograd/shape.h"
+
+namespace tinygpt {
+
+// 64-byte aligned so that kernels can use full-width vector loads on every row start they own.
+template <class T>
+struct AlignedAllocator {
+  using value_type = T;
+  AlignedAllocator() = default;
+  template <class U>
+  AlignedAllocator(const AlignedAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  bool operator==(const AlignedAllocator&) const { return true; }
+};
+using Buffer = std::vector<float, AlignedAllocator<float>>;
+
+struct Node;
+
+struct TensorImpl {
+  std::shared_ptr<Buffer> storage;
+  int64_t offset = 0;
+  Shape shape;
+  Strides strides;
+  bool requires_grad = false;
+  std::shared_ptr<Buffer> grad;    // contiguous, row-major in this tensor's shape
+  std::shared_ptr<Node> grad_fn;   // null for leaves
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // Creation. Every new tensor is contiguous and owns fresh storage.
+  static Tensor empty(const Shape& shape);
+  static Tensor zeros(const Shape& shape);
+  static Tensor full(const Shape& shape, float value);
+  static Tensor ones(const Shape& shape) { return full(shape, 1.0f); }
+  static Tensor from_vector(const Shape& shape, std::vector<float> values);
+  static Tensor scalar(float value) { return from_vector({}, {value}); }
+  // N(0, std^2) or U[lo, hi) from a seed: the same seed gives the same bits on every machine.
+  static Tensor randn(const Shape& shape, uint64_t seed, float std = 1.0f);
+  static Tensor uniform(const Shape& shape, uint64_t seed, float lo, float hi);
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const { return impl_->shape; }
+  const Strides& strides() const { return impl_->strides; }
+  int64_t offset() const { return impl_->offset; }
+  int64_t dim() const { return static_cast<int64_t>(impl_->shape.size()); }
+  int64_t size(int64_t axis) const;
+  int64_t numel() const { return tinygpt::numel(impl_->shape); }
+  bool is_contiguous() const;
+
+  // Pointer to element [0, ..., 0]; walk it with strides() unless is_contiguous().
+  float* data() const { return impl_->storage->data() + impl_->offset; }
+  float item() const;
+  float at(std::initializer_list<int64_t> index) const;
+  std::vector<float> to_vector() const;  // row-major copy of the logical elements
+  void fill_(float value);               // in place, no autograd (for parameters and scratch)
+  void copy_from_(const Tensor& src);    // in place, same shape, no autograd
+
+  // Autograd.
+  bool requires_grad() const { return impl_->requires_grad; }
+  Tensor& set_requires_grad(bool on);
+  bool has_grad() const { return impl_->grad != nullptr; }
+  Tensor grad() const;  // a contiguous tensor that shares the gradient buffer; throws when none
+  void zero_grad();     // drops the gradient: the next backward writes a fresh one
+  void backward() const;
+  void backward(const Tensor& seed) const;
+  Tensor detach() const;  // same storage, cut from the graph
+
+  // Views share storage; reshape copies only when the strides make a view impossible.
+  Tensor view(const Shape& shape) const;
+  Tensor reshape(const Shape& shape) const;
+  Tensor transpose(int64_t a, int64_t b) const;
+  Tensor permute(const std::vector<int64_t>& order) const;
+  Tensor slice(int64_t axis, int64_t start, int64_t end) const;
+  Tensor contiguous() const;
+
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool same_as(const Tensor& other) const { return impl_ == other.impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// Make a tensor that views `base`'s storage with another shape/strides/offset.
+Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset);
+
+}  // namespace tinygpt

@@ -1,0 +1,80 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "gradcheck.h"
+
+using namespace tinygpt;
+using tinygpt::testing::check_gradients;
+using tinygpt::testing::require_close;
+
+namespace {
+// Attention spelled out with the unfused ops: the independent yardstick for the fused kernel.
+Tensor unfused_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int64_t T = q.size(2), hs = q.size(3);
+  std::vector<float> mask(T * T, 0.0f);
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = i + 1; j < T; ++j) mask[i * T + j] = -1e9f;
+  Tensor scores = matmul(q, k.transpose(2, 3)) * (1.0f / std::sqrt(float(hs))) + Tensor::from_vector({T, T}, mask);
+  return matmul(softmax(scores), v);
+}
+}  // namespace
+
+TEST_CASE("attention: matches the unfused composition", "[attention]") {
+  for (int64_t T : {1, 2, 7}) {
+    Tensor q = Tensor::uniform({2, 3, T, 4}, 1, -1, 1), k = Tensor::uniform({2, 3, T, 4}, 2, -1, 1),
+           v = Tensor::uniform({2, 3, T, 4}, 3, -1, 1);
+    require_close(causal_attention(q, k, v).y.to_vector(), unfused_attention(q, k, v).to_vector(), 1e-5);
+  }
+}
+
+TEST_CASE("attention: weights are causal and rows sum to one", "[attention]") {
+  const int64_t T = 6;
+  Tensor q = Tensor::uniform({1, 2, T, 8}, 4, -2, 2);
+  AttentionResult r = causal_attention(q, q, q);
+  REQUIRE(r.weights.shape() == Shape{1, 2, T, T});
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < T; ++i) {
+      double s = 0;
+      for (int64_t j = 0; j < T; ++j) {
+        if (j > i) REQUIRE(r.weights.at({0, h, i, j}) == 0.0f);
+        s += r.weights.at({0, h, i, j});
+      }
+      REQUIRE(s == Approx(1.0).epsilon(1e-6));
+    }
+  // The first query sees only itself; with T = 1 the output is v.
+  REQUIRE(r.weights.at({0, 0, 0, 0}) == 1.0f);
+  Tensor v1 = Tensor::uniform({1, 1, 1, 3}, 5, -1, 1);
+  REQUIRE(causal_attention(v1, v1, v1).y.to_vector() == v1.to_vector());
+}
+
+TEST_CASE("attention: gradients for T = 1 and T > 1, from strided q, k, v", "[attention][grad]") {
+  auto attn = [](const std::vector<Tensor>& in) { return causal_attention(in[0], in[1], in[2]).y; };
+  for (int64_t T : {1, 5}) {
+    INFO("T = " << T);
+    check_gradients(attn, {Tensor::uniform({2, 2, T, 3}, 1, -1, 1), Tensor::uniform({2, 2, T, 3}, 2, -1, 1),
+                           Tensor::uniform({2, 2, T, 3}, 3, -1, 1)});
+  }
+  // The GPT path: q, k, v are slices of one qkv [B, T, 3C] viewed as heads, never copied.
+  const int64_t B = 2, T = 4, nh = 2, hs = 3, C = nh * hs;
+  check_gradients(
+      [&](const std::vector<Tensor>& in) {
+        auto parts = split(in[0], C, 2);
+        auto heads = [&](const Tensor& t) { return t.view({B, T, nh, hs}).transpose(1, 2); };
+        return causal_attention(heads(parts[0]), heads(parts[1]), heads(parts[2])).y.transpose(1, 2).reshape({B, T, C});
+      },
+      {Tensor::uniform({B, T, 3 * C}, 4, -1, 1)});
+}
+
+TEST_CASE("attention: merging heads back is a free view", "[attention]") {
+  Tensor q = Tensor::uniform({2, 3, 4, 5}, 1, -1, 1);
+  Tensor y = causal_attention(q, q, q).y.transpose(1, 2);  // [B, T, nh, hs]
+  REQUIRE(y.is_contiguous());
+}
+
+TEST_CASE("attention: mismatched shapes raise errors", "[attention][errors]") {
+  REQUIRE_THROWS_WITH(causal_attention(Tensor::ones({1, 2, 3, 4}), Tensor::ones({1, 2, 3, 5}), Tensor::ones({1, 2, 3, 4})),
+                      Catch::Contains("causal_attention") && Catch::Contains("[1, 2, 3, 5]"));
+  REQUIRE_THROWS_WITH(causal_attention(Tensor::ones({2, 3, 4}), Tensor::ones({2, 3, 4}), Tensor::ones({2, 3, 4})),
+                      Catch::Contains("[B, nh, T, hs]"));
+}

@@ -1,0 +1,94 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "gradcheck.h"
+
+using namespace tinygpt;
+using tinygpt::testing::check_gradients;
+using tinygpt::testing::require_close;
+
+namespace {
+Tensor rnd(const Shape& s, uint64_t seed) { return Tensor::uniform(s, seed, -1.5f, 1.5f); }
+Tensor positive(const Shape& s, uint64_t seed) { return Tensor::uniform(s, seed, 0.5f, 2.0f); }
+}  // namespace
+
+TEST_CASE("elementwise: known values", "[elementwise]") {
+  Tensor a = Tensor::from_vector({2, 2}, {1, 2, 3, 4});
+  Tensor b = Tensor::from_vector({2}, {10, 20});
+  REQUIRE((a + b).to_vector() == std::vector<float>{11, 22, 13, 24});
+  REQUIRE((a - b).to_vector() == std::vector<float>{-9, -18, -7, -16});
+  REQUIRE((a * b).to_vector() == std::vector<float>{10, 40, 30, 80});
+  REQUIRE((b / a).to_vector() == std::vector<float>{10, 10, 10 / 3.0f, 5});
+  REQUIRE((a * 2.0f + 1.0f).to_vector() == std::vector<float>{3, 5, 7, 9});
+  REQUIRE((1.0f - a).to_vector() == std::vector<float>{0, -1, -2, -3});
+  REQUIRE((-a).to_vector() == std::vector<float>{-1, -2, -3, -4});
+  REQUIRE(relu(Tensor::from_vector({3}, {-1, 0, 2})).to_vector() == std::vector<float>{0, 0, 2});
+  require_close(tinygpt::sqrt(a).to_vector(), {1, std::sqrt(2.0f), std::sqrt(3.0f), 2});
+  require_close(tinygpt::exp(Tensor::from_vector({2}, {0, 1})).to_vector(), {1, 2.718281828f});
+  require_close(tinygpt::log(Tensor::from_vector({2}, {1, 2.718281828f})).to_vector(), {0, 1});
+  require_close(tinygpt::tanh(Tensor::from_vector({2}, {0, 1})).to_vector(), {0, 0.7615941559f});
+  // GELU (tanh form) at hand-computed points: 0 -> 0, 1 -> 0.841192, -1 -> -0.158808, 3 -> 2.996363
+  require_close(gelu(Tensor::from_vector({4}, {0, 1, -1, 3})).to_vector(), {0, 0.8411920f, -0.1588080f, 2.9963627f});
+}
+
+TEST_CASE("elementwise: broadcasting follows NumPy", "[elementwise]") {
+  Tensor col = Tensor::from_vector({3, 1}, {1, 2, 3});
+  Tensor row = Tensor::from_vector({1, 2}, {10, 20});
+  Tensor out = col * row;
+  REQUIRE(out.shape() == Shape{3, 2});
+  REQUIRE(out.to_vector() == std::vector<float>{10, 20, 20, 40, 30, 60});
+  REQUIRE((Tensor::ones({2, 1, 3}) + Tensor::ones({4, 1})).shape() == Shape{2, 4, 3});
+  REQUIRE_THROWS_WITH(Tensor::ones({2, 3}) + Tensor::ones({4}),
+                      Catch::Contains("add") && Catch::Contains("[2, 3]") && Catch::Contains("[4]") &&
+                          Catch::Contains("do not broadcast"));
+  REQUIRE_THROWS_WITH(Tensor::ones({2, 3}) * Tensor::ones({3, 2}), Catch::Contains("mul"));
+}
+
+TEST_CASE("elementwise: binary gradients, broadcasting in both directions", "[elementwise][grad]") {
+  using Fn = Tensor (*)(const Tensor&, const Tensor&);
+  const std::vector<std::pair<const char*, Fn>> ops = {{"add", add}, {"sub", sub}, {"mul", mul}};
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{3}, {2, 3}}, {{2, 1, 3}, {4, 1}}, {{1, 3}, {2, 1}}, {{}, {2, 2}}};
+  for (auto& [name, op] : ops)
+    for (auto& [sa, sb] : shapes) {
+      INFO(name << " " << to_string(sa) << " " << to_string(sb));
+      check_gradients([op = op](const std::vector<Tensor>& in) { return op(in[0], in[1]); }, {rnd(sa, 1), rnd(sb, 2)});
+    }
+  for (auto& [sa, sb] : shapes) {
+    INFO("div " << to_string(sa) << " " << to_string(sb));
+    check_gradients([](const std::vector<Tensor>& in) { return in[0] / in[1]; }, {rnd(sa, 1), positive(sb, 2)});
+  }
+}
+
+TEST_CASE("elementwise: a value used twice and a non-contiguous input", "[elementwise][grad]") {
+  check_gradients([](const std::vector<Tensor>& in) { return in[0] * in[0] + in[0]; }, {rnd({3, 2}, 5)});
+  Tensor base = rnd({3, 4}, 6);
+  Tensor transposed = base.transpose(0, 1);  // a strided view, [4, 3]
+  REQUIRE_FALSE(transposed.is_contiguous());
+  check_gradients([](const std::vector<Tensor>& in) { return in[0] * in[1]; }, {transposed, rnd({4, 3}, 7)});
+  check_gradients([](const std::vector<Tensor>& in) { return gelu(in[0]); }, {rnd({4, 6}, 8).slice(1, 1, 5)});
+}
+
+TEST_CASE("elementwise: unary and scalar gradients", "[elementwise][grad]") {
+  using Fn = std::function<Tensor(const Tensor&)>;
+  const std::vector<std::pair<const char*, Fn>> ops = {
+      {"neg", [](const Tensor& x) { return -x; }},
+      {"add_scalar", [](const Tensor& x) { return x + 2.5f; }},
+      {"mul_scalar", [](const Tensor& x) { return x * -3.0f; }},
+      {"rsub_scalar", [](const Tensor& x) { return 1.0f - x; }},
+      {"div_scalar", [](const Tensor& x) { return x / 4.0f; }},
+      {"exp", [](const Tensor& x) { return tinygpt::exp(x); }},
+      {"tanh", [](const Tensor& x) { return tinygpt::tanh(x); }},
+      {"gelu", [](const Tensor& x) { return gelu(x); }},
+      {"relu", [](const Tensor& x) { return relu(x); }},
+  };
+  // Keep relu's inputs away from its kink at 0, where the central difference is meaningless.
+  Tensor x = Tensor::from_vector({2, 4}, {-1.2f, -0.7f, -0.3f, 0.2f, 0.4f, 0.9f, 1.3f, 2.1f});
+  for (auto& [name, op] : ops) {
+    INFO(name);
+    check_gradients([op = op](const std::vector<Tensor>& in) { return op(in[0]); }, {x});
+  }
+  check_gradients([](const std::vector<Tensor>& in) { return tinygpt::log(in[0]); }, {positive({5}, 3)});
+  check_gradients([](const std::vector<Tensor>& in) { return tinygpt::sqrt(in[0]); }, {positive({5}, 4)});
+}

@@ -1,0 +1,98 @@
+#include <catch2/catch.hpp>
+
+#include "autograd/graph.h"
+#include "autograd/ops.h"
+#include "gradcheck.h"
+
+using namespace tinygpt;
+
+TEST_CASE("tensor: creation, shape, strides and element access", "[tensor]") {
+  Tensor t = Tensor::from_vector({2, 3}, {1, 2, 3, 4, 5, 6});
+  REQUIRE(t.shape() == Shape{2, 3});
+  REQUIRE(t.strides() == Strides{3, 1});
+  REQUIRE(t.numel() == 6);
+  REQUIRE(t.is_contiguous());
+  REQUIRE(t.at({1, 2}) == 6.0f);
+  REQUIRE(Tensor::zeros({4}).to_vector() == std::vector<float>(4, 0.0f));
+  REQUIRE(Tensor::full({2}, 7.0f).to_vector() == std::vector<float>{7, 7});
+  REQUIRE_THROWS_WITH(Tensor::from_vector({2, 2}, {1, 2, 3}), Catch::Contains("3 values for shape [2, 2]"));
+  REQUIRE_THROWS_WITH(t.at({2, 0}), Catch::Contains("out of range"));
+  REQUIRE_THROWS_WITH(t.item(), Catch::Contains("[2, 3] has 6 elements"));
+}
+
+TEST_CASE("tensor: seeded random tensors repeat bit for bit", "[tensor]") {
+  REQUIRE(Tensor::randn({100}, 7).to_vector() == Tensor::randn({100}, 7).to_vector());
+  REQUIRE(Tensor::randn({100}, 7).to_vector() != Tensor::randn({100}, 8).to_vector());
+  std::vector<float> u = Tensor::uniform({1000}, 3, -2.0f, 5.0f).to_vector();
+  for (float x : u) REQUIRE((x >= -2.0f && x < 5.0f));
+  std::vector<float> n = Tensor::randn({20000}, 1).to_vector();
+  double m = 0, v = 0;
+  for (float x : n) m += x;
+  m /= n.size();
+  for (float x : n) v += (x - m) * (x - m);
+  v /= n.size();
+  REQUIRE(std::abs(m) < 0.03);
+  REQUIRE(std::abs(v - 1.0) < 0.05);
+}
+
+TEST_CASE("autograd: gradients accumulate where a value feeds several ops", "[autograd]") {
+  Tensor x = Tensor::from_vector({3}, {1, 2, 3}).set_requires_grad(true);
+  // y = sum(x * x + 3 x): dy/dx = 2x + 3
+  Tensor y = sum(x * x + x * 3.0f);
+  y.backward();
+  REQUIRE(x.grad().to_vector() == std::vector<float>{5, 7, 9});
+  // A second backward adds to the leaf's gradient; zero_grad clears it.
+  sum(x * 2.0f).backward();
+  REQUIRE(x.grad().to_vector() == std::vector<float>{7, 9, 11});
+  x.zero_grad();
+  REQUIRE_FALSE(x.has_grad());
+}
+
+TEST_CASE("autograd: a diamond-shaped graph is visited once per node", "[autograd]") {
+  Tensor x = Tensor::from_vector({2}, {0.5f, -1.0f}).set_requires_grad(true);
+  Tensor a = tinygpt::exp(x);
+  Tensor b = a * a;           // uses a twice
+  Tensor c = a + b;           // and a again
+  tinygpt::testing::check_gradients([](const std::vector<Tensor>& in) {
+    Tensor e = tinygpt::exp(in[0]);
+    return e + e * e;
+  }, {Tensor::from_vector({2}, {0.5f, -1.0f})});
+  sum(c).backward();
+  // d/dx (e^x + e^2x) = e^x + 2 e^2x
+  REQUIRE(x.grad().at({0}) == Approx(std::exp(0.5) + 2 * std::exp(1.0)).epsilon(1e-6));
+}
+
+TEST_CASE("autograd: no-grad scope records nothing", "[autograd]") {
+  Tensor x = Tensor::ones({2}).set_requires_grad(true);
+  {
+    NoGradGuard guard;
+    REQUIRE_FALSE(grad_enabled());
+    Tensor y = x * 2.0f;
+    REQUIRE_FALSE(y.requires_grad());
+  }
+  REQUIRE(grad_enabled());
+  REQUIRE((x * 2.0f).requires_grad());
+}
+
+TEST_CASE("autograd: the graph is freed after backward", "[autograd]") {
+  Tensor x = Tensor::ones({4}).set_requires_grad(true);
+  Tensor hidden = x * 3.0f;
+  std::weak_ptr<TensorImpl> watch = hidden.impl_ptr();
+  Tensor y = sum(hidden);
+  hidden = Tensor();
+  REQUIRE_FALSE(watch.expired());  // kept alive by y's node
+  y.backward();
+  REQUIRE(watch.expired());        // backward released the node that held it
+  REQUIRE(x.grad().to_vector() == std::vector<float>(4, 3.0f));
+}
+
+TEST_CASE("autograd: bad backward calls raise clear errors", "[autograd][errors]") {
+  Tensor x = Tensor::ones({2, 3}).set_requires_grad(true);
+  Tensor y = x * 2.0f;
+  REQUIRE_THROWS_WITH(y.backward(), Catch::Contains("backward") && Catch::Contains("[2, 3]") &&
+                                        Catch::Contains("seed"));
+  REQUIRE_THROWS_WITH(y.backward(Tensor::ones({3})), Catch::Contains("seed gradient of shape [3]"));
+  y.backward(Tensor::ones({2, 3}));  // an explicit seed of the right shape works
+  REQUIRE(x.grad().to_vector() == std::vector<float>(6, 2.0f));
+  REQUIRE_THROWS_WITH(Tensor::ones({1}).backward(), Catch::Contains("does not require a gradient"));
+}
