@@ -3,12 +3,14 @@
 //     for each C tile (MC x NC) in parallel: pack A[tile rows, pc] into row panels MR tall
 //       for each B panel (stays in L1), for each A panel (streams from L2):
 //         micro-kernel: an MR x NR block of C held in registers, one rank-1 update per k.
-// The vector type is GCC's portable vector extension: AVX-512, AVX2 or SSE, whatever the build
-// targets, from one source; a*b+c contracts to FMA where the target has it.
 #include "autograd/kernels/gemm.h"
 
 #include <algorithm>
 #include <cstring>
+
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "autograd/parallel.h"
 #include "autograd/tensor.h"
@@ -17,51 +19,85 @@ namespace tinygpt {
 
 namespace {
 
+// One SIMD register of floats: AVX-512, AVX2+FMA, or GCC's portable vector extension elsewhere.
 #if defined(__AVX512F__)
-constexpr int kLanes = 16, MR = 12;
-#elif defined(__AVX__)
-constexpr int kLanes = 8, MR = 6;
+constexpr int kLanes = 16, MR = 12;  // 24 accumulators of 32 registers
+using vfloat = __m512;
+inline vfloat zero() { return _mm512_setzero_ps(); }
+inline vfloat broadcast(const float* p) { return _mm512_set1_ps(*p); }
+inline vfloat load_aligned(const float* p) { return _mm512_load_ps(p); }
+inline vfloat load(const float* p) { return _mm512_loadu_ps(p); }
+inline void store(float* p, vfloat v) { _mm512_storeu_ps(p, v); }
+inline vfloat fma(vfloat a, vfloat b, vfloat c) { return _mm512_fmadd_ps(a, b, c); }
+#elif defined(__AVX2__) && defined(__FMA__)
+constexpr int kLanes = 8, MR = 6;  // 12 accumulators of 16 registers
+using vfloat = __m256;
+inline vfloat zero() { return _mm256_setzero_ps(); }
+inline vfloat broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+inline vfloat load_aligned(const float* p) { return _mm256_load_ps(p); }
+inline vfloat load(const float* p) { return _mm256_loadu_ps(p); }
+inline void store(float* p, vfloat v) { _mm256_storeu_ps(p, v); }
+inline vfloat fma(vfloat a, vfloat b, vfloat c) { return _mm256_fmadd_ps(a, b, c); }
 #else
 constexpr int kLanes = 4, MR = 6;
-#endif
-constexpr int NR = 2 * kLanes;  // two vectors of C per row of the micro-tile
-constexpr int64_t KC = 256;     // depth of a block: an A panel (MR x KC) + B panel (KC x NR) fit L1
-constexpr int64_t MC = 20 * MR; // rows of a tile: its packed A (MC x KC) stays in L2
-constexpr int64_t NC = 16 * NR; // columns of a tile
-
-typedef float vfloat __attribute__((vector_size(kLanes * sizeof(float))));
-typedef float vfloat_unaligned __attribute__((vector_size(kLanes * sizeof(float)), aligned(4)));
-
+typedef float vfloat __attribute__((vector_size(16)));
+typedef float vfloat_unaligned __attribute__((vector_size(16), aligned(4)));
+inline vfloat zero() { return vfloat{0, 0, 0, 0}; }
+inline vfloat broadcast(const float* p) { return vfloat{*p, *p, *p, *p}; }
+inline vfloat load_aligned(const float* p) { return *reinterpret_cast<const vfloat*>(p); }
 inline vfloat load(const float* p) { return *reinterpret_cast<const vfloat_unaligned*>(p); }
 inline void store(float* p, vfloat v) { *reinterpret_cast<vfloat_unaligned*>(p) = v; }
+inline vfloat fma(vfloat a, vfloat b, vfloat c) { return a * b + c; }
+#endif
+inline vfloat add(vfloat a, vfloat b) { return a + b; }
+
+constexpr int NR = 2 * kLanes;  // two vectors of C per row of the micro-tile
+constexpr int64_t KC = 256;     // depth of a block: an A panel (MR x KC) + B panel (KC x NR) fit L1
+constexpr int64_t MC = 20 * MR; // most rows of a tile: its packed A (MC x KC) stays in L2
+constexpr int64_t NC = 16 * NR; // most columns of a tile
+
+// Splits n into the fewest pieces of at most `most`, of equal size rounded up to a multiple of
+// `unit`, so that threads get balanced work (the result's bits never depend on the split).
+int64_t even_piece(int64_t n, int64_t most, int64_t unit) {
+  const int64_t pieces = (n + most - 1) / most;
+  const int64_t piece = (n + pieces - 1) / pieces;
+  return (piece + unit - 1) / unit * unit;
+}
 
 // C[0..m, 0..n) (=|+=) Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= MR, n <= NR.
 void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restrict Bp, float* C, int64_t ldc,
                   bool accumulate, int m, int n) {
-  vfloat acc[MR][2] = {};
-  for (int64_t k = 0; k < kc; ++k) {
-    const vfloat b0 = *reinterpret_cast<const vfloat*>(Bp + k * NR);
-    const vfloat b1 = *reinterpret_cast<const vfloat*>(Bp + k * NR + kLanes);
+  vfloat acc[MR][2];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    acc[r][0] = acc[r][1] = zero();
+    __builtin_prefetch(C + r * ldc, 1);  // the C rows are needed once the k loop ends
+    __builtin_prefetch(C + r * ldc + NR - 1, 1);
+  }
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < kc; ++k, Ap += MR, Bp += NR) {
+    const vfloat b0 = load_aligned(Bp), b1 = load_aligned(Bp + kLanes);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
-      const vfloat a = vfloat{} + Ap[k * MR + r];
-      acc[r][0] += a * b0;
-      acc[r][1] += a * b1;
+      const vfloat a = broadcast(Ap + r);
+      acc[r][0] = fma(a, b0, acc[r][0]);
+      acc[r][1] = fma(a, b1, acc[r][1]);
     }
   }
   if (m == MR && n == NR) {
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       float* c = C + r * ldc;
-      store(c, accumulate ? load(c) + acc[r][0] : acc[r][0]);
-      store(c + kLanes, accumulate ? load(c + kLanes) + acc[r][1] : acc[r][1]);
+      store(c, accumulate ? add(load(c), acc[r][0]) : acc[r][0]);
+      store(c + kLanes, accumulate ? add(load(c + kLanes), acc[r][1]) : acc[r][1]);
     }
     return;
   }
   alignas(64) float tile[MR][NR];  // an edge tile: spill, then copy the valid part
+#pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
-    std::memcpy(&tile[r][0], &acc[r][0], sizeof(vfloat));
-    std::memcpy(&tile[r][kLanes], &acc[r][1], sizeof(vfloat));
+    store(&tile[r][0], acc[r][0]);
+    store(&tile[r][kLanes], acc[r][1]);
   }
   for (int r = 0; r < m; ++r)
     for (int c = 0; c < n; ++c) C[r * ldc + c] = accumulate ? C[r * ldc + c] + tile[r][c] : tile[r][c];
@@ -69,25 +105,34 @@ void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restric
 
 // Ap[panel][k][r] = A(i0 + panel*MR + r, p0 + k), zero beyond row m.
 void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* Ap) {
-  for (int64_t panel = 0; panel * MR < m; ++panel) {
-    float* dst = Ap + panel * kc * MR;
-    const int64_t rows = std::min<int64_t>(MR, m - panel * MR);
-    const float* src = A.data + (i0 + panel * MR) * A.row_stride + p0 * A.col_stride;
-    if (A.row_stride == 1) {  // A stored transposed: MR neighbours per k are contiguous
-      for (int64_t k = 0; k < kc; ++k) {
-        const float* s = src + k * A.col_stride;
-        for (int64_t r = 0; r < rows; ++r) dst[k * MR + r] = s[r];
-        for (int64_t r = rows; r < MR; ++r) dst[k * MR + r] = 0.0f;
-      }
-    } else {
-      for (int64_t r = 0; r < MR; ++r) {
-        const float* s = src + r * A.row_stride;
-        if (r < rows)
-          for (int64_t k = 0; k < kc; ++k) dst[k * MR + r] = s[k * A.col_stride];
-        else
-          for (int64_t k = 0; k < kc; ++k) dst[k * MR + r] = 0.0f;
+  const int64_t panels = (m + MR - 1) / MR;
+  const float* src = A.data + i0 * A.row_stride + p0 * A.col_stride;
+  if (A.row_stride == 1) {  // A stored transposed: each k holds a panel's MR values side by side
+    for (int64_t panel = 0; panel < panels; ++panel) {
+      float* dst = Ap + panel * kc * MR;
+      const float* s = src + panel * MR;
+      const int64_t rows = std::min<int64_t>(MR, m - panel * MR);
+      for (int64_t k = 0; k < kc; ++k, dst += MR, s += A.col_stride) {
+        if (rows == MR) {
+          for (int r = 0; r < MR; ++r) dst[r] = s[r];
+        } else {
+          for (int r = 0; r < MR; ++r) dst[r] = r < rows ? s[r] : 0.0f;
+        }
       }
     }
+    return;
+  }
+  for (int64_t panel = 0; panel < panels; ++panel) {  // row-major A: walk MR rows side by side
+    float* dst = Ap + panel * kc * MR;
+    const float* rows[MR];
+    for (int r = 0; r < MR; ++r) {
+      const int64_t i = std::min<int64_t>(panel * MR + r, m - 1);  // rows past m are zeroed below
+      rows[r] = src + i * A.row_stride;
+    }
+    for (int64_t k = 0; k < kc; ++k)
+      for (int r = 0; r < MR; ++r) dst[k * MR + r] = rows[r][k * A.col_stride];
+    for (int64_t r = m - panel * MR; r < MR; ++r)
+      for (int64_t k = 0; k < kc; ++k) dst[k * MR + r] = 0.0f;
   }
 }
 
@@ -131,7 +176,14 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
   thread_local Buffer b_scratch;
   const int64_t n_panels = (N + NR - 1) / NR;
   float* Bp = scratch(b_scratch, n_panels * KC * NR).data();
-  const int64_t m_tiles = (M + MC - 1) / MC, n_tiles = (N + NC - 1) / NC;
+  // Tiles: cache-sized, balanced, and at least two per thread where the shape allows.
+  int64_t mc = even_piece(M, MC, MR), nc = even_piece(N, NC, NR);
+  const int64_t want = 2 * num_threads();
+  while (((M + mc - 1) / mc) * ((N + nc - 1) / nc) < want && (mc > 2 * MR || nc > NR)) {
+    if (mc > 2 * MR) mc = even_piece(M, mc / 2, MR);
+    else nc = even_piece(N, nc / 2, NR);
+  }
+  const int64_t m_tiles = (M + mc - 1) / mc, n_tiles = (N + nc - 1) / nc;
 
   for (int64_t p0 = 0; p0 < K; p0 += KC) {
     const int64_t kc = std::min(KC, K - p0);
@@ -144,8 +196,8 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
       thread_local Buffer a_scratch;  // each task packs and uses it without yielding the thread
       float* Ap = scratch(a_scratch, MC * KC).data();
       for (int64_t t = t0; t < t1; ++t) {
-        const int64_t i0 = (t / n_tiles) * MC, m = std::min(MC, M - i0);
-        const int64_t j0 = (t % n_tiles) * NC, n = std::min(NC, N - j0);
+        const int64_t i0 = (t / n_tiles) * mc, m = std::min(mc, M - i0);
+        const int64_t j0 = (t % n_tiles) * nc, n = std::min(nc, N - j0);
         pack_a(A, i0, m, p0, kc, Ap);
         for (int64_t j = 0; j < n; j += NR) {
           const float* bp = Bp + ((j0 + j) / NR) * kc * NR;

@@ -1,0 +1,110 @@
+// GFLOP/s of tinygpt's gemm beside OpenBLAS's sgemm on the products a Linear layer makes:
+//   forward   Y  = X · Wᵀ     [M, K] x [N, K]ᵀ -> [M, N]
+//   backward  dX = dY · W     [M, N] x [N, K]  -> [M, K]
+//   backward  dW = dYᵀ · X    [M, N]ᵀ x [M, K] -> [N, K]
+// Each measurement is the best of several timed repeats, alternating ours and OpenBLAS's.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "autograd/kernels/gemm.h"
+#include "autograd/parallel.h"
+#include "autograd/tensor.h"
+
+#ifdef TINYGPT_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+using namespace tinygpt;
+
+namespace {
+
+struct Product {
+  const char* name;
+  int64_t M, N, K;                     // C[M, N] = A[M, K] · B[K, N]
+  bool a_transposed, b_transposed;     // as stored in memory
+};
+
+// Seconds per call: calls repeat until 0.2 s have passed; the best of `rounds` such averages.
+template <class F>
+double seconds_per_call(const F& call, int rounds) {
+  double best = 1e30;
+  for (int r = 0; r < rounds; ++r) {
+    call();  // warm caches and thread pools
+    int n = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    do {
+      call();
+      ++n;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } while (elapsed < 0.2);
+    best = std::min(best, elapsed / n);
+  }
+  return best;
+}
+
+std::string cpu_model() {
+  FILE* f = std::fopen("/proc/cpuinfo", "r");
+  char line[512];
+  std::string model = "unknown";
+  while (f && std::fgets(line, sizeof line, f))
+    if (std::string(line).rfind("model name", 0) == 0) {
+      model = std::string(line).substr(std::string(line).find(':') + 2);
+      model.pop_back();
+      break;
+    }
+  if (f) std::fclose(f);
+  return model;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
+  const int64_t shapes[][3] = {{768, 128, 384}, {768, 512, 128}, {768, 128, 65}, {1024, 1024, 1024}};
+  fmt::print("# gemm GFLOP/s, CPU: {}, hardware threads: {}\n", cpu_model(), std::thread::hardware_concurrency());
+#ifdef TINYGPT_HAVE_OPENBLAS
+  fmt::print("# OpenBLAS config: {}\n", openblas_get_config());
+#endif
+  fmt::print("{:<16} {:<9} {:>7} {:>12} {:>12} {:>7}\n", "M x K x N", "product", "threads", "tinygpt", "OpenBLAS",
+             "ratio");
+  for (auto& s : shapes) {
+    const int64_t M = s[0], K = s[1], N = s[2];
+    const Product products[] = {{"Y=XWt", M, N, K, false, true}, {"dX=dYW", M, K, N, false, false},
+                                {"dW=dYtX", N, K, M, true, false}};
+    for (const Product& p : products) {
+      Tensor a = Tensor::uniform({p.M * p.K}, 1, -1, 1), b = Tensor::uniform({p.K * p.N}, 2, -1, 1);
+      Tensor c = Tensor::zeros({p.M * p.N});
+      const int64_t lda = p.a_transposed ? p.M : p.K, ldb = p.b_transposed ? p.K : p.N;
+      MatrixView av = p.a_transposed ? MatrixView{a.data(), 1, lda} : MatrixView{a.data(), lda, 1};
+      MatrixView bv = p.b_transposed ? MatrixView{b.data(), 1, ldb} : MatrixView{b.data(), ldb, 1};
+      const double flops = 2.0 * p.M * p.N * p.K;
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        double ours = seconds_per_call([&] { gemm(p.M, p.N, p.K, av, bv, c.data(), p.N, false); }, rounds);
+        double theirs = 0;
+#ifdef TINYGPT_HAVE_OPENBLAS
+        openblas_set_num_threads(threads);
+        theirs = seconds_per_call(
+            [&] {
+              cblas_sgemm(CblasRowMajor, p.a_transposed ? CblasTrans : CblasNoTrans,
+                          p.b_transposed ? CblasTrans : CblasNoTrans, p.M, p.N, p.K, 1.0f, a.data(), lda, b.data(),
+                          ldb, 0.0f, c.data(), p.N);
+            },
+            rounds);
+#endif
+        const double g_ours = flops / ours / 1e9, g_theirs = theirs > 0 ? flops / theirs / 1e9 : 0;
+        fmt::print("{:<16} {:<9} {:>7} {:>12.1f} {:>12.1f} {:>7.2f}\n", fmt::format("{}x{}x{}", M, K, N), p.name,
+                   threads, g_ours, g_theirs, g_theirs > 0 ? g_ours / g_theirs : 0.0);
+        std::fflush(stdout);
+      }
+    }
+  }
+  set_num_threads(0);
+}
