@@ -2,7 +2,7 @@
 //   forward   Y  = X · Wᵀ     [M, K] x [N, K]ᵀ -> [M, N]
 //   backward  dX = dY · W     [M, N] x [N, K]  -> [M, K]
 //   backward  dW = dYᵀ · X    [M, N]ᵀ x [M, K] -> [N, K]
-// Each measurement is the best of several timed repeats, alternating ours and OpenBLAS's.
+// Each figure is the best of several rounds (default 5) that alternate ours and OpenBLAS's.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -30,23 +30,19 @@ struct Product {
   bool a_transposed, b_transposed;     // as stored in memory
 };
 
-// Seconds per call: calls repeat until 0.2 s have passed; the best of `rounds` such averages.
+// Seconds per call, averaged over calls repeated until 0.1 s have passed.
 template <class F>
-double seconds_per_call(const F& call, int rounds) {
-  double best = 1e30;
-  for (int r = 0; r < rounds; ++r) {
-    call();  // warm caches and thread pools
-    int n = 0;
-    auto t0 = std::chrono::steady_clock::now();
-    double elapsed = 0;
-    do {
-      call();
-      ++n;
-      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    } while (elapsed < 0.2);
-    best = std::min(best, elapsed / n);
-  }
-  return best;
+double seconds_per_call(const F& call) {
+  call();  // warm caches and thread pools
+  int n = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  do {
+    call();
+    ++n;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } while (elapsed < 0.1);
+  return elapsed / n;
 }
 
 std::string cpu_model() {
@@ -66,7 +62,7 @@ std::string cpu_model() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 5;
   const int64_t shapes[][3] = {{768, 128, 384}, {768, 512, 128}, {768, 128, 65}, {1024, 1024, 1024}};
   fmt::print("# gemm GFLOP/s, CPU: {}, hardware threads: {}\n", cpu_model(), std::thread::hardware_concurrency());
 #ifdef TINYGPT_HAVE_OPENBLAS
@@ -87,18 +83,19 @@ int main(int argc, char** argv) {
       const double flops = 2.0 * p.M * p.N * p.K;
       for (int threads : {1, 2}) {
         set_num_threads(threads);
-        double ours = seconds_per_call([&] { gemm(p.M, p.N, p.K, av, bv, c.data(), p.N, false); }, rounds);
-        double theirs = 0;
+        double ours = 1e30, theirs = 0;
+        for (int r = 0; r < rounds; ++r) {  // alternate ours and theirs; keep the best of each
+          ours = std::min(ours, seconds_per_call([&] { gemm(p.M, p.N, p.K, av, bv, c.data(), p.N, false); }));
 #ifdef TINYGPT_HAVE_OPENBLAS
-        openblas_set_num_threads(threads);
-        theirs = seconds_per_call(
-            [&] {
-              cblas_sgemm(CblasRowMajor, p.a_transposed ? CblasTrans : CblasNoTrans,
-                          p.b_transposed ? CblasTrans : CblasNoTrans, p.M, p.N, p.K, 1.0f, a.data(), lda, b.data(),
-                          ldb, 0.0f, c.data(), p.N);
-            },
-            rounds);
+          openblas_set_num_threads(threads);
+          const double t = seconds_per_call([&] {
+            cblas_sgemm(CblasRowMajor, p.a_transposed ? CblasTrans : CblasNoTrans,
+                        p.b_transposed ? CblasTrans : CblasNoTrans, p.M, p.N, p.K, 1.0f, a.data(), lda, b.data(), ldb,
+                        0.0f, c.data(), p.N);
+          });
+          theirs = theirs > 0 ? std::min(theirs, t) : t;
 #endif
+        }
         const double g_ours = flops / ours / 1e9, g_theirs = theirs > 0 ? flops / theirs / 1e9 : 0;
         fmt::print("{:<16} {:<9} {:>7} {:>12.1f} {:>12.1f} {:>7.2f}\n", fmt::format("{}x{}x{}", M, K, N), p.name,
                    threads, g_ours, g_theirs, g_theirs > 0 ? g_ours / g_theirs : 0.0);

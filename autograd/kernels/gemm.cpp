@@ -1,6 +1,7 @@
 // Blocked GEMM in the style of GotoBLAS/BLIS:
-//   for each depth block pc (KC deep):   pack B[pc, :] into column panels NR wide   (shared)
-//     for each C tile (MC x NC) in parallel: pack A[tile rows, pc] into row panels MR tall
+//   for each C tile (at most MC x NC), in parallel:
+//     for each depth block (KC deep): pack B[block, tile cols] into column panels NR wide (L3)
+//                                     pack A[tile rows, block] into row panels MR tall   (L2)
 //       for each B panel (stays in L1), for each A panel (streams from L2):
 //         micro-kernel: an MR x NR block of C held in registers, one rank-1 update per k.
 #include "autograd/kernels/gemm.h"
@@ -136,24 +137,26 @@ void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* 
   }
 }
 
-// Bp[panel][k][c] = B(p0 + k, panel*NR + c), zero beyond column N.
-void pack_b_panel(MatrixView B, int64_t N, int64_t p0, int64_t kc, int64_t panel, float* Bp) {
-  float* dst = Bp + panel * kc * NR;
-  const int64_t j0 = panel * NR, cols = std::min<int64_t>(NR, N - j0);
-  const float* src = B.data + p0 * B.row_stride + j0 * B.col_stride;
-  if (B.col_stride == 1) {  // row-major B: NR neighbours per k are contiguous
-    for (int64_t k = 0; k < kc; ++k) {
-      const float* s = src + k * B.row_stride;
-      for (int64_t c = 0; c < cols; ++c) dst[k * NR + c] = s[c];
-      for (int64_t c = cols; c < NR; ++c) dst[k * NR + c] = 0.0f;
-    }
-  } else {
-    for (int64_t c = 0; c < NR; ++c) {
-      const float* s = src + c * B.col_stride;
-      if (c < cols)
-        for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = s[k * B.row_stride];
-      else
-        for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = 0.0f;
+// Bp[panel][k][c] = B(p0 + k, j0 + panel*NR + c), zero beyond column n.
+void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* Bp) {
+  for (int64_t panel = 0; panel * NR < n; ++panel) {
+    float* dst = Bp + panel * kc * NR;
+    const int64_t cols = std::min<int64_t>(NR, n - panel * NR);
+    const float* src = B.data + p0 * B.row_stride + (j0 + panel * NR) * B.col_stride;
+    if (B.col_stride == 1) {  // row-major B: NR neighbours per k are contiguous
+      for (int64_t k = 0; k < kc; ++k) {
+        const float* s = src + k * B.row_stride;
+        for (int64_t c = 0; c < cols; ++c) dst[k * NR + c] = s[c];
+        for (int64_t c = cols; c < NR; ++c) dst[k * NR + c] = 0.0f;
+      }
+    } else {
+      for (int64_t c = 0; c < NR; ++c) {
+        const float* s = src + c * B.col_stride;
+        if (c < cols)
+          for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = s[k * B.row_stride];
+        else
+          for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = 0.0f;
+      }
     }
   }
 }
@@ -173,9 +176,6 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
       for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
     return;
   }
-  thread_local Buffer b_scratch;
-  const int64_t n_panels = (N + NR - 1) / NR;
-  float* Bp = scratch(b_scratch, n_panels * KC * NR).data();
   // Tiles: cache-sized, balanced, and at least two per thread where the shape allows.
   int64_t mc = even_piece(M, MC, MR), nc = even_piece(N, NC, NR);
   const int64_t want = 2 * num_threads();
@@ -185,29 +185,27 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
   }
   const int64_t m_tiles = (M + mc - 1) / mc, n_tiles = (N + nc - 1) / nc;
 
-  for (int64_t p0 = 0; p0 < K; p0 += KC) {
-    const int64_t kc = std::min(KC, K - p0);
-    const bool acc = accumulate || p0 > 0;
-    parallel_for(n_panels, grain_for(kc * NR, 16384),
-                 [&](int64_t q0, int64_t q1) {
-                   for (int64_t q = q0; q < q1; ++q) pack_b_panel(B, N, p0, kc, q, Bp);
-                 });
-    parallel_for(m_tiles * n_tiles, 1, [&](int64_t t0, int64_t t1) {
-      thread_local Buffer a_scratch;  // each task packs and uses it without yielding the thread
-      float* Ap = scratch(a_scratch, MC * KC).data();
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t i0 = (t / n_tiles) * mc, m = std::min(mc, M - i0);
-        const int64_t j0 = (t % n_tiles) * nc, n = std::min(nc, N - j0);
+  // Each task owns a C tile through the whole depth and packs its own operand blocks: no task
+  // waits for another (re-packing B per row of tiles costs about 1/mc of the arithmetic).
+  parallel_for(m_tiles * n_tiles, 1, [&](int64_t t0, int64_t t1) {
+    thread_local Buffer a_scratch, b_scratch;  // reused across calls; a task never yields mid-use
+    float* Ap = scratch(a_scratch, MC * KC).data();
+    float* Bp = scratch(b_scratch, (NC / NR) * KC * NR).data();
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t i0 = (t / n_tiles) * mc, m = std::min(mc, M - i0);
+      const int64_t j0 = (t % n_tiles) * nc, n = std::min(nc, N - j0);
+      for (int64_t p0 = 0; p0 < K; p0 += KC) {
+        const int64_t kc = std::min(KC, K - p0);
+        pack_b(B, j0, n, p0, kc, Bp);
         pack_a(A, i0, m, p0, kc, Ap);
-        for (int64_t j = 0; j < n; j += NR) {
-          const float* bp = Bp + ((j0 + j) / NR) * kc * NR;
+        for (int64_t j = 0; j < n; j += NR)
           for (int64_t i = 0; i < m; i += MR)
-            micro_kernel(kc, Ap + (i / MR) * kc * MR, bp, C + (i0 + i) * ldc + j0 + j, ldc, acc,
-                         static_cast<int>(std::min<int64_t>(MR, m - i)), static_cast<int>(std::min<int64_t>(NR, n - j)));
-        }
+            micro_kernel(kc, Ap + (i / MR) * kc * MR, Bp + (j / NR) * kc * NR, C + (i0 + i) * ldc + j0 + j, ldc,
+                         accumulate || p0 > 0, static_cast<int>(std::min<int64_t>(MR, m - i)),
+                         static_cast<int>(std::min<int64_t>(NR, n - j)));
       }
-    });
-  }
+    }
+  });
 }
 
 }  // namespace tinygpt
