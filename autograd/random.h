@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 namespace tinygpt {
 
@@ -44,12 +45,13 @@ class Rng {
       if (r >= limit) return r % n;
     }
   }
-  // Standard normal by Box-Muller (one value per call; simple beats fast here).
-  double normal() {
-    double u1 = 1.0 - uniform();  // (0, 1]
-    double u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  // Two independent standard normals by Box-Muller.
+  std::pair<double, double> normal_pair() {
+    const double radius = std::sqrt(-2.0 * std::log(1.0 - uniform()));  // 1 - u is in (0, 1]
+    const double angle = 6.283185307179586 * uniform();
+    return {radius * std::cos(angle), radius * std::sin(angle)};
   }
+  double normal() { return normal_pair().first; }
   const State& state() const { return state_; }
   void set_state(const State& s) { state_ = s; }
 

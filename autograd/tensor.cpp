@@ -6,6 +6,7 @@
 
 #include "autograd/graph.h"
 #include "autograd/kernels/strided.h"
+#include "autograd/parallel.h"
 #include "autograd/random.h"
 
 namespace tinygpt {
@@ -41,8 +42,20 @@ Tensor Tensor::from_vector(const Shape& shape, std::vector<float> values) {
 }
 Tensor Tensor::randn(const Shape& shape, uint64_t seed, float std) {
   Tensor t = empty(shape);
-  Rng rng(seed);
-  for (float& x : *t.impl()->storage) x = static_cast<float>(rng.normal() * std);
+  // Fixed-size chunks, each with its own stream: parallel, yet the same bits for any thread count.
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t n = t.numel();
+  float* x = t.data();
+  parallel_for((n + kChunk - 1) / kChunk, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      Rng rng(splitmix64(seed) ^ static_cast<uint64_t>(c));
+      for (int64_t i = c * kChunk, end = std::min(n, i + kChunk); i < end; i += 2) {
+        const auto [z0, z1] = rng.normal_pair();
+        x[i] = static_cast<float>(z0 * std);
+        if (i + 1 < end) x[i + 1] = static_cast<float>(z1 * std);
+      }
+    }
+  });
   return t;
 }
 Tensor Tensor::uniform(const Shape& shape, uint64_t seed, float lo, float hi) {

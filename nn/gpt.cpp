@@ -1,0 +1,154 @@
+#include "nn/gpt.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "autograd/random.h"
+
+namespace tinygpt::nn {
+
+void GPTConfig::validate() const {
+  auto positive = [](int64_t v, const char* name) {
+    if (v <= 0) throw std::invalid_argument(fmt::format("GPT config: {} must be positive, got {}", name, v));
+  };
+  positive(vocab_size, "vocab_size");
+  positive(block_size, "block_size");
+  positive(n_layer, "n_layer");
+  positive(n_head, "n_head");
+  positive(n_embd, "n_embd");
+  if (n_embd % n_head != 0)
+    throw std::invalid_argument(
+        fmt::format("GPT config: n_embd {} is not divisible by n_head {} (each head gets n_embd / n_head)", n_embd,
+                    n_head));
+  if (!(dropout >= 0.0f && dropout < 1.0f))
+    throw std::invalid_argument(fmt::format("GPT config: dropout {} is not in [0, 1)", dropout));
+}
+
+// ---- MLP -------------------------------------------------------------------------------------
+
+MLP::MLP(const GPTConfig& c) : c_fc(c.n_embd, 4 * c.n_embd), c_proj(4 * c.n_embd, c.n_embd) {
+  register_module("c_fc", c_fc);
+  register_module("c_proj", c_proj);
+}
+
+Tensor MLP::forward(const Tensor& x) const {
+  return c_proj.forward(gelu(c_fc.forward(x)));  // [B, T, C] -> [B, T, 4C] -> [B, T, C]
+}
+
+// ---- CausalSelfAttention -----------------------------------------------------------------------
+
+CausalSelfAttention::CausalSelfAttention(const GPTConfig& c)
+    : c_attn(c.n_embd, 3 * c.n_embd), c_proj(c.n_embd, c.n_embd), n_head_(c.n_head) {
+  register_module("c_attn", c_attn);
+  register_module("c_proj", c_proj);
+}
+
+Tensor CausalSelfAttention::forward(const Tensor& x) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), hs = C / n_head_;
+  const Tensor qkv = c_attn.forward(x);                          // [B, T, 3C]
+  const std::vector<Tensor> parts = split(qkv, C, 2);             // query, key, value: [B, T, C] views
+  auto heads = [&](const Tensor& t) { return t.view({B, T, n_head_, hs}).transpose(1, 2); };  // [B, nh, T, hs]
+  AttentionResult att = causal_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]));
+  weights_ = att.weights;                                         // [B, nh, T, T]
+  const Tensor y = att.y.transpose(1, 2).view({B, T, C});         // merge heads: a free view
+  return c_proj.forward(y);
+}
+
+// ---- Block -------------------------------------------------------------------------------------
+
+Block::Block(const GPTConfig& c) : ln_1(c.n_embd), attn(c), ln_2(c.n_embd), mlp(c) {
+  register_module("ln_1", ln_1);
+  register_module("attn", attn);
+  register_module("ln_2", ln_2);
+  register_module("mlp", mlp);
+}
+
+Tensor Block::forward(const Tensor& x, const std::function<Tensor(const Tensor&)>& residual_dropout) {
+  const Tensor r = x + residual_dropout(attn.forward(ln_1.forward(x)));  // tokens gather context
+  return r + residual_dropout(mlp.forward(ln_2.forward(r)));             // each token thinks alone
+}
+
+// ---- GPT ---------------------------------------------------------------------------------------
+
+namespace {
+const GPTConfig& validated(const GPTConfig& c) {
+  c.validate();
+  return c;
+}
+}  // namespace
+
+GPT::GPT(const GPTConfig& c, uint64_t seed)
+    : wte(validated(c).vocab_size, c.n_embd),  // a bad config fails before anything is allocated
+      wpe(c.block_size, c.n_embd),
+      ln_f(c.n_embd),
+      config_(c),
+      dropout_seed_(splitmix64(seed ^ 0xd50f)) {
+  register_module("transformer.wte", wte);
+  register_module("transformer.wpe", wpe);
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    h.push_back(std::make_unique<Block>(c));
+    register_module(fmt::format("transformer.h.{}", i), *h.back());
+  }
+  register_module("transformer.ln_f", ln_f);
+  init_weights(seed);
+}
+
+void GPT::init_weights(uint64_t seed) {
+  const float residual_std = 0.02f / std::sqrt(2.0f * static_cast<float>(config_.n_layer));
+  auto ends_with = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  uint64_t index = 0;
+  for (auto& [name, p] : named_parameters()) {
+    const uint64_t p_seed = splitmix64(seed + 0x9e37 * ++index);  // each tensor its own stream
+    if (ends_with(name, ".bias")) p.fill_(0.0f);
+    else if (name.find(".ln_") != std::string::npos) p.fill_(1.0f);  // LayerNorm weights
+    else if (ends_with(name, "c_proj.weight")) p.copy_from_(Tensor::randn(p.shape(), p_seed, residual_std));
+    else p.copy_from_(Tensor::randn(p.shape(), p_seed, 0.02f));
+  }
+}
+
+Tensor GPT::dropout_(const Tensor& x) {
+  if (config_.dropout == 0.0f || !training()) return x;
+  return dropout(x, config_.dropout, splitmix64(dropout_seed_ + dropout_counter_++), true);
+}
+
+GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets) {
+  if (B <= 0 || T <= 0 || static_cast<int64_t>(idx.size()) != B * T)
+    throw std::invalid_argument(fmt::format("GPT: {} token ids for a batch of B={} rows of T={}", idx.size(), B, T));
+  if (T > config_.block_size)
+    throw std::invalid_argument(
+        fmt::format("GPT: sequence length {} exceeds block_size {}", T, config_.block_size));
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i] < 0 || idx[i] >= config_.vocab_size)
+      throw std::out_of_range(fmt::format("GPT: token id {} at position {} is out of range for vocab_size {}",
+                                          idx[i], i, config_.vocab_size));
+  std::vector<int32_t> positions(T);
+  std::iota(positions.begin(), positions.end(), 0);
+
+  Tensor x = dropout_(wte.forward(idx, {B, T}) + wpe.forward(positions, {T}));  // [B, T, C]
+  auto residual_dropout = [this](const Tensor& t) { return dropout_(t); };
+  for (auto& block : h) x = block->forward(x, residual_dropout);
+  x = ln_f.forward(x);
+  GPTOutput out;
+  out.logits = matmul(x, wte.weight.transpose(0, 1));  // [B, T, V], tied to the token embedding
+  if (!targets.empty()) {
+    if (static_cast<int64_t>(targets.size()) != B * T)
+      throw std::invalid_argument(fmt::format("GPT: {} targets for {} positions", targets.size(), B * T));
+    out.loss = cross_entropy(out.logits, targets);
+  }
+  return out;
+}
+
+const Tensor& GPT::attention_weights(int64_t layer) const {
+  if (layer < 0 || layer >= config_.n_layer)
+    throw std::out_of_range(fmt::format("GPT: layer {} out of range for n_layer {}", layer, config_.n_layer));
+  const Tensor& w = h[layer]->attn.weights();
+  if (!w.defined()) throw std::logic_error("GPT: attention weights are read after a forward pass");
+  return w;
+}
+
+}  // namespace tinygpt::nn

@@ -1,0 +1,94 @@
+#pragma once
+// The GPT model, as nanoGPT with bias=True (../shared/SPEC.md):
+//   x = wte[idx] + wpe[0..T-1]
+//   per block: x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
+//   logits = ln_f(x) wteᵀ  (the output layer is tied to the token embedding)
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "nn/layers.h"
+
+namespace tinygpt::nn {
+
+struct GPTConfig {
+  int64_t vocab_size = 65;
+  int64_t block_size = 64;  // longest context
+  int64_t n_layer = 4;
+  int64_t n_head = 4;
+  int64_t n_embd = 128;
+  float dropout = 0.0f;
+  void validate() const;  // throws on zero sizes, n_embd % n_head != 0, dropout outside [0, 1)
+};
+
+// Feed-forward: c_fc (C -> 4C), GELU (tanh), c_proj (4C -> C).
+class MLP : public Module {
+ public:
+  explicit MLP(const GPTConfig& config);
+  Tensor forward(const Tensor& x) const;  // [B, T, C] -> [B, T, C]
+  Linear c_fc, c_proj;
+};
+
+// Masked multi-head self-attention: c_attn makes query, key and value for every head at once.
+class CausalSelfAttention : public Module {
+ public:
+  explicit CausalSelfAttention(const GPTConfig& config);
+  Tensor forward(const Tensor& x);          // [B, T, C] -> [B, T, C]
+  const Tensor& weights() const { return weights_; }  // [B, nh, T, T] of the last forward
+  Linear c_attn, c_proj;
+
+ private:
+  int64_t n_head_;
+  Tensor weights_;
+};
+
+// Pre-LayerNorm transformer block with two residual connections.
+class Block : public Module {
+ public:
+  explicit Block(const GPTConfig& config);
+  Tensor forward(const Tensor& x, const std::function<Tensor(const Tensor&)>& residual_dropout);
+  LayerNorm ln_1;
+  CausalSelfAttention attn;
+  LayerNorm ln_2;
+  MLP mlp;
+};
+
+struct GPTOutput {
+  Tensor logits;  // [B, T, vocab_size]
+  Tensor loss;    // mean cross-entropy; undefined when no targets were given
+};
+
+class GPT : public Module {
+ public:
+  explicit GPT(const GPTConfig& config, uint64_t seed = 1337);
+  const GPTConfig& config() const { return config_; }
+
+  // GPT-2's initialization from a seed: weights N(0, 0.02), the residual projections
+  // (attn.c_proj, mlp.c_proj) N(0, 0.02 / sqrt(2 n_layer)), biases 0, LayerNorm weight 1, bias 0.
+  void init_weights(uint64_t seed);
+
+  // idx, targets: B*T token ids, row-major [B, T]; 1 <= T <= block_size.
+  GPTOutput forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets = {});
+
+  // After a forward pass: the attention weights of `layer`, [B, nh, T, T]; row i of head h of
+  // batch row b is how much query i drew from each key j <= i.
+  const Tensor& attention_weights(int64_t layer) const;
+
+  // Dropout masks come from (seed, call counter): saving the counter makes a resume exact.
+  uint64_t dropout_counter() const { return dropout_counter_; }
+  void set_dropout_counter(uint64_t counter) { dropout_counter_ = counter; }
+
+  Embedding wte, wpe;
+  std::vector<std::unique_ptr<Block>> h;
+  LayerNorm ln_f;
+
+ private:
+  Tensor dropout_(const Tensor& x);
+  GPTConfig config_;
+  uint64_t dropout_seed_;
+  uint64_t dropout_counter_ = 0;
+};
+
+}  // namespace tinygpt::nn
