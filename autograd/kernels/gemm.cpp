@@ -1,7 +1,6 @@
 // Blocked GEMM in the style of GotoBLAS/BLIS:
-//   for each C tile (at most MC x NC), in parallel:
-//     for each depth block (KC deep): pack B[block, tile cols] into column panels NR wide (L3)
-//                                     pack A[tile rows, block] into row panels MR tall   (L2)
+//   for each depth block (KC deep):  pack B[block, :] into column panels NR wide, shared (L3)
+//     for each C tile (at most MC x NC), in parallel: pack A[tile rows, block] into row panels (L2)
 //       for each B panel (stays in L1), for each A panel (streams from L2):
 //         micro-kernel: an MR x NR block of C held in registers, one rank-1 update per k.
 #include "autograd/kernels/gemm.h"
@@ -65,41 +64,41 @@ int64_t even_piece(int64_t n, int64_t most, int64_t unit) {
   return (piece + unit - 1) / unit * unit;
 }
 
-// C[0..m, 0..n) (=|+=) Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= MR, n <= NR.
+// C[0..m, 0..n) (=|+=) Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= MR, n <= NV * kLanes.
+// NV = 2 is the main kernel; NV = 1 serves a last panel at most one vector wide at half the cost.
+template <int NV>
 void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restrict Bp, float* C, int64_t ldc,
                   bool accumulate, int m, int n) {
-  vfloat acc[MR][2];
+  vfloat acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
-    acc[r][0] = acc[r][1] = zero();
+    for (int v = 0; v < NV; ++v) acc[r][v] = zero();
     __builtin_prefetch(C + r * ldc, 1);  // the C rows are needed once the k loop ends
-    __builtin_prefetch(C + r * ldc + NR - 1, 1);
+    __builtin_prefetch(C + r * ldc + NV * kLanes - 1, 1);
   }
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k, Ap += MR, Bp += NR) {
-    const vfloat b0 = load_aligned(Bp), b1 = load_aligned(Bp + kLanes);
+    vfloat b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = load_aligned(Bp + v * kLanes);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       const vfloat a = broadcast(Ap + r);
-      acc[r][0] = fma(a, b0, acc[r][0]);
-      acc[r][1] = fma(a, b1, acc[r][1]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = fma(a, b[v], acc[r][v]);
     }
   }
-  if (m == MR && n == NR) {
+  if (m == MR && n == NV * kLanes) {
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
-      float* c = C + r * ldc;
-      store(c, accumulate ? add(load(c), acc[r][0]) : acc[r][0]);
-      store(c + kLanes, accumulate ? add(load(c + kLanes), acc[r][1]) : acc[r][1]);
-    }
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < NV; ++v) {
+        float* c = C + r * ldc + v * kLanes;
+        store(c, accumulate ? add(load(c), acc[r][v]) : acc[r][v]);
+      }
     return;
   }
-  alignas(64) float tile[MR][NR];  // an edge tile: spill, then copy the valid part
+  alignas(64) float tile[MR][NV * kLanes];  // an edge tile: spill, then copy the valid part
 #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-    store(&tile[r][0], acc[r][0]);
-    store(&tile[r][kLanes], acc[r][1]);
-  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) store(&tile[r][v * kLanes], acc[r][v]);
   for (int r = 0; r < m; ++r)
     for (int c = 0; c < n; ++c) C[r * ldc + c] = accumulate ? C[r * ldc + c] + tile[r][c] : tile[r][c];
 }
@@ -183,29 +182,34 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
     if (mc > 2 * MR) mc = even_piece(M, mc / 2, MR);
     else nc = even_piece(N, nc / 2, NR);
   }
-  const int64_t m_tiles = (M + mc - 1) / mc, n_tiles = (N + nc - 1) / nc;
+  const int64_t m_tiles = (M + mc - 1) / mc, n_tiles = (N + nc - 1) / nc, n_panels = (N + NR - 1) / NR;
+  thread_local Buffer b_scratch;  // the calling thread's; hence gemm is never called inside a parallel loop
+  float* Bp = scratch(b_scratch, n_panels * KC * NR).data();
 
-  // Each task owns a C tile through the whole depth and packs its own operand blocks: no task
-  // waits for another (re-packing B per row of tiles costs about 1/mc of the arithmetic).
-  parallel_for(m_tiles * n_tiles, 1, [&](int64_t t0, int64_t t1) {
-    thread_local Buffer a_scratch, b_scratch;  // reused across calls; a task never yields mid-use
-    float* Ap = scratch(a_scratch, MC * KC).data();
-    float* Bp = scratch(b_scratch, (NC / NR) * KC * NR).data();
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t i0 = (t / n_tiles) * mc, m = std::min(mc, M - i0);
-      const int64_t j0 = (t % n_tiles) * nc, n = std::min(nc, N - j0);
-      for (int64_t p0 = 0; p0 < K; p0 += KC) {
-        const int64_t kc = std::min(KC, K - p0);
-        pack_b(B, j0, n, p0, kc, Bp);
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    const int64_t kc = std::min(KC, K - p0);
+    parallel_for(n_panels, grain_for(kc * NR, 16384), [&](int64_t q0, int64_t q1) {
+      pack_b(B, q0 * NR, std::min(N, q1 * NR) - q0 * NR, p0, kc, Bp + q0 * kc * NR);
+    });
+    parallel_for(m_tiles * n_tiles, 1, [&](int64_t t0, int64_t t1) {
+      thread_local Buffer a_scratch;  // a task packs and uses it without yielding the thread
+      float* Ap = scratch(a_scratch, MC * KC).data();
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t i0 = (t / n_tiles) * mc, m = std::min(mc, M - i0);
+        const int64_t j0 = (t % n_tiles) * nc, n = std::min(nc, N - j0);
         pack_a(A, i0, m, p0, kc, Ap);
         for (int64_t j = 0; j < n; j += NR)
-          for (int64_t i = 0; i < m; i += MR)
-            micro_kernel(kc, Ap + (i / MR) * kc * MR, Bp + (j / NR) * kc * NR, C + (i0 + i) * ldc + j0 + j, ldc,
-                         accumulate || p0 > 0, static_cast<int>(std::min<int64_t>(MR, m - i)),
-                         static_cast<int>(std::min<int64_t>(NR, n - j)));
+          for (int64_t i = 0; i < m; i += MR) {
+            const int rows = static_cast<int>(std::min<int64_t>(MR, m - i));
+            const int cols = static_cast<int>(std::min<int64_t>(NR, n - j));
+            const float *a = Ap + (i / MR) * kc * MR, *b = Bp + ((j0 + j) / NR) * kc * NR;
+            float* c = C + (i0 + i) * ldc + j0 + j;
+            if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, accumulate || p0 > 0, rows, cols);
+            else micro_kernel<2>(kc, a, b, c, ldc, accumulate || p0 > 0, rows, cols);
+          }
       }
-    }
-  });
+    });
+  }
 }
 
 }  // namespace tinygpt
