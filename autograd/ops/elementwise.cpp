@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/graph.h"
+#include "autograd/kernels/fast_exp.h"
 #include "autograd/kernels/elementwise.h"
 #include "autograd/ops.h"
 
@@ -142,15 +143,31 @@ Tensor relu(const Tensor& x) {
 }
 
 // GELU, tanh approximation (SPEC.md): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
-Tensor gelu(const Tensor& x) {
+// Its own loops with vector_tanh: std::tanh would keep them scalar, and GELU is a large share of a step.
+Tensor gelu(const Tensor& input) {
   constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
-  return unary(
-      x, "gelu",
-      [](float v) { return 0.5f * v * (1.0f + std::tanh(kS * (v + kC * v * v * v))); },
-      [](float v, float) {
-        float t = std::tanh(kS * (v + kC * v * v * v));
-        return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * kS * (1.0f + 3.0f * kC * v * v);
-      });
+  const Tensor x = input.contiguous();
+  Tensor out = Tensor::empty(x.shape());
+  const float* px = x.data();
+  float* py = out.data();
+  parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const float v = px[i];
+      py[i] = 0.5f * v * (1.0f + vector_tanh(kS * (v + kC * v * v * v)));
+    }
+  });
+  // dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2), t = tanh(u)
+  return attach(out, "gelu", {x}, [x](const Tensor&, const Tensor& g) {
+    float* sink = grad_sink(x);
+    if (!sink) return;
+    const float *px = x.data(), *pg = g.data();
+    parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const float v = px[i], t = vector_tanh(kS * (v + kC * v * v * v));
+        sink[i] += pg[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * kS * (1.0f + 3.0f * kC * v * v));
+      }
+    });
+  });
 }
 
 }  // namespace tinygpt

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "autograd/kernels/fast_exp.h"
 #include "gradcheck.h"
 
 using namespace tinygpt;
@@ -91,4 +92,24 @@ TEST_CASE("elementwise: unary and scalar gradients", "[elementwise][grad]") {
   }
   check_gradients([](const std::vector<Tensor>& in) { return tinygpt::log(in[0]); }, {positive({5}, 3)});
   check_gradients([](const std::vector<Tensor>& in) { return tinygpt::sqrt(in[0]); }, {positive({5}, 4)});
+}
+
+TEST_CASE("elementwise: the vectorizable exp and tanh behind GELU are accurate", "[elementwise]") {
+  double worst_exp = 0, worst_tanh = 0;
+  for (float x = -87.0f; x < 88.0f; x += 0.0137f) {
+    worst_exp = std::max(worst_exp, std::abs(vector_exp(x) / std::exp(static_cast<double>(x)) - 1.0));
+    worst_tanh = std::max(worst_tanh, std::abs(vector_tanh(x) - std::tanh(static_cast<double>(x))));
+  }
+  REQUIRE(worst_exp < 3e-7);   // about 2 ulp
+  REQUIRE(worst_tanh < 3e-7);  // absolute: what 1 + tanh(u) in GELU can resolve
+  REQUIRE(vector_exp(-200.0f) < 1e-37f);
+  REQUIRE((vector_exp(200.0f) > 1e38f && std::isfinite(vector_exp(200.0f))));  // saturates, documented
+  // GELU against the formula evaluated in double with std::tanh.
+  std::vector<float> xs;
+  for (float x = -8.0f; x <= 8.0f; x += 0.01f) xs.push_back(x);
+  const std::vector<float> got = gelu(Tensor::from_vector({static_cast<int64_t>(xs.size())}, xs)).to_vector();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double x = xs[i], want = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    REQUIRE(std::abs(got[i] - want) <= 1e-6 * (1 + std::abs(want)));
+  }
 }
