@@ -1,0 +1,186 @@
+#include "data/bpe_tokenizer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <queue>
+
+#include "data/utf8.h"
+
+namespace tinygpt::data {
+
+namespace {
+uint64_t pair_key(int32_t a, int32_t b) { return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(b); }
+}  // namespace
+
+// ---- training ----------------------------------------------------------------------------------
+
+void BpeTrainer::add(std::string_view text) {
+  for (std::string_view chunk : split_chunks(text, split_)) {
+    auto it = chunk_counts_.find(chunk);
+    if (it == chunk_counts_.end()) chunk_counts_.emplace(std::string(chunk), 1);
+    else ++it->second;
+  }
+}
+
+std::vector<Merge> BpeTrainer::train(int64_t vocab_size) const {
+  if (vocab_size < 256)
+    throw std::invalid_argument(fmt::format("bpe tokenizer: vocab size {} is below 256 (the byte tokens)", vocab_size));
+  // Every distinct chunk is a doubly linked list of symbols in one arena, weighted by its count.
+  struct Symbol {
+    int32_t token, prev, next;  // prev/next: arena indices, -1 at the chunk's ends
+    int64_t weight;             // how often the chunk occurs
+  };
+  std::vector<Symbol> arena;
+  std::unordered_map<uint64_t, int64_t> count;                  // pair -> weighted occurrences
+  std::unordered_map<uint64_t, std::vector<int32_t>> where;     // pair -> left symbols (may be stale)
+  for (const auto& [chunk, n] : chunk_counts_) {
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      const auto self = static_cast<int32_t>(arena.size());
+      arena.push_back({static_cast<uint8_t>(chunk[i]), i ? self - 1 : -1,
+                       i + 1 < chunk.size() ? self + 1 : -1, n});
+      if (i) {
+        const uint64_t key = pair_key(arena[self - 1].token, arena[self].token);
+        count[key] += n;
+        where[key].push_back(self - 1);
+      }
+    }
+  }
+  // Highest count first; among equals, the smallest pair.
+  using Entry = std::pair<int64_t, uint64_t>;
+  auto worse = [](const Entry& x, const Entry& y) { return x.first != y.first ? x.first < y.first : x.second > y.second; };
+  std::priority_queue<Entry, std::vector<Entry>, decltype(worse)> heap(worse);
+  for (const auto& [key, n] : count) heap.push({n, key});
+
+  std::vector<Merge> merges;
+  const int64_t wanted = vocab_size - 256;
+  std::vector<uint64_t> touched;
+  while (static_cast<int64_t>(merges.size()) < wanted) {
+    while (!heap.empty() && count[heap.top().second] != heap.top().first) heap.pop();  // stale entries
+    if (heap.empty() || heap.top().first < 2)
+      throw std::invalid_argument(fmt::format(
+          "bpe tokenizer: vocab size {} is larger than the corpus allows: after {} merges no pair occurs twice, "
+          "so at most {} tokens",
+          vocab_size, merges.size(), 256 + merges.size()));
+    const uint64_t key = heap.top().second;
+    heap.pop();
+    const int32_t a = static_cast<int32_t>(key >> 32), b = static_cast<int32_t>(key & 0xffffffff);
+    const int32_t token = 256 + static_cast<int32_t>(merges.size());
+    merges.push_back({a, b});
+    std::vector<int32_t> sites = std::move(where[key]);
+    where.erase(key);
+    std::sort(sites.begin(), sites.end());  // arena order is text order: merge leftmost first
+    touched.clear();
+    auto add = [&](int32_t left, int64_t n) {
+      const uint64_t k = pair_key(arena[left].token, arena[arena[left].next].token);
+      count[k] += n;
+      touched.push_back(k);
+      if (n > 0) where[k].push_back(left);
+    };
+    for (int32_t left : sites) {
+      Symbol& s = arena[left];
+      if (s.token != a || s.next < 0 || arena[s.next].token != b) continue;  // changed since recorded
+      const int32_t right = s.next, before = s.prev, after = arena[right].next;
+      if (before >= 0) add(before, -s.weight);
+      if (after >= 0) add(right, -s.weight);
+      count[key] -= s.weight;
+      s.token = token;  // s absorbs its right neighbour
+      s.next = after;
+      if (after >= 0) arena[after].prev = left;
+      arena[right].token = -1;
+      if (before >= 0) add(before, s.weight);
+      if (after >= 0) add(left, s.weight);
+    }
+    for (uint64_t k : touched)
+      if (count[k] > 0) heap.push({count[k], k});
+  }
+  return merges;
+}
+
+// ---- the tokenizer -------------------------------------------------------------------------------
+
+BpeTokenizer::BpeTokenizer(std::vector<Merge> merges, Split split) : merges_(std::move(merges)), split_(split) {
+  for (int b = 0; b < 256; ++b) bytes_.push_back(std::string(1, static_cast<char>(b)));
+  for (size_t k = 0; k < merges_.size(); ++k) {
+    const auto [a, b] = merges_[k];
+    const auto next = static_cast<int32_t>(256 + k);
+    if (a < 0 || b < 0 || a >= next || b >= next)
+      throw std::invalid_argument(fmt::format("bpe tokenizer: merge {} joins ({}, {}), which are not tokens yet", k,
+                                              a, b));
+    bytes_.push_back(bytes_[a] + bytes_[b]);
+    ranks_.emplace(pair_key(a, b), static_cast<int32_t>(k));
+  }
+}
+
+BpeTokenizer BpeTokenizer::train(std::string_view text, int64_t vocab_size, Split split) {
+  BpeTrainer trainer(split);
+  trainer.add(text);
+  return BpeTokenizer(trainer.train(vocab_size), split);
+}
+
+int32_t BpeTokenizer::rank(int32_t a, int32_t b) const {
+  const auto it = ranks_.find(pair_key(a, b));
+  return it == ranks_.end() ? -1 : it->second;
+}
+
+// Symbols in a linked list and a min-heap of (merge index, position): each pop is the lowest
+// merge index present, leftmost first; stale entries are skipped. O(n log n) for any chunk length.
+void BpeTokenizer::encode_chunk(std::string_view chunk, std::vector<int32_t>& out) const {
+  const auto n = static_cast<int32_t>(chunk.size());
+  std::vector<int32_t> token(n), next(n), prev(n);
+  using Entry = std::pair<int32_t, int32_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  for (int32_t i = 0; i < n; ++i) {
+    token[i] = static_cast<uint8_t>(chunk[i]);
+    prev[i] = i - 1;
+    next[i] = i + 1 < n ? i + 1 : -1;
+  }
+  for (int32_t i = 0; i + 1 < n; ++i)
+    if (int32_t r = rank(token[i], token[i + 1]); r >= 0) heap.push({r, i});
+  while (!heap.empty()) {
+    const auto [r, i] = heap.top();
+    heap.pop();
+    if (token[i] < 0 || next[i] < 0 || rank(token[i], token[next[i]]) != r) continue;
+    const int32_t right = next[i];
+    token[i] = 256 + r;
+    token[right] = -1;
+    next[i] = next[right];
+    if (next[i] >= 0) prev[next[i]] = i;
+    if (prev[i] >= 0)
+      if (int32_t r2 = rank(token[prev[i]], token[i]); r2 >= 0) heap.push({r2, prev[i]});
+    if (next[i] >= 0)
+      if (int32_t r3 = rank(token[i], token[next[i]]); r3 >= 0) heap.push({r3, i});
+  }
+  for (int32_t i = 0; i >= 0 && i < n; i = next[i]) out.push_back(token[i]);
+}
+
+void BpeTokenizer::encode(std::string_view text, std::vector<int32_t>& out, std::string_view where) const {
+  if (size_t bad = find_invalid_utf8(text); bad != std::string_view::npos)
+    throw std::invalid_argument(fmt::format("{} is not valid UTF-8 at byte offset {}", where, bad));
+  // Words repeat (Zipf): encode each distinct chunk once.
+  std::unordered_map<std::string_view, std::pair<size_t, size_t>> cache;  // chunk -> span in out
+  for (std::string_view chunk : split_chunks(text, split_)) {
+    const auto it = cache.find(chunk);
+    if (it != cache.end()) {
+      const auto [start, len] = it->second;
+      for (size_t k = 0; k < len; ++k) out.push_back(out[start + k]);
+      continue;
+    }
+    const size_t start = out.size();
+    encode_chunk(chunk, out);
+    cache.emplace(chunk, std::make_pair(start, out.size() - start));
+  }
+}
+
+std::string BpeTokenizer::decode(std::span<const int32_t> ids) const {
+  std::string raw;
+  for (int32_t id : ids) raw += token_bytes(id);
+  return sanitize_utf8(raw);
+}
+
+std::string BpeTokenizer::token_bytes(int32_t id) const {
+  check_id(id);
+  return bytes_[id];
+}
+
+}  // namespace tinygpt::data

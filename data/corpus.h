@@ -1,0 +1,34 @@
+#pragma once
+// From text files to train and validation token arrays, with the tokenizer that made them.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/token_array.h"
+#include "data/tokenizer.h"
+
+namespace tinygpt::data {
+
+struct CorpusOptions {
+  std::vector<std::string> files;      // training text, in order
+  std::vector<std::string> val_files;  // if given, the validation text; else the last val_fraction
+  double val_fraction = 0.1;           //   of the training tokens
+  std::string tokenizer = "char";      // "char" or "bpe"
+  int64_t vocab_size = 512;            // for bpe
+  std::string split = "gpt2";          // for bpe: "gpt2" or "none"
+};
+
+struct Corpus {
+  std::shared_ptr<const Tokenizer> tokenizer;
+  TokenArray train, val;
+};
+
+// Builds a tokenizer from the training files (a character vocabulary also takes in the validation
+// files' characters, so that validation never meets an unknown one), then tokenizes everything (files are read in blocks,
+// so memory stays near the token arrays' size).
+Corpus load_corpus(const CorpusOptions& options);
+
+// Tokenizes files with an existing tokenizer (resume, eval). Errors name the file and the place.
+TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::string>& files);
+
+}  // namespace tinygpt::data

@@ -1,0 +1,69 @@
+#include "data/text_files.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "data/utf8.h"
+
+namespace tinygpt::data {
+
+namespace {
+// Where to end a block inside buf (which does not reach the end of the file); 0 = nowhere yet.
+size_t cut_point(std::string_view buf, BlockCut cut) {
+  for (size_t p = buf.size() - 1; p > 0; --p) {  // after a newline that a visible character follows
+    const auto next = static_cast<uint8_t>(buf[p]);
+    if (buf[p - 1] == '\n' && next > 0x20 && next < 0x7F) return p;
+  }
+  if (cut != BlockCut::anywhere) return 0;
+  for (size_t p = buf.size() - 1; p > 0; --p)  // any character boundary
+    if ((static_cast<uint8_t>(buf[p]) & 0xC0) != 0x80) return p;
+  return 0;
+}
+}  // namespace
+
+void for_each_block(const std::string& path, BlockCut cut,
+                    const std::function<void(std::string_view, int64_t, int64_t)>& block, size_t block_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  std::string buf;
+  int64_t offset = 0, lines = 0;
+  bool eof = false, any = false;
+  while (!eof || !buf.empty()) {
+    if (!eof && (buf.size() < block_bytes || cut == BlockCut::whole_file)) {
+      const size_t old = buf.size();
+      buf.resize(old + block_bytes);
+      in.read(buf.data() + old, static_cast<std::streamsize>(block_bytes));
+      buf.resize(old + static_cast<size_t>(in.gcount()));
+      if (in.bad()) throw std::runtime_error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+      eof = in.eof();
+      continue;
+    }
+    const size_t end = eof ? buf.size() : cut_point(buf, cut);
+    if (end == 0) {  // no place to cut yet: read on
+      block_bytes *= 2;
+      continue;
+    }
+    const std::string_view text(buf.data(), end);
+    if (size_t bad = find_invalid_utf8(text); bad != std::string_view::npos)
+      throw std::runtime_error(fmt::format("'{}' is not valid UTF-8 at byte offset {}", path, offset + bad));
+    block(text, offset, lines);
+    any = any || end > 0;
+    offset += static_cast<int64_t>(end);
+    lines += std::count(text.begin(), text.end(), '\n');
+    buf.erase(0, end);
+  }
+  if (!any) throw std::runtime_error(fmt::format("'{}' is empty", path));
+}
+
+std::string read_text_file(const std::string& path) {
+  std::string all;
+  for_each_block(path, BlockCut::whole_file, [&](std::string_view text, int64_t, int64_t) { all = text; });
+  return all;
+}
+
+}  // namespace tinygpt::data

@@ -1,0 +1,87 @@
+#include <catch2/catch.hpp>
+
+#include "data/bpe_tokenizer.h"
+#include "data/char_tokenizer.h"
+#include "data/utf8.h"
+
+using namespace tinygpt::data;
+
+namespace {
+const std::vector<std::string> kTexts = {
+    "hello world", "나는 오늘 학교에 갔다", "mixed: Ελληνικά, русский, 日本語, עברית and ASCII",
+    "emoji 😀👍🏽 and flags 🇰🇷", "", "x", "tabs\tand\nnewlines\r\n and \x08 backspace"};
+std::string all_texts() {
+  std::string all;
+  for (auto& t : kTexts) all += t + "\n";
+  return all;
+}
+}  // namespace
+
+TEST_CASE("char tokenizer: sorted code points, exact round trips", "[char]") {
+  const CharTokenizer tok = CharTokenizer::from_text(all_texts());
+  const auto& v = tok.code_points();
+  REQUIRE(std::is_sorted(v.begin(), v.end()));
+  REQUIRE(std::adjacent_find(v.begin(), v.end()) == v.end());
+  for (const auto& t : kTexts) REQUIRE(tok.decode(tok.encode(t)) == t);
+  const CharTokenizer abc = CharTokenizer::from_text("cabbage");
+  REQUIRE(abc.code_points() == std::vector<int32_t>{'a', 'b', 'c', 'e', 'g'});
+  REQUIRE(abc.encode("bag") == std::vector<int32_t>{1, 0, 4});
+  REQUIRE(abc.token_bytes(2) == "c");
+}
+
+TEST_CASE("char tokenizer: unknown characters and ids are clear errors", "[char][errors]") {
+  const CharTokenizer tok = CharTokenizer::from_text("ab\ncd");
+  REQUIRE_THROWS_WITH(tok.encode("ab\ncz", "the prompt"),
+                      Catch::Contains("'z' (U+007A) at line 2, column 2 of the prompt is not in the character vocabulary"));
+  REQUIRE_THROWS_WITH(tok.encode("a한"), Catch::Contains("'한' (U+D55C) at line 1, column 2"));
+  REQUIRE_THROWS_WITH(tok.decode(std::vector<int32_t>{0, 9}), Catch::Contains("token id 9 is out of range for vocab_size 5"));
+  REQUIRE_THROWS_WITH(tok.encode("a\xFF"), Catch::Contains("not valid UTF-8 at byte offset 1"));
+  REQUIRE_THROWS_WITH(CharTokenizer(std::vector<int32_t>{5, 3}), Catch::Contains("out of order"));
+}
+
+TEST_CASE("bpe: a hand-checkable corpus gives known merges", "[bpe]") {
+  // "aaabdaaabac": (a,a) occurs 4 times (overlaps count) -> 256; then (a,b) and (256,a) both
+  // occur twice: the tie goes to the smaller pair (a,b) -> 257; then (256,257) -> 258.
+  BpeTrainer trainer(Split::none);
+  trainer.add("aaabdaaabac");
+  REQUIRE(trainer.train(259) == std::vector<Merge>{{'a', 'a'}, {'a', 'b'}, {256, 257}});
+  const BpeTokenizer tok(trainer.train(259), Split::none);
+  REQUIRE(tok.encode("aaabdaaabac") == std::vector<int32_t>{258, 'd', 258, 'a', 'c'});
+  REQUIRE(tok.encode("aaaa") == std::vector<int32_t>{256, 256});  // leftmost first
+  REQUIRE(tok.token_bytes(258) == "aaab");
+  REQUIRE_THROWS_WITH(trainer.train(260), Catch::Contains("larger than the corpus allows") &&
+                                             Catch::Contains("at most 259 tokens"));
+  REQUIRE_THROWS_WITH(trainer.train(255), Catch::Contains("vocab size 255 is below 256"));
+}
+
+TEST_CASE("bpe: merges never cross chunk boundaries with the gpt2 split", "[bpe]") {
+  // " a" pairs (space, a) are frequent, but "a a a" in chunks is "a", " a", " a": only (' ', 'a') merges.
+  const BpeTokenizer tok = BpeTokenizer::train("a a a a a a", 257, Split::gpt2);
+  REQUIRE(tok.merges() == std::vector<Merge>{{' ', 'a'}});
+  const BpeTokenizer none = BpeTokenizer::train("a a a a a a", 258, Split::none);
+  REQUIRE(none.merges().size() == 2);
+}
+
+TEST_CASE("bpe: exact round trips on every script, and encode(decode(ids)) == ids", "[bpe]") {
+  for (Split split : {Split::gpt2, Split::none}) {
+    const BpeTokenizer tok = BpeTokenizer::train(all_texts() + all_texts() + all_texts(), 300, split);
+    for (const auto& t : kTexts) {
+      INFO(t);
+      const auto ids = tok.encode(t);
+      REQUIRE(tok.decode(ids) == t);
+      REQUIRE(tok.encode(tok.decode(ids)) == ids);
+    }
+  }
+}
+
+TEST_CASE("bpe: training is deterministic and a cut character decodes to U+FFFD", "[bpe]") {
+  const std::string text = all_texts() + "나는 나는 나는 학교 학교";
+  REQUIRE(BpeTokenizer::train(text, 270).merges() == BpeTokenizer::train(text, 270).merges());
+  const BpeTokenizer bytes_only({}, Split::gpt2);
+  const auto ids = bytes_only.encode("한");  // three byte tokens
+  REQUIRE(ids.size() == 3);
+  REQUIRE(bytes_only.decode(std::vector<int32_t>(ids.begin(), ids.begin() + 2)) == "\xEF\xBF\xBD");
+  REQUIRE(bytes_only.decode(ids) == "한");
+  REQUIRE_THROWS_WITH(bytes_only.decode(std::vector<int32_t>{256}), Catch::Contains("token id 256 is out of range"));
+  REQUIRE_THROWS_WITH(BpeTokenizer({{1, 300}}, Split::gpt2), Catch::Contains("merge 0 joins (1, 300)"));
+}
