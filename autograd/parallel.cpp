@@ -4,7 +4,6 @@
 #include <tbb/info.h>
 
 #include <memory>
-#include <vector>
 
 namespace tinygpt {
 
@@ -25,22 +24,6 @@ void set_num_threads(int threads) {
 
 int num_threads() {
   return g_threads > 0 ? g_threads : static_cast<int>(tbb::info::default_concurrency());
-}
-
-double deterministic_sum(const float* x, int64_t n) {
-  constexpr int64_t kChunk = 8192;
-  int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<double> partial(static_cast<size_t>(chunks), 0.0);
-  parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      double s = 0.0;
-      for (int64_t i = c * kChunk, e = std::min(n, i + kChunk); i < e; ++i) s += x[i];
-      partial[static_cast<size_t>(c)] = s;
-    }
-  });
-  double total = 0.0;
-  for (double p : partial) total += p;
-  return total;
 }
 
 }  // namespace tinygpt

@@ -1,8 +1,10 @@
 #pragma once
 // Parallel loops over outputs. Every kernel gives each output element to exactly one task and
 // computes it in a fixed order, so results are bitwise identical for any number of threads.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -33,7 +35,27 @@ inline int64_t grain_for(int64_t work_per_item, int64_t work_per_task = 32768) {
   return g > 0 ? g : 1;
 }
 
-// Sum of x[0..n) in fixed chunks combined in order: the same bits for any thread count.
-double deterministic_sum(const float* x, int64_t n);
+// Sum over i in [0, n) of term(i), in double, in fixed chunks combined in order: the same bits for
+// any thread count.
+template <class Term>
+double deterministic_sum(int64_t n, const Term& term) {
+  constexpr int64_t kChunk = 8192;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> partial(static_cast<size_t>(chunks), 0.0);
+  parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      double s = 0.0;
+      for (int64_t i = c * kChunk, e = std::min(n, i + kChunk); i < e; ++i) s += term(i);
+      partial[static_cast<size_t>(c)] = s;
+    }
+  });
+  double total = 0.0;
+  for (double p : partial) total += p;
+  return total;
+}
+
+inline double deterministic_sum(const float* x, int64_t n) {
+  return deterministic_sum(n, [x](int64_t i) { return static_cast<double>(x[i]); });
+}
 
 }  // namespace tinygpt

@@ -60,8 +60,12 @@ TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::str
 
 Corpus load_corpus(const CorpusOptions& o) {
   if (o.files.empty()) throw std::invalid_argument("no training files given");
+  return load_corpus(o, build_tokenizer(o));
+}
+
+Corpus load_corpus(const CorpusOptions& o, std::shared_ptr<const Tokenizer> tokenizer) {
   Corpus corpus;
-  corpus.tokenizer = build_tokenizer(o);
+  corpus.tokenizer = std::move(tokenizer);
   TokenArray all = tokenize_files(*corpus.tokenizer, o.files);
   if (!o.val_files.empty()) {
     corpus.train = std::move(all);

@@ -28,6 +28,9 @@ struct Corpus {
 // so memory stays near the token arrays' size).
 Corpus load_corpus(const CorpusOptions& options);
 
+// The same with a tokenizer that already exists (resuming a run): no tokenizer is built.
+Corpus load_corpus(const CorpusOptions& options, std::shared_ptr<const Tokenizer> tokenizer);
+
 // Tokenizes files with an existing tokenizer (resume, eval). Errors name the file and the place.
 TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::string>& files);
 

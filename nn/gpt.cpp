@@ -85,7 +85,8 @@ GPT::GPT(const GPTConfig& c, uint64_t seed)
       wpe(c.block_size, c.n_embd),
       ln_f(c.n_embd),
       config_(c),
-      dropout_seed_(splitmix64(seed ^ 0xd50f)) {
+      dropout_seed_(0) {
+  set_dropout_seed(seed);
   register_module("transformer.wte", wte);
   register_module("transformer.wpe", wpe);
   for (int64_t i = 0; i < c.n_layer; ++i) {
@@ -109,6 +110,15 @@ void GPT::init_weights(uint64_t seed) {
     else if (ends_with(name, "c_proj.weight")) p.copy_from_(Tensor::randn(p.shape(), p_seed, residual_std));
     else p.copy_from_(Tensor::randn(p.shape(), p_seed, 0.02f));
   }
+}
+
+void GPT::set_dropout_seed(uint64_t seed) { dropout_seed_ = splitmix64(seed ^ 0xd50f); }
+
+void GPT::set_dropout(float p) {
+  GPTConfig c = config_;
+  c.dropout = p;
+  c.validate();
+  config_ = c;
 }
 
 Tensor GPT::dropout_(const Tensor& x) {

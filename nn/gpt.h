@@ -76,9 +76,11 @@ class GPT : public Module {
   // batch row b is how much query i drew from each key j <= i.
   const Tensor& attention_weights(int64_t layer) const;
 
-  // Dropout masks come from (seed, call counter): saving the counter makes a resume exact.
+  // Dropout masks come from (seed, call counter): restoring both makes a resume exact.
   uint64_t dropout_counter() const { return dropout_counter_; }
   void set_dropout_counter(uint64_t counter) { dropout_counter_ = counter; }
+  void set_dropout_seed(uint64_t seed);  // the seed given to the constructor sets it too
+  void set_dropout(float p);             // a training setting, not part of a checkpoint's /config
 
   Embedding wte, wpe;
   std::vector<std::unique_ptr<Block>> h;

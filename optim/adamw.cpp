@@ -1,0 +1,35 @@
+#include "optim/adamw.h"
+
+#include <cmath>
+
+#include "autograd/parallel.h"
+
+namespace tinygpt::optim {
+
+AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options) : options_(options) {
+  for (auto& [name, p] : named)
+    state_.push_back({name, p, Tensor::zeros(p.shape()), Tensor::zeros(p.shape()), p.dim() >= 2});
+}
+
+void AdamW::step(float lr) {
+  ++step_;
+  const AdamWOptions& o = options_;
+  const float bias1 = 1.0f - std::pow(o.beta1, static_cast<float>(step_));
+  const float bias2_sqrt = std::sqrt(1.0f - std::pow(o.beta2, static_cast<float>(step_)));
+  const float step_size = lr / bias1;
+  for (State& s : state_) {
+    if (!s.param.has_grad()) continue;
+    float *p = s.param.data(), *m = s.m.data(), *v = s.v.data();
+    const float* g = s.param.grad().data();
+    const float decay = s.decay ? 1.0f - lr * o.weight_decay : 1.0f;
+    parallel_for(s.param.numel(), 8192, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        m[i] = o.beta1 * m[i] + (1.0f - o.beta1) * g[i];
+        v[i] = o.beta2 * v[i] + (1.0f - o.beta2) * g[i] * g[i];
+        p[i] = p[i] * decay - step_size * m[i] / (std::sqrt(v[i]) / bias2_sqrt + o.eps);
+      }
+    });
+  }
+}
+
+}  // namespace tinygpt::optim

@@ -1,0 +1,65 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "optim/adamw.h"
+#include "optim/grad_clip.h"
+#include "optim/schedule.h"
+
+using namespace tinygpt;
+using namespace tinygpt::optim;
+
+namespace {
+void set_grad(Tensor& p, std::vector<float> g) {
+  p.zero_grad();
+  sum(p * Tensor::from_vector(p.shape(), std::move(g))).backward();
+}
+}  // namespace
+
+TEST_CASE("adamw: two steps against hand-computed values", "[optim]") {
+  // One weight matrix (decays) and one bias (does not); lr 0.1, betas (0.9, 0.99), eps 1e-8, wd 0.1.
+  Tensor w = Tensor::from_vector({1, 2}, {1.0f, -2.0f}).set_requires_grad(true);
+  Tensor b = Tensor::from_vector({1}, {0.5f}).set_requires_grad(true);
+  AdamW opt({{"w", w}, {"b", b}}, {.lr = 0.1f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.1f});
+  set_grad(w, {0.5f, -1.0f});
+  set_grad(b, {2.0f});
+  opt.step(0.1f);
+  // Step 1: m = 0.1 g, v = 0.01 g^2, mhat = g, vhat = g^2 -> update = lr * sign(g) (eps aside);
+  // w also decays: w (1 - lr wd) = w * 0.99.
+  REQUIRE(w.at({0, 0}) == Approx(1.0 * 0.99 - 0.1).epsilon(1e-6));
+  REQUIRE(w.at({0, 1}) == Approx(-2.0 * 0.99 + 0.1).epsilon(1e-6));
+  REQUIRE(b.at({0}) == Approx(0.5 - 0.1).epsilon(1e-6));
+  set_grad(w, {-0.5f, -1.0f});
+  set_grad(b, {2.0f});
+  opt.step(0.05f);
+  // Step 2 for w[0]: m = 0.9*0.05 + 0.1*(-0.5) = -0.005, v = 0.99*0.0025 + 0.01*0.25 = 0.004975;
+  // mhat = m / 0.19, vhat = v / 0.0199; p = 0.89 * (1 - 0.005) - 0.05 * mhat / (sqrt(vhat) + eps)
+  const double m = -0.005, v = 0.004975, mhat = m / 0.19, vhat = v / (1 - 0.99 * 0.99);
+  REQUIRE(w.at({0, 0}) == Approx(0.89 * (1 - 0.005) - 0.05 * mhat / (std::sqrt(vhat) + 1e-8)).epsilon(1e-5));
+  REQUIRE(opt.steps() == 2);
+  REQUIRE(opt.state()[0].decay);
+  REQUIRE_FALSE(opt.state()[1].decay);
+}
+
+TEST_CASE("grad clip: scales to the global norm only when above it", "[optim]") {
+  Tensor a = Tensor::zeros({2}).set_requires_grad(true), b = Tensor::zeros({1}).set_requires_grad(true);
+  set_grad(a, {3.0f, 0.0f});
+  set_grad(b, {4.0f});
+  REQUIRE(clip_grad_norm({a, b}, 10.0) == Approx(5.0));
+  REQUIRE(a.grad().to_vector() == std::vector<float>{3.0f, 0.0f});  // under the limit: unchanged
+  REQUIRE(clip_grad_norm({a, b}, 1.0) == Approx(5.0));
+  REQUIRE(a.grad().at({0}) == Approx(0.6).epsilon(1e-5));
+  REQUIRE(b.grad().at({0}) == Approx(0.8).epsilon(1e-5));
+}
+
+TEST_CASE("lr schedule: linear warm-up, cosine decay, floor", "[optim]") {
+  LrSchedule s{.lr = 1e-3f, .min_lr = 1e-4f, .warmup = 100, .decay_iters = 2000};
+  REQUIRE(s.at(0) == Approx(1e-3 * 1 / 101));
+  REQUIRE(s.at(99) == Approx(1e-3 * 100 / 101));
+  REQUIRE(s.at(100) == Approx(1e-3));                         // the peak
+  REQUIRE(s.at(1050) == Approx(0.5 * (1e-3 + 1e-4)));         // half-way down the cosine
+  REQUIRE(s.at(2000) == Approx(1e-4));
+  REQUIRE(s.at(5000) == Approx(1e-4));
+  for (int64_t it = 101; it < 2000; ++it) REQUIRE(s.at(it) <= s.at(it - 1));
+}

@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "autograd/graph.h"
+#include "autograd/random.h"
+#include "data/char_tokenizer.h"
+#include "nn/generator.h"
+#include "train/evaluate.h"
+#include "train/sampling.h"
+
+using namespace tinygpt;
+
+namespace {
+std::unique_ptr<nn::GPT> small_model(int64_t vocab, int64_t block) {
+  auto m = std::make_unique<nn::GPT>(
+      nn::GPTConfig{.vocab_size = vocab, .block_size = block, .n_layer = 2, .n_head = 2, .n_embd = 16}, 5);
+  NoGradGuard no_grad;  // a less uniform model than the initialization
+  uint64_t seed = 9;
+  for (Tensor& p : m->parameters()) p.copy_from_(p + Tensor::randn(p.shape(), ++seed, 0.2f));
+  return m;
+}
+data::TokenArray random_tokens(int64_t n, int64_t vocab) {
+  Rng rng(3);
+  std::vector<int32_t> ids(n);
+  for (auto& id : ids) id = static_cast<int32_t>(rng.below(vocab));
+  data::TokenArray t(vocab);
+  t.append(ids);
+  return t;
+}
+}  // namespace
+
+TEST_CASE("eval: equals the sum of per-window losses computed directly", "[eval]") {
+  const auto owned = small_model(11, 8);
+  nn::GPT& model = *owned;
+  for (int64_t n : {2, 9, 17, 30}) {
+    const data::TokenArray tokens = random_tokens(n, 11);
+    const train::EvalResult r = train::evaluate(model, tokens, 3);
+    double sum = 0;
+    int64_t count = 0;
+    NoGradGuard no_grad;
+    for (int64_t start = 0; start + 1 < n; start += 8) {  // SPEC.md's rule, one window at a time
+      const int64_t len = std::min<int64_t>(8, n - 1 - start);
+      std::vector<int32_t> x(len), y(len);
+      tokens.copy_to(start, len, x.data());
+      tokens.copy_to(start + 1, len, y.data());
+      sum += model.forward(x, 1, len, y).loss.item() * len;
+      count += len;
+    }
+    REQUIRE(r.tokens == n - 1);
+    REQUIRE(r.tokens == count);
+    REQUIRE(r.loss == Approx(sum / count).epsilon(1e-6));
+    REQUIRE(r.perplexity == Approx(std::exp(sum / count)).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("sample: the key/value cache gives the full forward pass's logits", "[sample]") {
+  const auto owned = small_model(13, 6);
+  nn::GPT& model = *owned;
+  std::vector<int32_t> ids = {1, 5, 2, 12, 0, 7};
+  NoGradGuard no_grad;
+  const std::vector<float> full = model.forward(ids, 1, 6).logits.to_vector();  // [6, 13]
+  nn::Generator gen(model);
+  for (int64_t t = 0; t < 6; ++t) {
+    const std::vector<float>& step = gen.feed(ids[t]);
+    for (int64_t v = 0; v < 13; ++v) REQUIRE(step[v] == Approx(full[t * 13 + v]).margin(1e-5));
+  }
+  REQUIRE_THROWS_WITH(gen.feed(1), Catch::Contains("cache is full"));
+}
+
+TEST_CASE("sample: same seed same text, slides past block_size, top-k and greedy", "[sample]") {
+  const auto owned = small_model(5, 4);
+  const nn::GPT& model = *owned;
+  const data::CharTokenizer tok(std::vector<int32_t>{'\n', 'a', 'b', 'c', 'd'});
+  train::SampleOptions o{.prompt = "ab", .tokens = 20, .temperature = 1.0, .top_k = 0, .seed = 4};
+  std::string streamed;
+  const std::string text = train::generate(model, tok, o, [&](const std::string& piece) { streamed += piece; });
+  REQUIRE(text.size() == 20);  // well past block_size 4: the context slid
+  REQUIRE(streamed == text);
+  REQUIRE(train::generate(model, tok, o) == text);
+  o.seed = 5;
+  REQUIRE(train::generate(model, tok, o) != text);
+  REQUIRE(train::pick_token({0.1f, 3.0f, 2.0f}, 0.0, 0, 0.99) == 1);   // greedy
+  REQUIRE(train::pick_token({0.1f, 3.0f, 2.0f}, 1.0, 1, 0.99) == 1);   // top-1
+  REQUIRE(train::pick_token({5.0f, 0.0f, 5.0f}, 1.0, 2, 0.75) == 2);   // top-2 of two equals
+  o.prompt = "abz";
+  REQUIRE_THROWS_WITH(train::generate(model, tok, o), Catch::Contains("'z' (U+007A)") && Catch::Contains("the prompt"));
+}

@@ -1,0 +1,52 @@
+#pragma once
+// HDF5 checkpoints in the layout of ../shared/SPEC.md (documented in docs/checkpoint-format.md):
+//   /                 format = "tinygpt", format_version = 1
+//   /config           vocab_size, block_size, n_layer, n_head, n_embd
+//   /model/<name>     float32, nanoGPT's state_dict names and PyTorch's [out, in] layout
+//   /tokenizer        kind = "char" (vocab) or "bpe" (merges, split)
+//   /optim            m/<name>, v/<name>; step and hyperparameters as attributes
+//   /train            iteration, RNG state, run options, losses: what an exact resume needs
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "autograd/random.h"
+#include "data/tokenizer.h"
+#include "nn/gpt.h"
+#include "optim/adamw.h"
+#include "train/options.h"
+
+namespace tinygpt::train {
+
+struct TrainState {
+  int64_t iteration = 0;           // completed iterations
+  Rng::State sampler_state{};      // the training batch sampler's RNG
+  uint64_t dropout_counter = 0;
+  double train_loss = 0, val_loss = 0;  // the last ones logged (val: the last estimate; NaN if none)
+  int64_t tokens_seen = 0;
+  double seconds = 0;              // training time so far
+  int64_t train_tokens = 0, val_tokens = 0;  // to notice data that changed before a resume
+  TrainOptions options;
+};
+
+struct Checkpoint {
+  nn::GPTConfig config;
+  std::shared_ptr<nn::GPT> model;  // with the checkpoint's weights
+  std::shared_ptr<const data::Tokenizer> tokenizer;
+  std::optional<optim::AdamWOptions> optim;  // absent in a weights-only file
+  int64_t optim_step = 0;
+  std::map<std::string, Tensor> m, v;
+  std::optional<TrainState> train;
+};
+
+// Writes atomically: a temporary file in the same folder, flushed to disk, then renamed over
+// `path`, so a crash or kill mid-write never destroys the previous checkpoint.
+void write_checkpoint(const std::string& path, const nn::GPT& model, const data::Tokenizer& tokenizer,
+                      const optim::AdamW* optimizer, const TrainState* state);
+
+// Reads and checks everything; any problem (missing, truncated or foreign file, wrong
+// format_version, missing item, wrong shape) is one clear error naming the file and the item.
+Checkpoint read_checkpoint(const std::string& path);
+
+}  // namespace tinygpt::train

@@ -1,0 +1,40 @@
+// tinygpt eval: the loss of a checkpoint on text, by SPEC.md's evaluation rule.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "autograd/parallel.h"
+#include "data/corpus.h"
+#include "train/checkpoint.h"
+#include "train/cli/commands.h"
+#include "train/evaluate.h"
+
+namespace tinygpt::cli {
+
+void add_eval(CLI::App& app) {
+  struct Args {
+    std::string ckpt;
+    std::vector<std::string> data;
+    bool json = false;
+    int64_t batch = 16, threads = 0;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("eval", "loss, perplexity and token count of a checkpoint on text files");
+  cmd->add_option("--ckpt", args->ckpt, "checkpoint to evaluate")->required();
+  cmd->add_option("--data", args->data, "text files to score")->required();
+  cmd->add_flag("--json", args->json, "print one JSON object {\"loss\", \"perplexity\", \"tokens\"}");
+  cmd->add_option("--batch", args->batch, "windows per forward pass")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", args->threads, "worker threads (0: all cores)")->capture_default_str();
+  cmd->callback([args] {
+    set_num_threads(static_cast<int>(args->threads));
+    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    const data::TokenArray tokens = data::tokenize_files(*ck.tokenizer, args->data);
+    const train::EvalResult r = train::evaluate(*ck.model, tokens, args->batch);
+    if (args->json)
+      fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {:.6f}, \"tokens\": {}}}\n", r.loss, r.perplexity, r.tokens);
+    else
+      fmt::print("loss {:.4f}  perplexity {:.3f}  tokens {}\n", r.loss, r.perplexity, r.tokens);
+  });
+}
+
+}  // namespace tinygpt::cli

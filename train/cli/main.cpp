@@ -1,0 +1,24 @@
+// tinygpt: train a small GPT on text, resume it, evaluate it, sample from it.
+#include <fmt/format.h>
+
+#include <exception>
+
+#include "train/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tinygpt: train a small GPT on a CPU, evaluate it and sample from it", "tinygpt"};
+  app.require_subcommand(1);
+  tinygpt::cli::add_train(app);
+  tinygpt::cli::add_eval(app);
+  tinygpt::cli::add_sample(app);
+  tinygpt::cli::add_info(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tinygpt: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,42 @@
+// tinygpt sample: generated text, streamed as it is produced.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "autograd/parallel.h"
+#include "train/checkpoint.h"
+#include "train/cli/commands.h"
+#include "train/sampling.h"
+
+namespace tinygpt::cli {
+
+void add_sample(CLI::App& app) {
+  struct Args {
+    std::string ckpt;
+    train::SampleOptions sample;
+    int64_t threads = 0;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("sample", "generate text from a checkpoint");
+  cmd->add_option("--ckpt", args->ckpt, "checkpoint to sample from")->required();
+  cmd->add_option("--prompt", args->sample.prompt, "text to continue (default: a new line)");
+  cmd->add_option("--tokens", args->sample.tokens, "tokens to generate")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--temperature", args->sample.temperature, "softmax temperature (0: most likely token)")->capture_default_str();
+  cmd->add_option("--top-k", args->sample.top_k, "sample among the k most likely tokens (0: all)")->capture_default_str();
+  cmd->add_option("--seed", args->sample.seed, "random seed: the same seed gives the same text")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "worker threads (0: all cores)")->capture_default_str();
+  cmd->callback([args] {
+    set_num_threads(static_cast<int>(args->threads));
+    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    if (!args->sample.prompt.empty()) ck.tokenizer->encode(args->sample.prompt, "the prompt");  // fails before output
+    std::fputs(args->sample.prompt.c_str(), stdout);
+    train::generate(*ck.model, *ck.tokenizer, args->sample, [](const std::string& piece) {
+      std::fputs(piece.c_str(), stdout);
+      std::fflush(stdout);
+    });
+    std::fputs("\n", stdout);
+  });
+}
+
+}  // namespace tinygpt::cli

@@ -1,0 +1,44 @@
+#include "train/evaluate.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "autograd/graph.h"
+#include "data/batches.h"
+
+namespace tinygpt::train {
+
+EvalResult evaluate(nn::GPT& model, const data::TokenArray& tokens, int64_t batch) {
+  const int64_t T = model.config().block_size;
+  const std::vector<data::EvalWindow> windows = data::evaluation_windows(tokens.size(), T);
+  if (windows.empty()) throw std::invalid_argument(fmt::format("eval: the text has {} tokens; at least 2 are needed", tokens.size()));
+  NoGradGuard no_grad;
+  const bool was_training = model.training();
+  model.eval();
+  double sum = 0;
+  int64_t scored = 0;
+  std::vector<int32_t> inputs, targets, window;
+  for (size_t w = 0; w < windows.size();) {
+    // Consecutive windows of one length form a batch: all full ones, then the last short one.
+    const int64_t len = windows[w].length;
+    size_t end = w;
+    while (end < windows.size() && end - w < static_cast<size_t>(batch) && windows[end].length == len) ++end;
+    const auto B = static_cast<int64_t>(end - w);
+    inputs.resize(B * len), targets.resize(B * len), window.resize(len + 1);
+    for (int64_t b = 0; b < B; ++b) {
+      tokens.copy_to(windows[w + b].start, len + 1, window.data());
+      std::copy_n(window.begin(), len, inputs.begin() + b * len);
+      std::copy_n(window.begin() + 1, len, targets.begin() + b * len);
+    }
+    const double mean = model.forward(inputs, B, len, targets).loss.item();
+    sum += mean * static_cast<double>(B * len);
+    scored += B * len;
+    w = end;
+  }
+  model.train(was_training);
+  return {sum / static_cast<double>(scored), std::exp(sum / static_cast<double>(scored)), scored};
+}
+
+}  // namespace tinygpt::train

@@ -1,0 +1,45 @@
+#include "train/progress.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace tinygpt::train {
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const auto whole = static_cast<int64_t>(s);
+  if (s < 60) return fmt::format("{:.1f}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", whole / 60, whole % 60);
+  return fmt::format("{}h{:02}m", whole / 3600, whole % 3600 / 60);
+}
+
+void Progress::step(const StepReport& r) {
+  const double eta = r.iteration > 0 ? r.elapsed_s / r.iteration * (r.total - r.iteration) : NAN;
+  std::string line = fmt::format("iter {}/{}  loss {:.4f}  lr {:.2e}  {:.0f} tok/s  {} elapsed  ETA {}", r.iteration,
+                                 r.total, r.train_loss, r.lr, r.tokens_per_s, format_duration(r.elapsed_s),
+                                 format_duration(eta));
+  if (r.val_loss) line += fmt::format("  val {:.4f}", *r.val_loss);
+  if (terminal_) {
+    if (r.val_loss) {
+      fmt::print(out_, "\r\033[K{}\n", line);  // keep evaluations on screen
+      live_ = false;
+    } else {
+      const int percent = static_cast<int>(100 * r.iteration / std::max<int64_t>(1, r.total));
+      fmt::print(out_, "\r\033[K{:3}% {}", percent, line);
+      live_ = true;
+    }
+  } else if (r.val_loss || r.iteration % every_ == 0 || r.iteration == r.total) {
+    fmt::print(out_, "{}\n", line);
+  }
+  std::fflush(out_);
+}
+
+void Progress::message(const std::string& text) {
+  if (live_) fmt::print(out_, "\r\033[K");
+  live_ = false;
+  fmt::print(out_, "{}\n", text);
+  std::fflush(out_);
+}
+
+}  // namespace tinygpt::train

@@ -1,0 +1,32 @@
+#pragma once
+// What a run shows while it trains: on a terminal one live line (iteration/total, loss, lr,
+// tokens/s, elapsed, ETA) redrawn each step; elsewhere (a log file, CI) a plain line every N steps.
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace tinygpt::train {
+
+struct StepReport {
+  int64_t iteration, total;  // iteration: completed ones
+  double train_loss, lr, tokens_per_s, elapsed_s;
+  std::optional<double> val_loss;
+};
+
+class Progress {
+ public:
+  Progress(std::FILE* out, bool terminal, int64_t every) : out_(out), terminal_(terminal), every_(every) {}
+  void step(const StepReport& r);
+  void message(const std::string& text);  // a line of its own (clears the live line first)
+
+ private:
+  std::FILE* out_;
+  bool terminal_;
+  int64_t every_;
+  bool live_ = false;
+};
+
+std::string format_duration(double seconds);  // "1h02m", "3m05s", "12.3s"
+
+}  // namespace tinygpt::train

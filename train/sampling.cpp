@@ -1,0 +1,85 @@
+#include "train/sampling.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "autograd/random.h"
+#include "data/utf8.h"
+#include "nn/generator.h"
+
+namespace tinygpt::train {
+
+int32_t pick_token(const std::vector<float>& logits, double temperature, int64_t top_k, double uniform) {
+  const auto V = static_cast<int64_t>(logits.size());
+  if (temperature <= 0) return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  std::vector<int32_t> order(V);
+  std::iota(order.begin(), order.end(), 0);
+  const int64_t k = top_k > 0 ? std::min(top_k, V) : V;
+  // The k most likely, highest first; ties by id, so the choice never depends on sort details.
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [&](int32_t a, int32_t b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
+  std::vector<double> p(k);
+  double total = 0;
+  for (int64_t i = 0; i < k; ++i) total += (p[i] = std::exp((logits[order[i]] - logits[order[0]]) / temperature));
+  double r = uniform * total;
+  for (int64_t i = 0; i < k; ++i)
+    if ((r -= p[i]) < 0) return order[i];
+  return order[k - 1];
+}
+
+std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& o,
+                     const std::function<void(const std::string&)>& on_text) {
+  if (o.temperature < 0) throw std::invalid_argument(fmt::format("--temperature {} must not be negative", o.temperature));
+  if (o.top_k < 0) throw std::invalid_argument(fmt::format("--top-k {} must not be negative", o.top_k));
+  std::vector<int32_t> context = o.prompt.empty() ? std::vector<int32_t>{} : tokenizer.encode(o.prompt, "the prompt");
+  if (context.empty()) {
+    try {
+      context = tokenizer.encode("\n");
+    } catch (const std::exception&) {
+      context = {0};
+    }
+  }
+  const int64_t block = model.config().block_size;
+  nn::Generator gen(model);
+  // Fills the cache with the last tokens of the context (at most block_size - 1 of them, so that
+  // one more fits) and returns the logits after the last one.
+  auto refill = [&](size_t keep) -> const std::vector<float>& {
+    gen.reset();
+    const std::vector<float>* logits = nullptr;
+    for (size_t i = context.size() - keep; i < context.size(); ++i) logits = &gen.feed(context[i]);
+    return *logits;
+  };
+  const std::vector<float>* logits = &refill(std::min<size_t>(context.size(), block));
+  Rng rng(o.seed);
+  std::string text, pending;  // pending: bytes of a character not yet complete
+  for (int64_t n = 0; n < o.tokens; ++n) {
+    const int32_t next = pick_token(*logits, o.temperature, o.top_k, rng.uniform());
+    context.push_back(next);
+    pending += tokenizer.token_bytes(next);
+    size_t valid = 0;  // the longest prefix of whole characters
+    for (size_t i = 0; i < pending.size();) {
+      if (data::next_code_point(pending, i) < 0) break;
+      valid = i;
+    }
+    if (valid > 0 || pending.size() >= 4) {
+      const std::string piece = valid > 0 ? pending.substr(0, valid) : data::sanitize_utf8(pending);
+      pending.erase(0, valid > 0 ? valid : pending.size());
+      text += piece;
+      if (on_text) on_text(piece);
+    }
+    if (n + 1 == o.tokens) break;
+    logits = gen.length() < block ? &gen.feed(next) : &refill(block);  // slide when full
+  }
+  if (!pending.empty()) {
+    const std::string piece = data::sanitize_utf8(pending);
+    text += piece;
+    if (on_text) on_text(piece);
+  }
+  return text;
+}
+
+}  // namespace tinygpt::train

@@ -1,0 +1,177 @@
+#include "train/trainer.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "autograd/graph.h"
+#include "autograd/parallel.h"
+#include "optim/grad_clip.h"
+
+namespace tinygpt::train {
+
+namespace {
+
+data::CorpusOptions corpus_options(const TrainOptions& o) {
+  return {.files = training_files(o), .val_files = o.val_data, .val_fraction = o.val_fraction,
+          .tokenizer = o.tokenizer, .vocab_size = o.vocab_size};
+}
+
+nn::GPTConfig model_config(const TrainOptions& o, int64_t vocab_size) {
+  return {.vocab_size = vocab_size, .block_size = o.block, .n_layer = o.layers, .n_head = o.heads, .n_embd = o.embd,
+          .dropout = static_cast<float>(o.dropout)};
+}
+
+optim::AdamWOptions adamw_options(const TrainOptions& o) {
+  return {.lr = static_cast<float>(o.lr), .weight_decay = static_cast<float>(o.weight_decay)};
+}
+
+void check_enough_tokens(const data::Corpus& c, const TrainOptions& o) {
+  if (c.train.size() < o.block + 1)
+    throw std::invalid_argument(fmt::format("the training text has {} tokens; --block {} needs at least {}",
+                                            c.train.size(), o.block, o.block + 1));
+  if (c.val.size() > 0 && c.val.size() < o.block + 1)
+    throw std::invalid_argument(fmt::format("the validation text has {} tokens; --block {} needs at least {} "
+                                            "(give more text, a larger --val-fraction, or --val-fraction 0)",
+                                            c.val.size(), o.block, o.block + 1));
+}
+
+}  // namespace
+
+Trainer::Trainer(const TrainOptions& options) : options_(options) {
+  validate(options_);
+  set_num_threads(static_cast<int>(options_.threads));
+  corpus_ = data::load_corpus(corpus_options(options_));
+  check_enough_tokens(corpus_, options_);
+  model_ = std::make_shared<nn::GPT>(model_config(options_, corpus_.tokenizer->vocab_size()),
+                                     static_cast<uint64_t>(options_.seed));
+  optimizer_ = std::make_unique<optim::AdamW>(model_->named_parameters(), adamw_options(options_));
+  state_.options = options_;
+  state_.sampler_state = Rng(static_cast<uint64_t>(options_.seed)).state();
+  state_.val_loss = NAN;
+  prepare();
+  std::ofstream(log_path()) << "iter,train_loss,val_loss,lr,tokens_per_s,seconds\n";
+}
+
+Trainer::Trainer(const std::string& path, std::optional<int64_t> iters) {
+  Checkpoint ck = read_checkpoint(path);
+  if (!ck.train || !ck.optim)
+    throw std::invalid_argument(fmt::format("checkpoint '{}' holds no training state to resume", path));
+  state_ = *ck.train;
+  options_ = state_.options;
+  if (iters) options_.iters = state_.options.iters = *iters;
+  validate(options_);
+  set_num_threads(static_cast<int>(options_.threads));
+  if (state_.iteration > options_.iters)
+    throw std::invalid_argument(fmt::format("the checkpoint is at iteration {}, past --iters {}", state_.iteration,
+                                            options_.iters));
+  corpus_ = data::load_corpus(corpus_options(options_), ck.tokenizer);
+  if (corpus_.train.size() != state_.train_tokens || corpus_.val.size() != state_.val_tokens)
+    throw std::invalid_argument(fmt::format(
+        "the data changed since the checkpoint: {} training and {} validation tokens then, {} and {} now",
+        state_.train_tokens, state_.val_tokens, corpus_.train.size(), corpus_.val.size()));
+  model_ = ck.model;
+  model_->set_dropout(static_cast<float>(options_.dropout));
+  model_->set_dropout_seed(static_cast<uint64_t>(options_.seed));
+  model_->set_dropout_counter(state_.dropout_counter);
+  optimizer_ = std::make_unique<optim::AdamW>(model_->named_parameters(), *ck.optim);
+  optimizer_->set_steps(ck.optim_step);
+  for (auto& s : optimizer_->state()) s.m.copy_from_(ck.m.at(s.name)), s.v.copy_from_(ck.v.at(s.name));
+  prepare();
+  // Keep the log's rows up to the checkpoint; later ones belong to the run that was cut short.
+  std::ifstream in(log_path());
+  std::string line, kept;
+  for (int64_t row = 0; std::getline(in, line); ++row)
+    if (row == 0 || std::stoll(line.substr(0, line.find(','))) <= state_.iteration) kept += line + "\n";
+  in.close();
+  std::ofstream(log_path()) << (kept.empty() ? "iter,train_loss,val_loss,lr,tokens_per_s,seconds\n" : kept);
+}
+
+void Trainer::prepare() {
+  sampler_ = std::make_unique<data::BatchSampler>(corpus_.train, options_.batch, options_.block, 0);
+  sampler_->set_state(state_.sampler_state);
+  schedule_ = {.lr = static_cast<float>(options_.lr), .min_lr = static_cast<float>(options_.min_lr),
+               .warmup = options_.warmup, .decay_iters = options_.iters};
+  state_.train_tokens = corpus_.train.size();
+  state_.val_tokens = corpus_.val.size();
+}
+
+std::string Trainer::log_path() const {
+  return std::filesystem::path(options_.out).replace_extension(".csv").string();
+}
+
+double Trainer::train_step(float lr) {
+  model_->zero_grad();
+  double loss_sum = 0;
+  for (int64_t micro = 0; micro < options_.grad_accum; ++micro) {
+    sampler_->next(inputs_, targets_);
+    Tensor loss = model_->forward(inputs_, options_.batch, options_.block, targets_).loss;
+    loss_sum += loss.item();
+    // The mean over micro-batches: each one's gradient counts 1 / grad_accum.
+    (options_.grad_accum > 1 ? loss * (1.0f / static_cast<float>(options_.grad_accum)) : loss).backward();
+  }
+  if (options_.grad_clip > 0) optim::clip_grad_norm(model_->parameters(), options_.grad_clip);
+  optimizer_->step(lr);
+  return loss_sum / static_cast<double>(options_.grad_accum);
+}
+
+double Trainer::estimate_val_loss() {
+  if (corpus_.val.size() == 0) return NAN;
+  NoGradGuard no_grad;
+  model_->eval();
+  // Seeded by the iteration, so that a resumed run evaluates on the same batches.
+  data::BatchSampler val(corpus_.val, options_.batch, options_.block,
+                         splitmix64(static_cast<uint64_t>(options_.seed) ^ static_cast<uint64_t>(state_.iteration)));
+  std::vector<int32_t> x, y;
+  double sum = 0;
+  for (int64_t i = 0; i < options_.eval_iters; ++i) {
+    val.next(x, y);
+    sum += model_->forward(x, options_.batch, options_.block, y).loss.item();
+  }
+  model_->train();
+  return sum / static_cast<double>(options_.eval_iters);
+}
+
+void Trainer::save() {
+  state_.sampler_state = sampler_->state();
+  state_.dropout_counter = model_->dropout_counter();
+  write_checkpoint(options_.out, *model_, *corpus_.tokenizer, optimizer_.get(), &state_);
+}
+
+Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrupt, int64_t pause_at) {
+  std::ofstream log(log_path(), std::ios::app);
+  const double seconds_before = state_.seconds;
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t tokens_per_step = options_.batch * options_.block * options_.grad_accum;
+  while (state_.iteration < options_.iters) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const float lr = schedule_.at(state_.iteration);
+    state_.train_loss = train_step(lr);
+    ++state_.iteration;
+    state_.tokens_seen += tokens_per_step;
+    const double step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state_.seconds = seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::optional<double> val;
+    if (state_.iteration % options_.eval_every == 0 || state_.iteration == options_.iters) {
+      val = estimate_val_loss();
+      state_.val_loss = *val;
+    }
+    const double tokens_per_s = tokens_per_step / step_s;
+    // Losses with 9 significant digits: enough to tell any two floats apart.
+    log << fmt::format("{},{:.9g},{},{:.6e},{:.1f},{:.3f}\n", state_.iteration, state_.train_loss,
+                       val && std::isfinite(*val) ? fmt::format("{:.9g}", *val) : "", lr, tokens_per_s, state_.seconds);
+    log.flush();
+    progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val});
+    const bool stop = (interrupt && interrupt->requested()) || state_.iteration == pause_at;
+    if (stop || state_.iteration % options_.ckpt_every == 0 || state_.iteration == options_.iters) save();
+    if (stop) return Outcome::interrupted;
+  }
+  return Outcome::finished;
+}
+
+}  // namespace tinygpt::train
