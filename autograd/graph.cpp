@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "autograd/profile.h"
+
 namespace tinygpt {
 
 namespace {
@@ -79,6 +81,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
     grad_impl->storage = std::move(grad);
     grad_impl->shape = t->shape;
     grad_impl->strides = contiguous_strides(t->shape);
+    OpTimer timer(node->op);
     node->backward(Tensor(t), Tensor(std::move(grad_impl)));
   }
 }

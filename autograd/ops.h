@@ -51,6 +51,11 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 // in place, without a copy (ops/matmul.cpp).
 Tensor matmul(const Tensor& a, const Tensor& b);
 
+// A Linear layer in one op: y = x Wᵀ + b, x [..., in], weight [out, in] (PyTorch's layout), bias
+// [out] or undefined. One gemm adds onto rows preset to the bias; backward is two gemms and a
+// column sum, with no intermediate tensor (ops/matmul.cpp).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
 // Over the last axis (ops/softmax.cpp).
 Tensor softmax(const Tensor& x);
 Tensor log_softmax(const Tensor& x);

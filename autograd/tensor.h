@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "autograd/shape.h"
@@ -12,6 +13,8 @@
 namespace tinygpt {
 
 // 64-byte aligned so that kernels can use full-width vector loads on every row start they own.
+// Elements are default-initialized: Buffer(n) leaves floats unwritten (every op writes its whole
+// output), while Buffer(n, 0.0f) still zero-fills where a sum starts from zero.
 template <class T>
 struct AlignedAllocator {
   using value_type = T;
@@ -20,6 +23,14 @@ struct AlignedAllocator {
   AlignedAllocator(const AlignedAllocator<U>&) {}
   T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
   void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
   bool operator==(const AlignedAllocator&) const { return true; }
 };
 using Buffer = std::vector<float, AlignedAllocator<float>>;

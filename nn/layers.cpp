@@ -7,10 +7,7 @@ Linear::Linear(int64_t in, int64_t out, bool has_bias) {
   if (has_bias) bias = register_parameter("bias", Tensor::zeros({out}));
 }
 
-Tensor Linear::forward(const Tensor& x) const {
-  Tensor y = matmul(x, weight.transpose(0, 1));  // the transpose is read in place, never copied
-  return bias.defined() ? y + bias : y;
-}
+Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
 
 Embedding::Embedding(int64_t num, int64_t dim) { weight = register_parameter("weight", Tensor::zeros({num, dim})); }
 

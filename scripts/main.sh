@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh fortunes
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-cmake --build build -j"$(nproc)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null  # one configuration for both commands
+cmake --build build -j"$(nproc)" --target tinygpt
 mkdir -p runs
 rm -f runs/fortunes.h5 runs/fortunes.csv runs/fortunes.svg  # the demo starts afresh each time
 ./build/train/tinygpt train --out runs/fortunes.h5 --iters 2000 --eval-every 250 --log-every 100

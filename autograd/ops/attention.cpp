@@ -11,6 +11,7 @@
 #include "autograd/graph.h"
 #include "autograd/ops.h"
 #include "autograd/parallel.h"
+#include "autograd/profile.h"
 
 namespace tinygpt {
 
@@ -34,6 +35,7 @@ float dot(const float* a, const float* b, int64_t n) {
 }  // namespace
 
 AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, const Tensor& value_in) {
+  OpTimer timer("causal_attention");
   if (query_in.dim() != 4 || key_in.shape() != query_in.shape() || value_in.shape() != query_in.shape())
     throw std::invalid_argument(fmt::format("causal_attention: query, key, value must share one [B, nh, T, hs] "
                                             "shape, got {}, {}, {}", to_string(query_in.shape()),

@@ -9,10 +9,12 @@
 #include "autograd/graph.h"
 #include "autograd/kernels/rows.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace tinygpt {
 
 Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets_in, int32_t ignore_index) {
+  OpTimer timer("cross_entropy");
   if (logits.dim() < 1) throw std::invalid_argument("cross_entropy: logits must have a class axis");
   const Tensor x = logits.contiguous();
   const int64_t V = x.shape().back(), rows = V ? x.numel() / V : 0;

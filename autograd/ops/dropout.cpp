@@ -7,6 +7,7 @@
 #include "autograd/graph.h"
 #include "autograd/ops.h"
 #include "autograd/parallel.h"
+#include "autograd/profile.h"
 #include "autograd/random.h"
 
 namespace tinygpt {
@@ -21,6 +22,7 @@ inline bool keep(uint64_t seed, int64_t i, float p) {
 Tensor dropout(const Tensor& input, float p, uint64_t seed, bool training) {
   if (!(p >= 0.0f && p < 1.0f)) throw std::invalid_argument(fmt::format("dropout: probability {} not in [0, 1)", p));
   if (!training || p == 0.0f) return input;
+  OpTimer timer("dropout");
   const Tensor x = input.contiguous();
   const float scale = 1.0f / (1.0f - p);
   Tensor out = Tensor::empty(x.shape());

@@ -6,6 +6,7 @@
 #include "autograd/kernels/fast_exp.h"
 #include "autograd/kernels/elementwise.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace tinygpt {
 
@@ -34,6 +35,7 @@ namespace {
 // out = f(a, b) with broadcasting, read through any strides.
 template <class F>
 Tensor broadcast_apply(const Tensor& a, const Tensor& b, const Shape& shape, const F& f) {
+  OpTimer timer("broadcast");
   Tensor out = Tensor::empty(shape);
   binary_map(shape, a.data(), broadcast_strides(a.shape(), a.strides(), shape), b.data(),
              broadcast_strides(b.shape(), b.strides(), shape), out.data(), f);
@@ -59,6 +61,7 @@ Tensor binary(const Tensor& a, const Tensor& b, const char* op, const F& f) {
 // y = f(x) elementwise; the backward adds g * dy/dx, given by dfdx(x, y).
 template <class F, class DF>
 Tensor unary(const Tensor& input, const char* op, const F& f, const DF& dfdx) {
+  OpTimer timer(op);
   Tensor x = input.contiguous();
   Tensor out = Tensor::empty(x.shape());
   const float* px = x.data();
@@ -145,6 +148,7 @@ Tensor relu(const Tensor& x) {
 // GELU, tanh approximation (SPEC.md): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
 // Its own loops with vector_tanh: std::tanh would keep them scalar, and GELU is a large share of a step.
 Tensor gelu(const Tensor& input) {
+  OpTimer timer("gelu");
   constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
   const Tensor x = input.contiguous();
   Tensor out = Tensor::empty(x.shape());

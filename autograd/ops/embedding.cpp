@@ -8,10 +8,12 @@
 #include "autograd/graph.h"
 #include "autograd/kernels/rows.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace tinygpt {
 
 Tensor embedding(const Tensor& weight_in, std::span<const int32_t> ids_in, const Shape& ids_shape) {
+  OpTimer timer("embedding");
   if (weight_in.dim() != 2)
     throw std::invalid_argument(fmt::format("embedding: weight must be [V, C], got {}", to_string(weight_in.shape())));
   if (numel(ids_shape) != static_cast<int64_t>(ids_in.size()))

@@ -7,6 +7,7 @@
 #include "autograd/graph.h"
 #include "autograd/kernels/rows.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace tinygpt {
 
@@ -15,6 +16,7 @@ constexpr int64_t kRowsPerChunk = 32;  // fixed, so the weight/bias gradient sum
 }
 
 Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, float eps) {
+  OpTimer timer("layer_norm");
   const int64_t C = input.dim() ? input.shape().back() : 0;
   if (input.dim() < 1 || weight.shape() != Shape{C} || bias.shape() != Shape{C})
     throw std::invalid_argument(fmt::format("layer_norm: input {} needs weight and bias [{}], got {} and {}",

@@ -5,8 +5,11 @@
 #include <stdexcept>
 
 #include "autograd/graph.h"
+#include "autograd/kernels/elementwise.h"
 #include "autograd/kernels/gemm.h"
 #include "autograd/ops.h"
+#include "autograd/parallel.h"
+#include "autograd/profile.h"
 
 namespace tinygpt {
 
@@ -56,6 +59,7 @@ int64_t batch_offset(const Shape& batch, const Strides& strides, int64_t index) 
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  OpTimer timer("matmul");
   if (a.dim() < 2 || b.dim() < 2)
     throw std::invalid_argument(fmt::format("matmul: operands need at least 2 axes, got {} @ {}",
                                             to_string(a.shape()), to_string(b.shape())));
@@ -94,6 +98,35 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       if (da) gemm(M, K, N, gv, bv.transposed(), da + batch_offset(plan.batch, plan.a_grad, i), K, true);
       if (db) gemm(K, N, M, av.transposed(), gv, db + batch_offset(plan.batch, plan.b_grad, i), N, true);
     }
+  });
+}
+
+Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) {
+  OpTimer timer("linear");
+  if (input.dim() < 2 || weight_in.dim() != 2 || input.size(-1) != weight_in.size(1) ||
+      (bias.defined() && bias.shape() != Shape{weight_in.size(0)}))
+    throw std::invalid_argument(fmt::format("linear: input {} does not fit weight {} and bias {}",
+                                            to_string(input.shape()), to_string(weight_in.shape()),
+                                            bias.defined() ? to_string(bias.shape()) : "(none)"));
+  const Tensor x = rows_fold(input) ? input : input.contiguous();
+  const Tensor w = weight_in.contiguous();
+  const int64_t in = w.size(1), out = w.size(0), rows = x.numel() / in;
+  Shape shape = x.shape();
+  shape.back() = out;
+  Tensor y = Tensor::empty(shape);
+  if (bias.defined())
+    parallel_for(rows, grain_for(out), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) std::copy_n(bias.data(), out, y.data() + r * out);
+    });
+  const MatrixView xv{x.data(), x.strides()[x.dim() - 2], 1};
+  const MatrixView wt{w.data(), 1, in};  // Wᵀ [in, out], read in place
+  gemm(rows, out, in, xv, wt, y.data(), out, bias.defined());
+  //   dx += dy W;   dW += dyᵀ x;   db += column sums of dy
+  return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out](const Tensor&, const Tensor& g) {
+    const MatrixView gv{g.data(), out, 1};
+    if (float* dx = grad_sink(x)) gemm(rows, in, out, gv, {w.data(), in, 1}, dx, in, true);
+    if (float* dw = grad_sink(w)) gemm(out, in, rows, gv.transposed(), xv, dw, in, true);
+    if (float* db = grad_sink(bias)) sum_to(g.data(), {rows, out}, db, {out}, true);
   });
 }
 

@@ -8,6 +8,7 @@
 #include "autograd/graph.h"
 #include "autograd/kernels/elementwise.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace tinygpt {
 
@@ -85,6 +86,7 @@ void sum_to(const float* x, const Shape& from, float* out, const Shape& to, bool
 }
 
 Tensor sum_to_shape(const Tensor& input, const Shape& shape) {
+  OpTimer timer("sum_to_shape");
   if (shape.size() > input.shape().size() || broadcast_shapes(shape, input.shape(), "sum_to_shape") != input.shape())
     throw std::invalid_argument(fmt::format("sum_to_shape: {} does not broadcast to {}", to_string(shape),
                                             to_string(input.shape())));

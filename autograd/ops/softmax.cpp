@@ -6,10 +6,12 @@
 #include "autograd/graph.h"
 #include "autograd/kernels/rows.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace tinygpt {
 
 Tensor softmax(const Tensor& input) {
+  OpTimer timer("softmax");
   const Tensor x = input.contiguous();
   const int64_t cols = x.dim() ? x.shape().back() : 1, rows = cols ? x.numel() / cols : 0;
   Tensor out = Tensor::empty(x.shape());
@@ -36,6 +38,7 @@ Tensor softmax(const Tensor& input) {
 }
 
 Tensor log_softmax(const Tensor& input) {
+  OpTimer timer("log_softmax");
   const Tensor x = input.contiguous();
   const int64_t cols = x.dim() ? x.shape().back() : 1, rows = cols ? x.numel() / cols : 0;
   Tensor out = Tensor::empty(x.shape());

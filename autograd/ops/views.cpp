@@ -9,6 +9,7 @@
 #include "autograd/graph.h"
 #include "autograd/kernels/strided.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace tinygpt {
 
@@ -84,6 +85,7 @@ Tensor Tensor::reshape(const Shape& requested) const {
 
 Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
+  OpTimer timer("contiguous");
   Tensor out = Tensor::empty(shape());
   strided_copy(data(), shape(), strides(), out.data());
   return attach(out, "contiguous", {*this}, same_order_backward(*this));

@@ -32,3 +32,20 @@ TEST_CASE("matmul: shape errors name the op and the shapes", "[matmul][errors]")
   REQUIRE_THROWS_WITH(matmul(Tensor::ones({3}), Tensor::ones({3, 2})), Catch::Contains("at least 2 axes"));
   REQUIRE_THROWS_WITH(matmul(Tensor::ones({2, 2, 3}), Tensor::ones({3, 3, 1})), Catch::Contains("batch"));
 }
+
+TEST_CASE("linear: x Wᵀ + b in one op, with and without bias", "[matmul]") {
+  Tensor x = Tensor::from_vector({1, 3}, {1, 1, 1});
+  Tensor w = Tensor::from_vector({2, 3}, {1, 2, 3, 4, 5, 6});
+  REQUIRE(linear(x, w, Tensor::from_vector({2}, {10, 20})).to_vector() == std::vector<float>{16, 35});
+  REQUIRE(linear(x, w, Tensor()).to_vector() == std::vector<float>{6, 15});
+  auto u = [](const Shape& s, uint64_t seed) { return Tensor::uniform(s, seed, -1, 1); };
+  check_gradients([](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
+                  {u({2, 3, 4}, 1), u({5, 4}, 2), u({5}, 3)});
+  check_gradients([](const std::vector<Tensor>& in) { return linear(in[0], in[1], Tensor()); },
+                  {u({4, 3}, 1).transpose(0, 1), u({2, 4}, 2)});  // a strided input is copied once
+  // The same numbers as matmul + broadcast add.
+  const Tensor a = u({6, 7}, 4), wt = u({3, 7}, 5), b = u({3}, 6);
+  tinygpt::testing::require_close(linear(a, wt, b).to_vector(), (matmul(a, wt.transpose(0, 1)) + b).to_vector(), 1e-6);
+  REQUIRE_THROWS_WITH(linear(Tensor::ones({2, 3}), Tensor::ones({4, 5}), Tensor()),
+                      Catch::Contains("linear: input [2, 3] does not fit weight [4, 5]"));
+}

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   tinygpt::cli::add_eval(app);
   tinygpt::cli::add_sample(app);
   tinygpt::cli::add_info(app);
+  tinygpt::cli::add_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,34 @@
+#include "autograd/profile.h"
+
+#include <cstring>
+
+namespace tinygpt {
+
+namespace {
+thread_local OpSeconds* g_sink = nullptr;  // per thread, like the no-grad flag
+thread_local int g_depth = 0;
+}  // namespace
+
+Profiler::Profiler(OpSeconds& sink) : previous_(g_sink) { g_sink = &sink; }
+Profiler::~Profiler() { g_sink = previous_; }
+
+const char* op_family(const char* op) {
+  static const std::pair<const char*, const char*> families[] = {
+      {"matmul", "matmul"},         {"linear", "matmul"},              {"causal_attention", "attention"}, {"layer_norm", "layernorm"},
+      {"gelu", "gelu"},             {"cross_entropy", "cross-entropy"}, {"embedding", "embedding"}};
+  for (const auto& [name, family] : families)
+    if (std::strcmp(op, name) == 0) return family;
+  return "other";
+}
+
+OpTimer::OpTimer(const char* op) : op_(op), outermost_(g_sink != nullptr && g_depth++ == 0) {
+  if (outermost_) start_ = std::chrono::steady_clock::now();
+}
+
+OpTimer::~OpTimer() {
+  if (!g_sink) return;
+  --g_depth;
+  if (outermost_) (*g_sink)[op_family(op_)] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+}  // namespace tinygpt

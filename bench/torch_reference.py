@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""The same GPT and training step as `tinygpt bench`, in PyTorch, for comparison (not a test).
+
+Model: nanoGPT with bias, tied lm_head, GELU (tanh), no dropout; attention spelled out (PyTorch
+1.13 has no fused scaled_dot_product_attention). Step: forward, backward, clip to 1.0, AdamW
+(betas 0.9/0.99, weight decay 0.1 on 2-d tensors). Prints one JSON object like `tinygpt bench --json`.
+
+Debian's python3-torch calls the system libblas.so.3; put OpenBLAS first for a fair comparison:
+    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread bench/torch_reference.py --threads 2
+(on CPUs with AVX-512, OpenBLAS 0.3.21 also needs OPENBLAS_CORETYPE=SkylakeX).
+"""
+import argparse
+import json
+import math
+import resource
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, C, nh):
+        super().__init__()
+        self.nh = nh
+        self.ln_1, self.ln_2 = nn.LayerNorm(C), nn.LayerNorm(C)
+        self.c_attn, self.attn_proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+        self.c_fc, self.mlp_proj = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
+
+    def attn(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.nh, C // self.nh).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1))
+        mask = torch.ones(T, T, dtype=torch.bool).tril()
+        att = F.softmax(att.masked_fill(~mask, float("-inf")), dim=-1)
+        return self.attn_proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class GPT(nn.Module):
+    def __init__(self, V, T, L, nh, C):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(V, C), nn.Embedding(T, C)
+        self.h = nn.ModuleList(Block(C, nh) for _ in range(L))
+        self.ln_f = nn.LayerNorm(C)
+        for p in self.parameters():
+            if p.dim() >= 2:
+                nn.init.normal_(p, 0.0, 0.02)
+
+    def forward(self, idx, targets):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.size(1)))
+        for block in self.h:
+            x = block(x)
+        logits = self.ln_f(x) @ self.wte.weight.t()
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for name, default in [("layers", 4), ("heads", 4), ("embd", 128), ("block", 64), ("batch", 12),
+                          ("vocab", 65), ("steps", 20), ("threads", 0)]:
+        ap.add_argument("--" + name, type=int, default=default)
+    a = ap.parse_args()
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    torch.manual_seed(1337)
+    model = GPT(a.vocab, a.block, a.layers, a.heads, a.embd)
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=1e-3, betas=(0.9, 0.99))
+    times = []
+    for step in range(3 + a.steps):
+        idx = torch.randint(0, a.vocab, (a.batch, a.block))
+        targets = torch.randint(0, a.vocab, (a.batch, a.block))
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = model(idx, targets)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if step >= 3:
+            times.append(time.perf_counter() - t0)
+    ms = statistics.median(times) * 1e3
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"tokens_per_s": a.batch * a.block / (ms / 1e3), "ms_per_step": ms, "peak_rss_mb": rss,
+                      "threads": torch.get_num_threads(), "torch": torch.__version__}))
+
+
+if __name__ == "__main__":
+    main()

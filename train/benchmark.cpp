@@ -1,0 +1,113 @@
+#include "train/benchmark.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "autograd/kernels/gemm.h"
+#include "autograd/parallel.h"
+#include "autograd/profile.h"
+#include "autograd/random.h"
+#include "optim/adamw.h"
+#include "optim/grad_clip.h"
+
+namespace tinygpt::train {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// The machine's practical peak: our GEMM on a large square product, best of a few.
+double measure_peak_gflops() {
+  const int64_t n = 1024;
+  const Tensor a = Tensor::uniform({n, n}, 1, -1, 1), b = Tensor::uniform({n, n}, 2, -1, 1);
+  Tensor c = Tensor::empty({n, n});
+  double best = 1e30;
+  for (int r = 0; r < 5; ++r) {
+    const auto t0 = Clock::now();
+    gemm(n, n, n, {a.data(), n, 1}, {b.data(), n, 1}, c.data(), n, false);
+    best = std::min(best, ms_since(t0));
+  }
+  return 2.0 * n * n * n / (best * 1e-3) / 1e9;
+}
+
+// Bytes the step needs by construction: parameters, gradients and two AdamW moments, plus the
+// activations the graph keeps for backward (per block: about 16 B T C floats and the B nh T T
+// attention weights; around the blocks 3 B T C, and the logits and their gradient, 2 B T V).
+double formula_bytes(const nn::GPTConfig& c, int64_t params, int64_t B) {
+  const double T = static_cast<double>(c.block_size), C = static_cast<double>(c.n_embd);
+  const double per_block = 16 * B * T * C + static_cast<double>(B * c.n_head) * T * T;
+  const double activations = c.n_layer * per_block + 3 * B * T * C + 2 * B * T * static_cast<double>(c.vocab_size);
+  return 4.0 * (4.0 * static_cast<double>(params) + activations);
+}
+
+}  // namespace
+
+BenchResult run_benchmark(const BenchOptions& o) {
+  set_num_threads(static_cast<int>(o.threads));
+  nn::GPT model(o.config, 1337);
+  optim::AdamW optimizer(model.named_parameters(), {});
+  const int64_t B = o.batch, T = o.config.block_size;
+  Rng rng(1);
+  std::vector<int32_t> ids(B * T), targets(B * T);
+
+  BenchResult r;
+  r.parameters = model.parameter_count();
+  std::vector<double> step_ms;
+  OpSeconds families;
+  for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
+    for (auto& id : ids) id = static_cast<int32_t>(rng.below(o.config.vocab_size));
+    for (auto& id : targets) id = static_cast<int32_t>(rng.below(o.config.vocab_size));
+    const bool timed = step >= o.warmup;
+    OpSeconds discard;
+    Profiler profiler(timed ? families : discard);
+    const auto t0 = Clock::now();
+    model.zero_grad();
+    const auto t1 = Clock::now();
+    Tensor loss = model.forward(ids, B, T, targets).loss;
+    const auto t2 = Clock::now();
+    loss.backward();
+    const auto t3 = Clock::now();
+    optim::clip_grad_norm(model.parameters(), 1.0);
+    optimizer.step(1e-3f);
+    if (!timed) continue;
+    const double zero = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    const double forward = std::chrono::duration<double, std::milli>(t2 - t1).count();
+    const double backward = std::chrono::duration<double, std::milli>(t3 - t2).count();
+    const double opt = ms_since(t3);
+    r.phase_ms["zero-grad"] += zero;
+    r.phase_ms["forward"] += forward;
+    r.phase_ms["backward"] += backward;
+    r.phase_ms["optimizer"] += opt;
+    step_ms.push_back(zero + forward + backward + opt);
+  }
+  for (auto& [phase, ms] : r.phase_ms) ms /= static_cast<double>(o.steps);
+  double op_total = 0;
+  for (auto& [family, s] : families) op_total += (r.family_ms[family] = s * 1e3 / static_cast<double>(o.steps));
+  r.family_ms["optimizer"] = r.phase_ms["optimizer"];
+  r.family_ms["other"] += std::max(0.0, r.phase_ms["forward"] + r.phase_ms["backward"] + r.phase_ms["zero-grad"] - op_total);
+
+  r.ms_per_step = median(step_ms);
+  r.tokens_per_s = static_cast<double>(B * T) / (r.ms_per_step * 1e-3);
+  const nn::GPTConfig& c = o.config;
+  const double non_embedding = static_cast<double>(r.parameters - c.block_size * c.n_embd);  // as nanoGPT counts
+  r.flops_per_token = 6.0 * non_embedding + 12.0 * static_cast<double>(c.n_layer * c.block_size * c.n_embd);
+  r.gflops = r.flops_per_token * r.tokens_per_s / 1e9;
+  r.peak_gflops = measure_peak_gflops();
+  r.share_of_peak = r.gflops / r.peak_gflops;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  r.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  r.formula_mb = formula_bytes(c, r.parameters, B) / (1024.0 * 1024.0);
+  return r;
+}
+
+}  // namespace tinygpt::train

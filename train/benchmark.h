@@ -1,0 +1,29 @@
+#pragma once
+// `tinygpt bench`: full training steps (forward, backward, clipping, AdamW) on random tokens, with
+// where the time goes and how close it comes to the machine's peak.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "nn/gpt.h"
+
+namespace tinygpt::train {
+
+struct BenchOptions {
+  nn::GPTConfig config;
+  int64_t batch = 12, steps = 20, warmup = 3, threads = 0;
+};
+
+struct BenchResult {
+  int64_t parameters = 0;
+  double tokens_per_s = 0, ms_per_step = 0;     // medians over the timed steps
+  double flops_per_token = 0, gflops = 0;       // nanoGPT's estimate: 6 N + 12 L T C per token
+  double peak_gflops = 0, share_of_peak = 0;    // peak: our GEMM on a 1024^3 product, same threads
+  double peak_rss_mb = 0, formula_mb = 0;       // formula: parameters, gradients, 2 moments, activations
+  std::map<std::string, double> phase_ms;       // forward, backward, optimizer, zero-grad (per step)
+  std::map<std::string, double> family_ms;      // matmul, attention, ... (per step)
+};
+
+BenchResult run_benchmark(const BenchOptions& options);
+
+}  // namespace tinygpt::train

@@ -1,0 +1,54 @@
+// tinygpt bench: training-step throughput on random tokens, and where the time goes.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "train/benchmark.h"
+#include "train/cli/commands.h"
+
+namespace tinygpt::cli {
+
+void add_bench(CLI::App& app) {
+  auto o = std::make_shared<train::BenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  o->config = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128};
+  CLI::App* cmd = app.add_subcommand("bench", "time full training steps (forward, backward, clip, AdamW) on random tokens");
+  cmd->add_option("--layers", o->config.n_layer, "transformer blocks")->capture_default_str();
+  cmd->add_option("--heads", o->config.n_head, "attention heads")->capture_default_str();
+  cmd->add_option("--embd", o->config.n_embd, "embedding width")->capture_default_str();
+  cmd->add_option("--block", o->config.block_size, "context length")->capture_default_str();
+  cmd->add_option("--batch", o->batch, "sequences per step")->capture_default_str();
+  cmd->add_option("--vocab", o->config.vocab_size, "vocabulary size")->capture_default_str();
+  cmd->add_option("--steps", o->steps, "timed steps (after 3 warm-up steps)")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "worker threads (0: all cores)")->capture_default_str();
+  cmd->add_flag("--json", *json, "print one JSON object");
+  cmd->callback([o, json] {
+    o->config.validate();
+    if (o->batch <= 0 || o->steps <= 0) throw std::invalid_argument("--batch and --steps must be positive");
+    const train::BenchResult r = train::run_benchmark(*o);
+    if (*json) {
+      fmt::print("{{\"tokens_per_s\": {:.1f}, \"ms_per_step\": {:.3f}, \"gflops\": {:.2f}, \"peak_gflops\": {:.2f}, "
+                 "\"share_of_peak\": {:.4f}, \"peak_rss_mb\": {:.1f}, \"formula_mb\": {:.1f}, \"parameters\": {}}}\n",
+                 r.tokens_per_s, r.ms_per_step, r.gflops, r.peak_gflops, r.share_of_peak, r.peak_rss_mb,
+                 r.formula_mb, r.parameters);
+      return;
+    }
+    const nn::GPTConfig& c = o->config;
+    fmt::print("model      {} layers, {} heads, {} embd, block {}, vocab {}; batch {}; {} parameters\n", c.n_layer,
+               c.n_head, c.n_embd, c.block_size, c.vocab_size, o->batch, r.parameters);
+    fmt::print("throughput {:.0f} tokens/s, {:.2f} ms/step (median of {} steps)\n", r.tokens_per_s, r.ms_per_step,
+               o->steps);
+    fmt::print("compute    {:.1f} GFLOP/s = {:.0f}% of the peak {:.1f} GFLOP/s (our GEMM, 1024^3)\n", r.gflops,
+               100 * r.share_of_peak, r.peak_gflops);
+    fmt::print("memory     peak RSS {:.1f} MB; parameters + gradients + moments + activations by formula {:.1f} MB\n",
+               r.peak_rss_mb, r.formula_mb);
+    fmt::print("\n{:<14} {:>9}\n", "phase", "ms/step");
+    for (const char* p : {"forward", "backward", "optimizer", "zero-grad"}) fmt::print("{:<14} {:>9.3f}\n", p, r.phase_ms.at(p));
+    fmt::print("\n{:<14} {:>9} {:>7}\n", "op family", "ms/step", "share");
+    double total = 0;
+    for (auto& [f, ms] : r.family_ms) total += ms;
+    for (auto& [f, ms] : r.family_ms) fmt::print("{:<14} {:>9.3f} {:>6.1f}%\n", f, ms, 100 * ms / total);
+  });
+}
+
+}  // namespace tinygpt::cli
