@@ -24,7 +24,9 @@ for config in "${@:-tiny baby small gpt2}"; do
       ours=() theirs=() our_rss=() their_rss=() share=()
       for pair in 1 2 3; do
         o=$(./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" --json)
-        t=$(env $TORCH_ENV /usr/bin/python3 bench/torch_reference.py ${FLAGS[$config_name]} --threads "$threads")
+        # torch.set_num_threads sets OpenMP's threads; OpenBLAS's own pool must be told too.
+        t=$(env $TORCH_ENV OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads" \
+              /usr/bin/python3 bench/torch_reference.py ${FLAGS[$config_name]} --threads "$threads")
         ours+=("$(echo "$o" | field tokens_per_s)"); our_rss+=("$(echo "$o" | field peak_rss_mb)")
         share+=("$(echo "$o" | field share_of_peak)")
         theirs+=("$(echo "$t" | field tokens_per_s)"); their_rss+=("$(echo "$t" | field peak_rss_mb)")

@@ -12,6 +12,7 @@
 #include "autograd/graph.h"
 #include "autograd/parallel.h"
 #include "optim/grad_clip.h"
+#include "train/plot.h"
 
 namespace tinygpt::train {
 
@@ -105,6 +106,10 @@ std::string Trainer::log_path() const {
   return std::filesystem::path(options_.out).replace_extension(".csv").string();
 }
 
+std::string Trainer::plot_path() const {
+  return std::filesystem::path(options_.out).replace_extension(".svg").string();
+}
+
 double Trainer::train_step(float lr) {
   model_->zero_grad();
   double loss_sum = 0;
@@ -166,6 +171,7 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
     log << fmt::format("{},{:.9g},{},{:.6e},{:.1f},{:.3f}\n", state_.iteration, state_.train_loss,
                        val && std::isfinite(*val) ? fmt::format("{:.9g}", *val) : "", lr, tokens_per_s, state_.seconds);
     log.flush();
+    if (val) write_loss_plot(log_path(), plot_path());  // a fresh picture at every evaluation
     progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val});
     const bool stop = (interrupt && interrupt->requested()) || state_.iteration == pause_at;
     if (stop || state_.iteration % options_.ckpt_every == 0 || state_.iteration == options_.iters) save();

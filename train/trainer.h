@@ -32,7 +32,8 @@ class Trainer {
   const nn::GPT& model() const { return *model_; }
   const TrainState& state() const { return state_; }
   const data::Corpus& corpus() const { return corpus_; }
-  std::string log_path() const;  // the CSV beside the checkpoint
+  std::string log_path() const;   // the CSV beside the checkpoint
+  std::string plot_path() const;  // its loss plot (SVG), refreshed at every evaluation
   void save();                   // a checkpoint of the current state at options.out
 
  private:

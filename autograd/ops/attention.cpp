@@ -5,10 +5,12 @@
 //   output  Y = P V                       [T, hs]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 #include "autograd/graph.h"
+#include "autograd/kernels/fast_exp.h"
 #include "autograd/ops.h"
 #include "autograd/parallel.h"
 #include "autograd/profile.h"
@@ -26,10 +28,31 @@ struct HeadView {
 
 Tensor unit_last_stride(const Tensor& t) { return t.strides()[3] == 1 ? t : t.contiguous(); }
 
-float dot(const float* a, const float* b, int64_t n) {
-  float s = 0.0f;
-  for (int64_t d = 0; d < n; ++d) s += a[d] * b[d];
-  return s;
+// out[d, j] = x[j, d] for one head: x has T rows of hs values, `row` floats apart.
+void transpose_head(const float* x, int64_t row, int64_t T, int64_t hs, float* out) {
+  for (int64_t j = 0; j < T; ++j)
+    for (int64_t d = 0; d < hs; ++d) out[d * T + j] = x[j * row + d];
+}
+
+// s[j] = scale * (q · x_j) for j < n, with x given transposed ([hs, T]): the inner loop runs over
+// keys, so it vectorizes (a dot product over hs would be a float reduction, which does not).
+void scores_row(const float* q, const float* x_t, int64_t n, int64_t T, int64_t hs, float scale, float* s) {
+  for (int64_t j = 0; j < n; ++j) s[j] = 0.0f;
+  for (int64_t d = 0; d < hs; ++d) {
+    const float qd = q[d] * scale;
+    const float* xd = x_t + d * T;
+    for (int64_t j = 0; j < n; ++j) s[j] += qd * xd[j];
+  }
+}
+
+// p[0..n) = softmax(p[0..n)), with the maximum taken out first.
+void softmax_row(float* p, int64_t n) {
+  float m = -INFINITY, sum = 0.0f;
+  for (int64_t j = 0; j < n; ++j) m = std::max(m, p[j]);
+  for (int64_t j = 0; j < n; ++j) p[j] = vector_exp(p[j] - m);
+  for (int64_t j = 0; j < n; ++j) sum += p[j];
+  const float inv = 1.0f / sum;
+  for (int64_t j = 0; j < n; ++j) p[j] *= inv;
 }
 
 }  // namespace
@@ -50,20 +73,16 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   const HeadView Q{q}, K{k}, V{v};
 
   parallel_for(B * nh, grain_for(T * T * hs), [&](int64_t t0, int64_t t1) {
+    std::vector<float> key_t(hs * T);  // this head's keys, transposed: [hs, T]
     for (int64_t bh = t0; bh < t1; ++bh) {
       const int64_t b = bh / nh, h = bh % nh;
       const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
+      transpose_head(kh, K.row(), T, hs, key_t.data());
       float* P = weights.data() + bh * T * T;
       for (int64_t i = 0; i < T; ++i) {
         float* p = P + i * T;  // [T]; entries past i stay 0
-        float m = -INFINITY;
-        for (int64_t j = 0; j <= i; ++j) {
-          p[j] = scale * dot(qh + i * Q.row(), kh + j * K.row(), hs);
-          m = std::max(m, p[j]);
-        }
-        float sum = 0.0f;
-        for (int64_t j = 0; j <= i; ++j) sum += (p[j] = std::exp(p[j] - m));
-        for (int64_t j = 0; j <= i; ++j) p[j] /= sum;
+        scores_row(qh + i * Q.row(), key_t.data(), i + 1, T, hs, scale, p);
+        softmax_row(p, i + 1);
         float* yi = y.data() + b * y.strides()[0] + h * y.strides()[1] + i * y.strides()[2];
         for (int64_t d = 0; d < hs; ++d) yi[d] = 0.0f;
         for (int64_t j = 0; j <= i; ++j)
@@ -81,20 +100,19 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
     float* dv = grad_sink(v);
     const HeadView Q{q}, K{k}, V{v};
     parallel_for(B * nh, grain_for(2 * T * T * hs), [&](int64_t t0, int64_t t1) {
-      std::vector<float> ds(T);
+      std::vector<float> ds(T), value_t(hs * T);
       for (int64_t bh = t0; bh < t1; ++bh) {
         const int64_t b = bh / nh, h = bh % nh, base = bh * T * hs;  // offset of head in the gradients
         const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
+        transpose_head(vh, V.row(), T, hs, value_t.data());
         const float* P = weights.data() + bh * T * T;
         const float* gh = g.data() + bh * T * hs;  // the gradient is contiguous [B, nh, T, hs]
         for (int64_t i = 0; i < T; ++i) {
           const float* p = P + i * T;
           const float* gi = gh + i * hs;
+          scores_row(gi, value_t.data(), i + 1, T, hs, 1.0f, ds.data());  // dP[i, j] = dY_i · V_j
           float row_dot = 0.0f;
-          for (int64_t j = 0; j <= i; ++j) {
-            ds[j] = dot(gi, vh + j * V.row(), hs);  // dP[i, j]
-            row_dot += p[j] * ds[j];
-          }
+          for (int64_t j = 0; j <= i; ++j) row_dot += p[j] * ds[j];
           for (int64_t j = 0; j <= i; ++j) {
             ds[j] = p[j] * (ds[j] - row_dot) * scale;
             if (dv)

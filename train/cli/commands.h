@@ -9,5 +9,8 @@ void add_eval(CLI::App& app);
 void add_sample(CLI::App& app);
 void add_info(CLI::App& app);
 void add_bench(CLI::App& app);
+void add_tokens(CLI::App& app);     // inspect.cpp
+void add_attention(CLI::App& app);  // inspect.cpp
+void add_plot(CLI::App& app);       // inspect.cpp
 
 }  // namespace tinygpt::cli

@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   tinygpt::cli::add_sample(app);
   tinygpt::cli::add_info(app);
   tinygpt::cli::add_bench(app);
+  tinygpt::cli::add_tokens(app);
+  tinygpt::cli::add_attention(app);
+  tinygpt::cli::add_plot(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

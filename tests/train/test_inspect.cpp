@@ -1,0 +1,126 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "data/bpe_tokenizer.h"
+#include "data/char_tokenizer.h"
+#include "temp_files.h"
+#include "train/inspect.h"
+#include "train/plot.h"
+
+using namespace tinygpt;
+using namespace tinygpt::train;
+using tinygpt::testing::TempDir;
+
+namespace {
+size_t count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Parses the SVG with xmllint (Debian's libxml2-utils, installed by scripts/test.sh).
+bool valid_xml(const TempDir& dir, const std::string& svg) {
+  const std::string path = dir.write("check.svg", svg);
+  return std::system(("xmllint --noout " + path).c_str()) == 0;
+}
+
+struct Model {
+  data::CharTokenizer tokenizer{std::vector<int32_t>{'\n', ' ', 'a', 'b', 'c', 0xD55C}};  // … 한
+  nn::GPT model{nn::GPTConfig{.vocab_size = 6, .block_size = 8, .n_layer = 2, .n_head = 2, .n_embd = 8}, 3};
+};
+}  // namespace
+
+TEST_CASE("inspect: token views show text and pieces of characters", "[inspect]") {
+  const data::CharTokenizer chars(std::vector<int32_t>{'\n', ' ', 'a', 0xD55C});
+  const auto views = token_views(chars, chars.encode("a 한\n"));
+  REQUIRE(views.size() == 4);
+  REQUIRE(views[1].label == "␣");
+  REQUIRE(views[2].label == "한");
+  REQUIRE(views[3].label == "\\n");
+  const data::BpeTokenizer bytes({}, data::Split::gpt2);
+  const auto pieces = token_views(bytes, bytes.encode("한"));
+  REQUIRE(pieces.size() == 3);
+  REQUIRE(pieces[0].partial);
+  REQUIRE(pieces[0].label == "<ED>");
+  const std::string table = token_table(pieces);
+  REQUIRE(table.find("bytes of a character split across tokens") != std::string::npos);
+}
+
+TEST_CASE("inspect: the attention table of a 3-token text is causal and rows sum to one", "[inspect]") {
+  Model m;
+  const AttentionMaps maps = attention_maps(m.model, m.tokenizer, "ab한");
+  REQUIRE(maps.tokens.size() == 3);
+  const std::string table = attention_table(maps, 1, 1);
+  std::istringstream lines(table);
+  std::string line;
+  std::getline(lines, line);  // title
+  std::getline(lines, line);  // key labels
+  REQUIRE(line.find("한") != std::string::npos);
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(std::getline(lines, line));
+    std::istringstream row(line);
+    std::string label;
+    row >> label;
+    REQUIRE(label == maps.tokens[i].label);
+    double sum = 0;
+    int numbers = 0;
+    for (double w; row >> w;) sum += w, ++numbers;
+    REQUIRE(numbers == i + 1);  // the future is blank
+    REQUIRE(sum == Approx(1.0).margin(0.011));  // two decimals each
+  }
+  REQUIRE(maps.at(1, 1, 0, 0) == 1.0f);
+  REQUIRE(maps.at(1, 1, 0, 2) == 0.0f);
+}
+
+TEST_CASE("inspect: the attention SVG has a cell per query x key and the token labels", "[inspect]") {
+  TempDir dir;
+  Model m;
+  const AttentionMaps maps = attention_maps(m.model, m.tokenizer, "a b한c");
+  const int64_t T = 5;
+  const std::string one_layer = attention_svg(maps, 1);
+  REQUIRE(count(one_layer, "class=\"cell\"") == 2 * T * T);  // 2 heads
+  REQUIRE(count(one_layer, ">한</text>") == 2 * 2);           // a row and a column label per head
+  REQUIRE(count(one_layer, "layer 1, head 1") == 1);
+  REQUIRE(valid_xml(dir, one_layer));
+  const std::string all = attention_svg(maps, std::nullopt);
+  REQUIRE(count(all, "class=\"cell\"") == 2 * 2 * T * T);    // every layer x head
+  REQUIRE(valid_xml(dir, all));
+}
+
+TEST_CASE("inspect: bad arguments give clear errors", "[inspect][errors]") {
+  Model m;
+  const AttentionMaps maps = attention_maps(m.model, m.tokenizer, "abc");
+  REQUIRE_THROWS_WITH(attention_table(maps, 2, 0), Catch::Contains("--layer 2 is out of range: the model has 2 layers"));
+  REQUIRE_THROWS_WITH(attention_table(maps, 0, 2), Catch::Contains("--head 2 is out of range: the model has 2 heads"));
+  REQUIRE_THROWS_WITH(attention_svg(maps, 5), Catch::Contains("--layer 5 is out of range"));
+  REQUIRE_THROWS_WITH(attention_maps(m.model, m.tokenizer, "abcabcabc"),
+                      Catch::Contains("9 tokens long; the model sees at most block_size 8"));
+  REQUIRE_THROWS_WITH(attention_maps(m.model, m.tokenizer, "abz"), Catch::Contains("'z' (U+007A) at line 1, column 3 of the text"));
+}
+
+TEST_CASE("plot: one point per evaluation, valid SVG, and clear errors for bad logs", "[inspect]") {
+  TempDir dir;
+  std::string csv = "iter,train_loss,val_loss,lr,tokens_per_s,seconds\n";
+  int evals = 0;
+  for (int i = 1; i <= 40; ++i) {
+    const bool eval = i % 10 == 0;
+    evals += eval;
+    csv += std::to_string(i) + "," + std::to_string(4.0 - i * 0.05) + "," + (eval ? std::to_string(4.1 - i * 0.05) : "") +
+           ",0.001,12000,0.1\n";
+  }
+  const std::string log = dir.write("run.csv", csv);
+  const auto rows = read_log(log);
+  REQUIRE(rows.size() == 40);
+  const std::string svg = loss_plot_svg(rows, "run");
+  REQUIRE(count(svg, "class=\"val\"") == static_cast<size_t>(evals));
+  REQUIRE(count(svg, "class=\"train\"") == 1);
+  REQUIRE(svg.find(">iteration</text>") != std::string::npos);
+  REQUIRE(svg.find(">tokens/s</text>") != std::string::npos);
+  REQUIRE(valid_xml(dir, svg));
+  REQUIRE_THROWS_WITH(read_log(dir.write("bad.csv", "iter,loss\n1,2\n")), Catch::Contains("bad.csv' has no column 'train_loss'"));
+  REQUIRE_THROWS_WITH(read_log(dir.write("junk.csv", csv + "41,x,,0.1,1,1\n")), Catch::Contains("junk.csv', line 42"));
+  REQUIRE_THROWS_WITH(read_log(dir.file("none.csv")), Catch::Contains("cannot open log"));
+}

@@ -1,0 +1,145 @@
+#include "train/plot.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "train/svg.h"
+
+namespace tinygpt::train {
+
+namespace {
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream s(line);
+  for (std::string f; std::getline(s, f, ',');) fields.push_back(f);
+  if (!line.empty() && line.back() == ',') fields.emplace_back();
+  return fields;
+}
+
+// Round tick positions covering [lo, hi]: steps of 1, 2 or 5 times a power of ten.
+std::vector<double> ticks(double lo, double hi, int wanted = 6) {
+  const double raw = (hi - lo) / wanted, base = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = base;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (base * m >= raw) {
+      step = base * m;
+      break;
+    }
+  std::vector<double> out;
+  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push_back(t);
+  return out;
+}
+
+// One panel: axes, ticks, labels, and a mapping from data to pixels.
+struct Panel {
+  double x0, y0, w, h, xmin, xmax, ymin, ymax;
+  double px(double x) const { return x0 + (x - xmin) / (xmax - xmin) * w; }
+  double py(double y) const { return y0 + h - (y - ymin) / (ymax - ymin) * h; }
+  void axes(Svg& svg, const std::string& xlabel, const std::string& ylabel) const {
+    svg.rect(x0, y0, w, h, "none", "stroke=\"#444444\"");
+    for (double t : ticks(xmin, xmax)) {
+      svg.line(px(t), y0 + h, px(t), y0 + h + 4, "#444444");
+      svg.text(px(t), y0 + h + 16, fmt::format("{:g}", t), 10, "middle");
+    }
+    for (double t : ticks(ymin, ymax)) {
+      svg.line(x0 - 4, py(t), x0, py(t), "#444444");
+      svg.line(x0, py(t), x0 + w, py(t), "#eeeeee");
+      svg.text(x0 - 7, py(t) + 3, fmt::format("{:g}", t), 10, "end");
+    }
+    svg.text(x0 + w / 2, y0 + h + 32, xlabel, 11, "middle");
+    svg.text(x0 - 45, y0 + h / 2, ylabel, 11, "middle", -90);
+  }
+};
+
+std::pair<double, double> padded_range(const std::vector<double>& v) {
+  double lo = *std::min_element(v.begin(), v.end()), hi = *std::max_element(v.begin(), v.end());
+  if (hi - lo < 1e-12) lo -= 0.5, hi += 0.5;
+  const double pad = (hi - lo) * 0.05;
+  return {lo - pad, hi + pad};
+}
+
+}  // namespace
+
+std::vector<LogRow> read_log(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("cannot open log '{}'", path));
+  std::string header;
+  std::getline(in, header);
+  std::map<std::string, size_t> column;
+  const std::vector<std::string> names = split_csv(header);
+  for (size_t i = 0; i < names.size(); ++i) column[names[i]] = i;
+  for (const char* needed : {"iter", "train_loss", "val_loss", "lr", "tokens_per_s", "seconds"})
+    if (!column.count(needed))
+      throw std::invalid_argument(fmt::format("log '{}' has no column '{}' (expected iter, train_loss, val_loss, lr, "
+                                              "tokens_per_s, seconds)", path, needed));
+  std::vector<LogRow> rows;
+  std::string line;
+  for (int64_t number = 2; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    const std::vector<std::string> f = split_csv(line);
+    try {
+      if (f.size() < names.size()) throw std::invalid_argument("too few fields");
+      const std::string& val = f[column["val_loss"]];
+      rows.push_back({std::stoll(f[column["iter"]]), std::stod(f[column["train_loss"]]),
+                      val.empty() ? std::nullopt : std::optional<double>(std::stod(val)), std::stod(f[column["lr"]]),
+                      std::stod(f[column["tokens_per_s"]]), std::stod(f[column["seconds"]])});
+    } catch (const std::exception&) {
+      throw std::invalid_argument(fmt::format("log '{}', line {}: not a row of numbers: '{}'", path, number, line));
+    }
+  }
+  if (rows.empty()) throw std::invalid_argument(fmt::format("log '{}' has no rows", path));
+  return rows;
+}
+
+std::string loss_plot_svg(const std::vector<LogRow>& rows, const std::string& title) {
+  const double W = 760, left = 80, plot_w = 600;
+  Svg svg(W, 620);
+  svg.text(left, 26, title, 14, "start", 0, "font-weight=\"bold\"");
+  std::vector<double> iters, losses, speeds;
+  for (const auto& r : rows) {
+    iters.push_back(static_cast<double>(r.iter));
+    losses.push_back(r.train_loss);
+    if (r.val_loss) losses.push_back(*r.val_loss);
+    speeds.push_back(r.tokens_per_s);
+  }
+  const double xmin = std::min(0.0, iters.front()), xmax = std::max(iters.back(), xmin + 1);
+  const auto [lmin, lmax] = padded_range(losses);
+  const auto [smin, smax] = padded_range(speeds);
+  const Panel loss{left, 50, plot_w, 330, xmin, xmax, lmin, lmax};
+  const Panel speed{left, 450, plot_w, 120, xmin, xmax, std::max(0.0, smin), smax};
+  loss.axes(svg, "iteration", "loss");
+  speed.axes(svg, "iteration", "tokens/s");
+  std::string train_pts, val_pts, speed_pts;
+  for (const auto& r : rows) {
+    const double x = static_cast<double>(r.iter);
+    train_pts += fmt::format("{:.1f},{:.1f} ", loss.px(x), loss.py(r.train_loss));
+    speed_pts += fmt::format("{:.1f},{:.1f} ", speed.px(x), speed.py(r.tokens_per_s));
+    if (r.val_loss) val_pts += fmt::format("{:.1f},{:.1f} ", loss.px(x), loss.py(*r.val_loss));
+  }
+  svg.polyline(train_pts, "#6baed6", 1, "class=\"train\"");
+  if (!val_pts.empty()) svg.polyline(val_pts, "#d94801", 2, "class=\"val-line\"");
+  for (const auto& r : rows)
+    if (r.val_loss) svg.circle(loss.px(static_cast<double>(r.iter)), loss.py(*r.val_loss), 3.5, "#d94801", "class=\"val\"");
+  svg.polyline(speed_pts, "#41ab5d", 1, "class=\"speed\"");
+  svg.line(left + plot_w + 15, 62, left + plot_w + 35, 62, "#6baed6", 2);
+  svg.text(left + plot_w + 40, 66, "train", 11);
+  svg.line(left + plot_w + 15, 80, left + plot_w + 35, 80, "#d94801", 2);
+  svg.text(left + plot_w + 40, 84, "validation", 11);
+  return svg.str();
+}
+
+void write_loss_plot(const std::string& log, const std::string& svg_path) {
+  const std::string svg = loss_plot_svg(read_log(log), log);
+  std::ofstream out(svg_path);
+  if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", svg_path));
+  out << svg;
+}
+
+}  // namespace tinygpt::train
