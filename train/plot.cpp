@@ -99,7 +99,7 @@ std::vector<LogRow> read_log(const std::string& path) {
 }
 
 std::string loss_plot_svg(const std::vector<LogRow>& rows, const std::string& title) {
-  const double W = 760, left = 80, plot_w = 600;
+  const double W = 800, left = 80, plot_w = 600;
   Svg svg(W, 620);
   svg.text(left, 26, title, 14, "start", 0, "font-weight=\"bold\"");
   std::vector<double> iters, losses, speeds;
