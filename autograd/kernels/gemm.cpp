@@ -4,13 +4,10 @@
 //       for each B panel (stays in L1), for each A panel (streams from L2):
 //         micro-kernel: an MR x NR block of C held in registers, one rank-1 update per k.
 #include "autograd/kernels/gemm.h"
+#include "autograd/kernels/simd.h"
 
 #include <algorithm>
 #include <cstring>
-
-#if defined(__AVX2__) || defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 #include "autograd/parallel.h"
 #include "autograd/tensor.h"
@@ -19,37 +16,7 @@ namespace tinygpt {
 
 namespace {
 
-// One SIMD register of floats: AVX-512, AVX2+FMA, or GCC's portable vector extension elsewhere.
-#if defined(__AVX512F__)
-constexpr int kLanes = 16, MR = 12;  // 24 accumulators of 32 registers
-using vfloat = __m512;
-inline vfloat zero() { return _mm512_setzero_ps(); }
-inline vfloat broadcast(const float* p) { return _mm512_set1_ps(*p); }
-inline vfloat load_aligned(const float* p) { return _mm512_load_ps(p); }
-inline vfloat load(const float* p) { return _mm512_loadu_ps(p); }
-inline void store(float* p, vfloat v) { _mm512_storeu_ps(p, v); }
-inline vfloat fma(vfloat a, vfloat b, vfloat c) { return _mm512_fmadd_ps(a, b, c); }
-#elif defined(__AVX2__) && defined(__FMA__)
-constexpr int kLanes = 8, MR = 6;  // 12 accumulators of 16 registers
-using vfloat = __m256;
-inline vfloat zero() { return _mm256_setzero_ps(); }
-inline vfloat broadcast(const float* p) { return _mm256_broadcast_ss(p); }
-inline vfloat load_aligned(const float* p) { return _mm256_load_ps(p); }
-inline vfloat load(const float* p) { return _mm256_loadu_ps(p); }
-inline void store(float* p, vfloat v) { _mm256_storeu_ps(p, v); }
-inline vfloat fma(vfloat a, vfloat b, vfloat c) { return _mm256_fmadd_ps(a, b, c); }
-#else
-constexpr int kLanes = 4, MR = 6;
-typedef float vfloat __attribute__((vector_size(16)));
-typedef float vfloat_unaligned __attribute__((vector_size(16), aligned(4)));
-inline vfloat zero() { return vfloat{0, 0, 0, 0}; }
-inline vfloat broadcast(const float* p) { return vfloat{*p, *p, *p, *p}; }
-inline vfloat load_aligned(const float* p) { return *reinterpret_cast<const vfloat*>(p); }
-inline vfloat load(const float* p) { return *reinterpret_cast<const vfloat_unaligned*>(p); }
-inline void store(float* p, vfloat v) { *reinterpret_cast<vfloat_unaligned*>(p) = v; }
-inline vfloat fma(vfloat a, vfloat b, vfloat c) { return a * b + c; }
-#endif
-inline vfloat add(vfloat a, vfloat b) { return a + b; }
+using namespace simd;
 
 constexpr int NR = 2 * kLanes;  // two vectors of C per row of the micro-tile
 constexpr int64_t KC = 256;     // depth of a block: an A panel (MR x KC) + B panel (KC x NR) fit L1

@@ -11,6 +11,7 @@
 
 #include "autograd/graph.h"
 #include "autograd/kernels/fast_exp.h"
+#include "autograd/kernels/small_gemm.h"
 #include "autograd/ops.h"
 #include "autograd/parallel.h"
 #include "autograd/profile.h"
@@ -34,16 +35,9 @@ void transpose_head(const float* x, int64_t row, int64_t T, int64_t hs, float* o
     for (int64_t d = 0; d < hs; ++d) out[d * T + j] = x[j * row + d];
 }
 
-// s[j] = scale * (q · x_j) for j < n, with x given transposed ([hs, T]): the inner loop runs over
-// keys, so it vectorizes (a dot product over hs would be a float reduction, which does not).
-void scores_row(const float* q, const float* x_t, int64_t n, int64_t T, int64_t hs, float scale, float* s) {
-  for (int64_t j = 0; j < n; ++j) s[j] = 0.0f;
-  for (int64_t d = 0; d < hs; ++d) {
-    const float qd = q[d] * scale;
-    const float* xd = x_t + d * T;
-    for (int64_t j = 0; j < n; ++j) s[j] += qd * xd[j];
-  }
-}
+// Queries are handled kRows at a time: a block of rows sees keys 0 .. (last row), so the products
+// below skip the masked future block by block (about half of the work for long contexts).
+constexpr int64_t kRows = 16;
 
 // p[0..n) = softmax(p[0..n)), with the maximum taken out first.
 void softmax_row(float* p, int64_t n) {
@@ -69,7 +63,7 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   // y lives in [B, T, nh, hs] order: merging heads back into [B, T, C] is then a free view.
   Tensor y_storage = Tensor::empty({B, T, nh, hs});
   Tensor y = make_view(y_storage, {B, nh, T, hs}, {T * nh * hs, hs, nh * hs, 1}, 0);
-  Tensor weights = Tensor::zeros({B, nh, T, T});
+  Tensor weights = Tensor::empty({B, nh, T, T});  // every entry is written below
   const HeadView Q{q}, K{k}, V{v};
 
   parallel_for(B * nh, grain_for(T * T * hs), [&](int64_t t0, int64_t t1) {
@@ -78,15 +72,19 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
       const int64_t b = bh / nh, h = bh % nh;
       const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
       transpose_head(kh, K.row(), T, hs, key_t.data());
-      float* P = weights.data() + bh * T * T;
-      for (int64_t i = 0; i < T; ++i) {
-        float* p = P + i * T;  // [T]; entries past i stay 0
-        scores_row(qh + i * Q.row(), key_t.data(), i + 1, T, hs, scale, p);
-        softmax_row(p, i + 1);
-        float* yi = y.data() + b * y.strides()[0] + h * y.strides()[1] + i * y.strides()[2];
-        for (int64_t d = 0; d < hs; ++d) yi[d] = 0.0f;
-        for (int64_t j = 0; j <= i; ++j)
-          for (int64_t d = 0; d < hs; ++d) yi[d] += p[j] * vh[j * V.row() + d];
+      float* P = weights.data() + bh * T * T;  // [T, T]
+      float* yh = y.data() + b * y.strides()[0] + h * y.strides()[1];
+      const int64_t y_row = y.strides()[2];
+      for (int64_t i0 = 0; i0 < T; i0 += kRows) {
+        const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;  // keys the block can see
+        // scores = Q Kᵀ / sqrt(hs), written straight into the weights' rows
+        small_gemm({rows, n, hs, qh + i0 * Q.row(), Q.row(), 1, key_t.data(), T, P + i0 * T, T, scale});
+        for (int64_t i = i0; i < n; ++i) {  // causal softmax: query i sees keys 0..i, the rest is 0
+          softmax_row(P + i * T, i + 1);
+          std::fill(P + i * T + i + 1, P + (i + 1) * T, 0.0f);
+        }
+        // y = P V
+        small_gemm({rows, hs, n, P + i0 * T, T, 1, vh, V.row(), yh + i0 * y_row, y_row});
       }
     }
   });
@@ -100,28 +98,33 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
     float* dv = grad_sink(v);
     const HeadView Q{q}, K{k}, V{v};
     parallel_for(B * nh, grain_for(2 * T * T * hs), [&](int64_t t0, int64_t t1) {
-      std::vector<float> ds(T), value_t(hs * T);
+      std::vector<float> dS(T * T), value_t(hs * T);
       for (int64_t bh = t0; bh < t1; ++bh) {
         const int64_t b = bh / nh, h = bh % nh, base = bh * T * hs;  // offset of head in the gradients
         const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
         transpose_head(vh, V.row(), T, hs, value_t.data());
         const float* P = weights.data() + bh * T * T;
         const float* gh = g.data() + bh * T * hs;  // the gradient is contiguous [B, nh, T, hs]
-        for (int64_t i = 0; i < T; ++i) {
-          const float* p = P + i * T;
-          const float* gi = gh + i * hs;
-          scores_row(gi, value_t.data(), i + 1, T, hs, 1.0f, ds.data());  // dP[i, j] = dY_i · V_j
-          float row_dot = 0.0f;
-          for (int64_t j = 0; j <= i; ++j) row_dot += p[j] * ds[j];
-          for (int64_t j = 0; j <= i; ++j) {
-            ds[j] = p[j] * (ds[j] - row_dot) * scale;
-            if (dv)
-              for (int64_t d = 0; d < hs; ++d) dv[base + j * hs + d] += p[j] * gi[d];
-            if (dq)
-              for (int64_t d = 0; d < hs; ++d) dq[base + i * hs + d] += ds[j] * kh[j * K.row() + d];
-            if (dk)
-              for (int64_t d = 0; d < hs; ++d) dk[base + j * hs + d] += ds[j] * qh[i * Q.row() + d];
+        for (int64_t i0 = 0; i0 < T; i0 += kRows) {
+          const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
+          float* ds = dS.data() + i0 * T;
+          small_gemm({rows, n, hs, gh + i0 * hs, hs, 1, value_t.data(), T, ds, T});  // dP = dY Vᵀ
+          for (int64_t i = i0; i < n; ++i) {  // dS = P (dP - rowsum(P dP)) scale; 0 past the diagonal
+            const float* p = P + i * T;
+            float* dsr = dS.data() + i * T;
+            float row_dot = 0.0f;
+            for (int64_t j = 0; j <= i; ++j) row_dot += p[j] * dsr[j];
+            for (int64_t j = 0; j < n; ++j) dsr[j] = j <= i ? p[j] * (dsr[j] - row_dot) * scale : 0.0f;
           }
+          if (dq) small_gemm({rows, hs, n, ds, T, 1, kh, K.row(), dq + base + i0 * hs, hs, 1.0f, true});  // dQ += dS K
+        }
+        for (int64_t j0 = 0; j0 < T; j0 += kRows) {  // keys j0.. are seen by queries j0..T-1
+          const int64_t rows = std::min(kRows, T - j0), k = T - j0;
+          // dK += dSᵀ Q and dV += Pᵀ dY: the transposes are stride swaps
+          if (dk)
+            small_gemm({rows, hs, k, dS.data() + j0 * T + j0, 1, T, qh + j0 * Q.row(), Q.row(), dk + base + j0 * hs, hs,
+                        1.0f, true});
+          if (dv) small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, gh + j0 * hs, hs, dv + base + j0 * hs, hs, 1.0f, true});
         }
       }
     });
