@@ -28,6 +28,17 @@ Tensor attach(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn
   return out;
 }
 
+float* grad_sink(const Tensor& t, bool& fresh) {
+  fresh = false;
+  if (!t.defined() || !t.requires_grad()) return nullptr;
+  auto& grad = t.impl()->grad;
+  if (!grad) {
+    grad = std::make_shared<Buffer>(t.numel());
+    fresh = true;
+  }
+  return grad->data();
+}
+
 float* grad_sink(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return nullptr;
   auto& grad = t.impl()->grad;
@@ -62,6 +73,9 @@ std::vector<ImplPtr> topological_order(const ImplPtr& root) {
 void run_backward(const Tensor& root, const Tensor& seed) {
   if (!root.requires_grad())
     throw std::invalid_argument("backward: the tensor does not require a gradient (no input needed one)");
+  if (root.impl()->graph_freed)
+    throw std::logic_error("backward: the graph behind this tensor was freed by an earlier backward; run the "
+                           "forward pass again");
   if (seed.shape() != root.shape())
     throw std::invalid_argument(fmt::format("backward: seed gradient of shape {} for a tensor of shape {}",
                                             to_string(seed.shape()), to_string(root.shape())));
@@ -75,6 +89,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
     const ImplPtr& t = *it;
     if (!t->grad_fn) continue;  // a leaf keeps its accumulated gradient
     std::shared_ptr<Node> node = std::move(t->grad_fn);  // frees the graph as we go
+    t->graph_freed = true;
     std::shared_ptr<Buffer> grad = std::move(t->grad);   // intermediate gradients are not kept
     if (!grad) continue;
     auto grad_impl = std::make_shared<TensorImpl>();

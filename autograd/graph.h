@@ -25,6 +25,10 @@ Tensor attach(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn
 // needs no gradient. Backward functions call this once per input.
 float* grad_sink(const Tensor& t);
 
+// The same, but a buffer made now is left unwritten and *fresh is set: the caller then writes
+// every element (=) instead of adding (+=), which saves a zero fill and a read per element.
+float* grad_sink(const Tensor& t, bool& fresh);
+
 // Runs backward from `root` seeded with `seed` (same shape), then frees the graph behind root.
 void run_backward(const Tensor& root, const Tensor& seed);
 

@@ -45,6 +45,7 @@ struct TensorImpl {
   bool requires_grad = false;
   std::shared_ptr<Buffer> grad;    // contiguous, row-major in this tensor's shape
   std::shared_ptr<Node> grad_fn;   // null for leaves
+  bool graph_freed = false;        // a backward has run through this tensor's node
 };
 
 class Tensor {

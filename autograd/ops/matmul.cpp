@@ -80,8 +80,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     gemm(rows, N, K, av, matrix_at(b, 0), out.data(), N, false);
     return attach(out, "matmul", {a, b}, [a, b, rows, N, K, av](const Tensor&, const Tensor& g) {
       MatrixView gv{g.data(), N, 1};
-      if (float* da = grad_sink(a)) gemm(rows, K, N, gv, matrix_at(b, 0).transposed(), da, K, true);
-      if (float* db = grad_sink(b)) gemm(K, N, rows, av.transposed(), gv, db, N, true);
+      bool fresh = false;
+      if (float* da = grad_sink(a, fresh)) gemm(rows, K, N, gv, matrix_at(b, 0).transposed(), da, K, !fresh);
+      if (float* db = grad_sink(b, fresh)) gemm(K, N, rows, av.transposed(), gv, db, N, !fresh);
     });
   }
 
@@ -124,9 +125,10 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
   //   dx += dy W;   dW += dyᵀ x;   db += column sums of dy
   return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out](const Tensor&, const Tensor& g) {
     const MatrixView gv{g.data(), out, 1};
-    if (float* dx = grad_sink(x)) gemm(rows, in, out, gv, {w.data(), in, 1}, dx, in, true);
-    if (float* dw = grad_sink(w)) gemm(out, in, rows, gv.transposed(), xv, dw, in, true);
-    if (float* db = grad_sink(bias)) sum_to(g.data(), {rows, out}, db, {out}, true);
+    bool fresh = false;  // a gradient made just now is written, not added to
+    if (float* dx = grad_sink(x, fresh)) gemm(rows, in, out, gv, {w.data(), in, 1}, dx, in, !fresh);
+    if (float* dw = grad_sink(w, fresh)) gemm(out, in, rows, gv.transposed(), xv, dw, in, !fresh);
+    if (float* db = grad_sink(bias, fresh)) sum_to(g.data(), {rows, out}, db, {out}, !fresh);
   });
 }
 

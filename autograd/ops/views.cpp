@@ -2,6 +2,7 @@
 // backward puts the gradient back where each element came from. contiguous() copies.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -17,7 +18,10 @@ namespace {
 // Backward of any op whose output lists the input's elements in the same row-major order.
 BackwardFn same_order_backward(const Tensor& input) {
   return [input](const Tensor& out, const Tensor& g) {
-    if (float* gi = grad_sink(input)) add_into(gi, g.data(), out.numel());
+    bool fresh = false;
+    float* gi = grad_sink(input, fresh);
+    if (gi && fresh) std::copy_n(g.data(), out.numel(), gi);
+    else if (gi) add_into(gi, g.data(), out.numel());
   };
 }
 

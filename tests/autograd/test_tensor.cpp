@@ -84,6 +84,7 @@ TEST_CASE("autograd: the graph is freed after backward", "[autograd]") {
   y.backward();
   REQUIRE(watch.expired());        // backward released the node that held it
   REQUIRE(x.grad().to_vector() == std::vector<float>(4, 3.0f));
+  REQUIRE_THROWS_WITH(y.backward(), Catch::Contains("freed by an earlier backward"));
 }
 
 TEST_CASE("autograd: bad backward calls raise clear errors", "[autograd][errors]") {
