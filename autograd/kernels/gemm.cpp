@@ -70,6 +70,27 @@ void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restric
     for (int c = 0; c < n; ++c) C[r * ldc + c] = accumulate ? C[r * ldc + c] + tile[r][c] : tile[r][c];
 }
 
+// A last panel only a few columns wide: vectors run down the MR rows of the packed A panel
+// (one FMA per column and k) instead of across mostly empty columns. Each C element still sums
+// over k in the same order, so the bits are those of the main kernel.
+void narrow_kernel(int64_t kc, const float* __restrict Ap, const float* __restrict Bp, float* C, int64_t ldc,
+                   bool accumulate, int m, int n) {
+  constexpr int kRowVectors = (MR + kLanes - 1) / kLanes;
+  vfloat acc[4][kRowVectors];
+  for (int c = 0; c < n; ++c)
+    for (int v = 0; v < kRowVectors; ++v) acc[c][v] = zero();
+  for (int64_t k = 0; k < kc; ++k, Ap += MR, Bp += NR)
+    for (int c = 0; c < n; ++c) {
+      const vfloat b = broadcast(Bp + c);
+      for (int v = 0; v < kRowVectors; ++v) acc[c][v] = fma(load(Ap + v * kLanes), b, acc[c][v]);  // reads past MR: unused lanes
+    }
+  alignas(64) float column[kRowVectors * kLanes];
+  for (int c = 0; c < n; ++c) {
+    for (int v = 0; v < kRowVectors; ++v) store(column + v * kLanes, acc[c][v]);
+    for (int r = 0; r < m; ++r) C[r * ldc + c] = accumulate ? C[r * ldc + c] + column[r] : column[r];
+  }
+}
+
 // Ap[panel][k][r] = A(i0 + panel*MR + r, p0 + k), zero beyond row m.
 void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* Ap) {
   const int64_t panels = (m + MR - 1) / MR;
@@ -160,7 +181,7 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
     });
     parallel_for(m_tiles * n_tiles, 1, [&](int64_t t0, int64_t t1) {
       thread_local Buffer a_scratch;  // a task packs and uses it without yielding the thread
-      float* Ap = scratch(a_scratch, MC * KC).data();
+      float* Ap = scratch(a_scratch, MC * KC + 16).data();  // + slack: narrow_kernel reads a vector past a panel
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t i0 = (t / n_tiles) * mc, m = std::min(mc, M - i0);
         const int64_t j0 = (t % n_tiles) * nc, n = std::min(nc, N - j0);
@@ -171,7 +192,8 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
             const int cols = static_cast<int>(std::min<int64_t>(NR, n - j));
             const float *a = Ap + (i / MR) * kc * MR, *b = Bp + ((j0 + j) / NR) * kc * NR;
             float* c = C + (i0 + i) * ldc + j0 + j;
-            if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, accumulate || p0 > 0, rows, cols);
+            if (cols <= 4) narrow_kernel(kc, a, b, c, ldc, accumulate || p0 > 0, rows, cols);
+            else if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, accumulate || p0 > 0, rows, cols);
             else micro_kernel<2>(kc, a, b, c, ldc, accumulate || p0 > 0, rows, cols);
           }
       }
