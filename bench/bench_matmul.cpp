@@ -63,6 +63,7 @@ std::string cpu_model() {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 5;
+  const std::string only = argc > 2 ? argv[2] : "";  // e.g. "768x512x128": time just that shape
   const int64_t shapes[][3] = {{768, 128, 384}, {768, 512, 128}, {768, 128, 65}, {1024, 1024, 1024}};
   fmt::print("# gemm GFLOP/s, CPU: {}, hardware threads: {}\n", cpu_model(), std::thread::hardware_concurrency());
 #ifdef TINYGPT_HAVE_OPENBLAS
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
              "ratio");
   for (auto& s : shapes) {
     const int64_t M = s[0], K = s[1], N = s[2];
+    if (!only.empty() && only != fmt::format("{}x{}x{}", M, K, N)) continue;
     const Product products[] = {{"Y=XWt", M, N, K, false, true}, {"dX=dYW", M, K, N, false, false},
                                 {"dW=dYtX", N, K, M, true, false}};
     for (const Product& p : products) {

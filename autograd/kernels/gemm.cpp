@@ -31,14 +31,16 @@ int64_t even_piece(int64_t n, int64_t most, int64_t unit) {
   return (piece + unit - 1) / unit * unit;
 }
 
-// C[0..m, 0..n) (=|+=) Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= MR, n <= NV * kLanes.
-// NV = 2 is the main kernel; NV = 1 serves a last panel at most one vector wide at half the cost.
-template <int NV>
+// C[0..m, 0..n) (=|+=) Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= ROWS <= MR,
+// n <= NV * kLanes. NV = 2, ROWS = MR is the main kernel; NV = 1 serves a last panel at most one
+// vector wide, and ROWS < MR a last row panel (128 rows are 21 panels of 6 and one of 2), each at
+// a fraction of the cost. Every C element sums over k in the same order, so the bits never change.
+template <int NV, int ROWS = MR>
 void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restrict Bp, float* C, int64_t ldc,
                   bool accumulate, int m, int n) {
-  vfloat acc[MR][NV];
+  vfloat acc[ROWS][NV];
 #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
+  for (int r = 0; r < ROWS; ++r) {
     for (int v = 0; v < NV; ++v) acc[r][v] = zero();
     __builtin_prefetch(C + r * ldc, 1);  // the C rows are needed once the k loop ends
     __builtin_prefetch(C + r * ldc + NV * kLanes - 1, 1);
@@ -48,23 +50,23 @@ void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restric
     vfloat b[NV];
     for (int v = 0; v < NV; ++v) b[v] = load_aligned(Bp + v * kLanes);
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
+    for (int r = 0; r < ROWS; ++r) {
       const vfloat a = broadcast(Ap + r);
       for (int v = 0; v < NV; ++v) acc[r][v] = fma(a, b[v], acc[r][v]);
     }
   }
-  if (m == MR && n == NV * kLanes) {
+  if (m == ROWS && n == NV * kLanes) {
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r)
+    for (int r = 0; r < ROWS; ++r)
       for (int v = 0; v < NV; ++v) {
         float* c = C + r * ldc + v * kLanes;
         store(c, accumulate ? add(load(c), acc[r][v]) : acc[r][v]);
       }
     return;
   }
-  alignas(64) float tile[MR][NV * kLanes];  // an edge tile: spill, then copy the valid part
+  alignas(64) float tile[ROWS][NV * kLanes];  // an edge tile: spill, then copy the valid part
 #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
+  for (int r = 0; r < ROWS; ++r)
     for (int v = 0; v < NV; ++v) store(&tile[r][v * kLanes], acc[r][v]);
   for (int r = 0; r < m; ++r)
     for (int c = 0; c < n; ++c) C[r * ldc + c] = accumulate ? C[r * ldc + c] + tile[r][c] : tile[r][c];
@@ -192,9 +194,12 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
             const int cols = static_cast<int>(std::min<int64_t>(NR, n - j));
             const float *a = Ap + (i / MR) * kc * MR, *b = Bp + ((j0 + j) / NR) * kc * NR;
             float* c = C + (i0 + i) * ldc + j0 + j;
-            if (cols <= 4) narrow_kernel(kc, a, b, c, ldc, accumulate || p0 > 0, rows, cols);
-            else if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, accumulate || p0 > 0, rows, cols);
-            else micro_kernel<2>(kc, a, b, c, ldc, accumulate || p0 > 0, rows, cols);
+            const bool acc = accumulate || p0 > 0;
+            if (cols <= 4) narrow_kernel(kc, a, b, c, ldc, acc, rows, cols);
+            else if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, acc, rows, cols);
+            else if (rows <= MR / 3) micro_kernel<2, MR / 3>(kc, a, b, c, ldc, acc, rows, cols);
+            else if (rows <= 2 * MR / 3) micro_kernel<2, 2 * MR / 3>(kc, a, b, c, ldc, acc, rows, cols);
+            else micro_kernel<2>(kc, a, b, c, ldc, acc, rows, cols);
           }
       }
     });
