@@ -18,13 +18,14 @@ bool grad_enabled() { return g_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
 
-Tensor attach(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward) {
-  if (!g_grad_enabled) return out;
-  bool any = std::any_of(inputs.begin(), inputs.end(),
-                         [](const Tensor& t) { return t.defined() && t.requires_grad(); });
-  if (!any) return out;
+bool records(const Node::Inputs& inputs) {
+  return g_grad_enabled && std::any_of(inputs.begin(), inputs.end(),
+                                       [](const Tensor& t) { return t.defined() && t.requires_grad(); });
+}
+
+Tensor attach_node(Tensor out, std::shared_ptr<Node> node) {
   out.impl()->requires_grad = true;
-  out.impl()->grad_fn = std::make_shared<Node>(Node{op, std::move(inputs), std::move(backward)});
+  out.impl()->grad_fn = std::move(node);
   return out;
 }
 
@@ -33,7 +34,7 @@ float* grad_sink(const Tensor& t, bool& fresh) {
   if (!t.defined() || !t.requires_grad()) return nullptr;
   auto& grad = t.impl()->grad;
   if (!grad) {
-    grad = std::make_shared<Buffer>(t.numel());
+    grad = memory::make_shared<Buffer>(t.numel());
     fresh = true;
   }
   return grad->data();
@@ -42,7 +43,7 @@ float* grad_sink(const Tensor& t, bool& fresh) {
 float* grad_sink(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return nullptr;
   auto& grad = t.impl()->grad;
-  if (!grad) grad = std::make_shared<Buffer>(t.numel(), 0.0f);
+  if (!grad) grad = memory::make_shared<Buffer>(t.numel(), 0.0f);
   return grad->data();
 }
 
@@ -51,10 +52,12 @@ using ImplPtr = std::shared_ptr<TensorImpl>;
 
 // Post-order DFS without recursion: the graph of a deep model is thousands of nodes long.
 // Holding owning pointers keeps every tensor alive while its consumers' nodes are freed.
-std::vector<ImplPtr> topological_order(const ImplPtr& root) {
-  std::vector<ImplPtr> order;
-  std::unordered_set<TensorImpl*> seen{root.get()};
-  std::vector<std::pair<ImplPtr, size_t>> stack{{root, 0}};
+// Its bookkeeping lives in reused memory too (memory.h).
+memory::Vector<ImplPtr> topological_order(const ImplPtr& root) {
+  memory::Vector<ImplPtr> order;
+  std::unordered_set<TensorImpl*, std::hash<TensorImpl*>, std::equal_to<>, memory::Allocator<TensorImpl*>> seen{
+      root.get()};
+  memory::Vector<std::pair<ImplPtr, size_t>> stack{{root, 0}};
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     const auto* inputs = node->grad_fn ? &node->grad_fn->inputs : nullptr;
@@ -79,7 +82,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
   if (seed.shape() != root.shape())
     throw std::invalid_argument(fmt::format("backward: seed gradient of shape {} for a tensor of shape {}",
                                             to_string(seed.shape()), to_string(root.shape())));
-  std::vector<ImplPtr> order = topological_order(root.impl_ptr());
+  memory::Vector<ImplPtr> order = topological_order(root.impl_ptr());
   Tensor seed_c = seed.contiguous();
   float* g = grad_sink(root);
   for (int64_t i = 0; i < root.numel(); ++i) g[i] += seed_c.data()[i];
@@ -92,7 +95,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
     t->graph_freed = true;
     std::shared_ptr<Buffer> grad = std::move(t->grad);   // intermediate gradients are not kept
     if (!grad) continue;
-    auto grad_impl = std::make_shared<TensorImpl>();
+    auto grad_impl = memory::make_shared<TensorImpl>();
     grad_impl->storage = std::move(grad);
     grad_impl->shape = t->shape;
     grad_impl->strides = contiguous_strides(t->shape);

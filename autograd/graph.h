@@ -2,24 +2,46 @@
 // Reverse-mode autodiff. Each op that produces a tensor from inputs that need gradients records a
 // Node: the inputs, and a backward function that reads the output's gradient and ADDS its share
 // into each input's gradient (so a value that feeds several ops sums its gradients).
-#include <functional>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "autograd/tensor.h"
 
 namespace tinygpt {
 
-// grad_out: the output's gradient, a contiguous tensor of out's shape.
-using BackwardFn = std::function<void(const Tensor& out, const Tensor& grad_out)>;
-
+// A recorded op: its inputs, and a backward that reads the output's gradient grad_out (a contiguous
+// tensor of out's shape) and adds each input's share into that input's gradient.
 struct Node {
+  using Inputs = memory::Vector<Tensor>;
+  Node(const char* op, Inputs inputs) : op(op), inputs(std::move(inputs)) {}
+  virtual ~Node() = default;
+  virtual void backward(const Tensor& out, const Tensor& grad_out) = 0;
+
   const char* op;
-  std::vector<Tensor> inputs;
-  BackwardFn backward;
+  Inputs inputs;
 };
 
-// Records `backward` on `out` when gradients are enabled and some input requires one; returns out.
-Tensor attach(Tensor out, const char* op, std::vector<Tensor> inputs, BackwardFn backward);
+// The backward closure lives inside the node: one reused block per op, no std::function.
+template <class Backward>
+struct NodeWith final : Node {
+  NodeWith(const char* op, Inputs inputs, Backward fn) : Node(op, std::move(inputs)), fn(std::move(fn)) {}
+  void backward(const Tensor& out, const Tensor& grad_out) override { fn(out, grad_out); }
+  Backward fn;
+};
+
+// Whether an op on these inputs is recorded: gradients are enabled and some input requires one.
+bool records(const Node::Inputs& inputs);
+Tensor attach_node(Tensor out, std::shared_ptr<Node> node);
+
+// Records `backward` on `out` when records(inputs); returns out.
+template <class Backward>
+Tensor attach(Tensor out, const char* op, Node::Inputs inputs, Backward&& backward) {
+  if (!records(inputs)) return out;
+  using Fn = std::decay_t<Backward>;
+  return attach_node(std::move(out), memory::make_shared<NodeWith<Fn>>(op, std::move(inputs),
+                                                                         std::forward<Backward>(backward)));
+}
 
 // The gradient buffer of `t` to accumulate into (zero-filled on first use), or nullptr when `t`
 // needs no gradient. Backward functions call this once per input.

@@ -38,13 +38,13 @@ inline Tensor operator*(float s, const Tensor& x) { return mul_scalar(x, s); }
 inline Tensor operator/(const Tensor& x, float s) { return mul_scalar(x, 1.0f / s); }
 
 // Reductions (ops/reduce.cpp). Empty `axes` means all axes.
-Tensor sum(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdim = false);
-Tensor mean(const Tensor& x, std::vector<int64_t> axes = {}, bool keepdim = false);
+Tensor sum(const Tensor& x, Axes axes = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, Axes axes = {}, bool keepdim = false);
 // Sums a broadcast result back down to `shape` (the backward of broadcasting).
 Tensor sum_to_shape(const Tensor& x, const Shape& shape);
 
 // Shape (views in ops/views.cpp, concat in ops/concat.cpp).
-std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis);  // pieces of `size` along axis
+memory::Vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis);  // pieces of `size` along axis
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 
 // [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast; a transposed operand is read

@@ -6,6 +6,8 @@
 #include <functional>
 #include <vector>
 
+#include "autograd/memory.h"
+
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -41,7 +43,7 @@ template <class Term>
 double deterministic_sum(int64_t n, const Term& term) {
   constexpr int64_t kChunk = 8192;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<double> partial(static_cast<size_t>(chunks), 0.0);
+  memory::Vector<double> partial(static_cast<size_t>(chunks), 0.0);
   parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       double s = 0.0;

@@ -4,10 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "autograd/memory.h"
+
 namespace tinygpt {
 
-using Shape = std::vector<int64_t>;
-using Strides = std::vector<int64_t>;
+// Held in reused memory (memory.h): every op makes a few, and a training step allocates nothing.
+using Shape = memory::Vector<int64_t>;
+using Strides = memory::Vector<int64_t>;
+using Axes = memory::Vector<int64_t>;  // axis numbers (sum, mean, permute)
 
 int64_t numel(const Shape& shape);
 Strides contiguous_strides(const Shape& shape);

@@ -13,7 +13,7 @@ namespace tinygpt {
 
 namespace {
 Tensor make_contiguous(const Shape& shape, std::shared_ptr<Buffer> storage) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = memory::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
@@ -27,18 +27,18 @@ void check_shape(const Shape& shape) {
 
 Tensor Tensor::empty(const Shape& shape) {
   check_shape(shape);
-  return make_contiguous(shape, std::make_shared<Buffer>(tinygpt::numel(shape)));
+  return make_contiguous(shape, memory::make_shared<Buffer>(tinygpt::numel(shape)));
 }
 Tensor Tensor::zeros(const Shape& shape) { return full(shape, 0.0f); }
 Tensor Tensor::full(const Shape& shape, float value) {
   check_shape(shape);
-  return make_contiguous(shape, std::make_shared<Buffer>(tinygpt::numel(shape), value));
+  return make_contiguous(shape, memory::make_shared<Buffer>(tinygpt::numel(shape), value));
 }
 Tensor Tensor::from_vector(const Shape& shape, std::vector<float> values) {
   check_shape(shape);
   if (static_cast<int64_t>(values.size()) != tinygpt::numel(shape))
     throw std::invalid_argument(fmt::format("from_vector: {} values for shape {}", values.size(), to_string(shape)));
-  return make_contiguous(shape, std::make_shared<Buffer>(values.begin(), values.end()));
+  return make_contiguous(shape, memory::make_shared<Buffer>(values.begin(), values.end()));
 }
 Tensor Tensor::randn(const Shape& shape, uint64_t seed, float std) {
   Tensor t = empty(shape);
@@ -138,7 +138,7 @@ void Tensor::backward(const Tensor& seed) const { run_backward(*this, seed); }
 Tensor Tensor::detach() const { return make_view(*this, shape(), strides(), offset()); }
 
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = memory::make_shared<TensorImpl>();
   impl->storage = base.impl()->storage;
   impl->offset = offset;
   impl->shape = std::move(shape);

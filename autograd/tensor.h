@@ -8,32 +8,15 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/memory.h"
 #include "autograd/shape.h"
 
 namespace tinygpt {
 
-// 64-byte aligned so that kernels can use full-width vector loads on every row start they own.
-// Elements are default-initialized: Buffer(n) leaves floats unwritten (every op writes its whole
-// output), while Buffer(n, 0.0f) still zero-fills where a sum starts from zero.
-template <class T>
-struct AlignedAllocator {
-  using value_type = T;
-  AlignedAllocator() = default;
-  template <class U>
-  AlignedAllocator(const AlignedAllocator<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  bool operator==(const AlignedAllocator&) const { return true; }
-};
-using Buffer = std::vector<float, AlignedAllocator<float>>;
+// Storage: 64-byte aligned (kernels use full-width vector loads on every row start they own), from
+// the reused blocks of memory.h, elements left unwritten by Buffer(n) (every op writes its whole
+// output) and zero-filled by Buffer(n, 0.0f).
+using Buffer = memory::Vector<float>;
 
 struct Node;
 
@@ -59,7 +42,7 @@ class Tensor {
   static Tensor full(const Shape& shape, float value);
   static Tensor ones(const Shape& shape) { return full(shape, 1.0f); }
   static Tensor from_vector(const Shape& shape, std::vector<float> values);
-  static Tensor scalar(float value) { return from_vector({}, {value}); }
+  static Tensor scalar(float value) { return full({}, value); }
   // N(0, std^2) or U[lo, hi) from a seed: the same seed gives the same bits on every machine.
   static Tensor randn(const Shape& shape, uint64_t seed, float std = 1.0f);
   static Tensor uniform(const Shape& shape, uint64_t seed, float lo, float hi);
@@ -95,7 +78,7 @@ class Tensor {
   Tensor view(const Shape& shape) const;
   Tensor reshape(const Shape& shape) const;
   Tensor transpose(int64_t a, int64_t b) const;
-  Tensor permute(const std::vector<int64_t>& order) const;
+  Tensor permute(const Axes& order) const;
   Tensor slice(int64_t axis, int64_t start, int64_t end) const;
   Tensor contiguous() const;
 

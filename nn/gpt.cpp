@@ -49,7 +49,7 @@ CausalSelfAttention::CausalSelfAttention(const GPTConfig& c)
 Tensor CausalSelfAttention::forward(const Tensor& x) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), hs = C / n_head_;
   const Tensor qkv = c_attn.forward(x);                          // [B, T, 3C]
-  const std::vector<Tensor> parts = split(qkv, C, 2);             // query, key, value: [B, T, C] views
+  const auto parts = split(qkv, C, 2);             // query, key, value: [B, T, C] views
   auto heads = [&](const Tensor& t) { return t.view({B, T, n_head_, hs}).transpose(1, 2); };  // [B, nh, T, hs]
   AttentionResult att = causal_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]));
   weights_ = att.weights;                                         // [B, nh, T, T]
@@ -136,7 +136,7 @@ GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::
     if (idx[i] < 0 || idx[i] >= config_.vocab_size)
       throw std::out_of_range(fmt::format("GPT: token id {} at position {} is out of range for vocab_size {}",
                                           idx[i], i, config_.vocab_size));
-  std::vector<int32_t> positions(T);
+  memory::Vector<int32_t> positions(T);
   std::iota(positions.begin(), positions.end(), 0);
 
   Tensor x = dropout_(wte.forward(idx, {B, T}) + wpe.forward(positions, {T}));  // [B, T, C]

@@ -29,8 +29,9 @@ int64_t Module::parameter_count() const {
   return n;
 }
 
-void Module::zero_grad() {
-  for (Tensor& p : parameters()) p.zero_grad();
+void Module::zero_grad() {  // walks the tree: a training step builds no parameter list
+  for (auto& [name, p] : parameters_) p.zero_grad();
+  for (auto& [name, child] : children_) child->zero_grad();
 }
 
 void Module::train(bool on) {

@@ -94,6 +94,7 @@ Trainer::Trainer(const std::string& path, std::optional<int64_t> iters) {
 }
 
 void Trainer::prepare() {
+  parameters_ = model_->parameters();
   sampler_ = std::make_unique<data::BatchSampler>(corpus_.train, options_.batch, options_.block, 0);
   sampler_->set_state(state_.sampler_state);
   schedule_ = {.lr = static_cast<float>(options_.lr), .min_lr = static_cast<float>(options_.min_lr),
@@ -120,7 +121,7 @@ double Trainer::train_step(float lr) {
     // The mean over micro-batches: each one's gradient counts 1 / grad_accum.
     (options_.grad_accum > 1 ? loss * (1.0f / static_cast<float>(options_.grad_accum)) : loss).backward();
   }
-  if (options_.grad_clip > 0) optim::clip_grad_norm(model_->parameters(), options_.grad_clip);
+  if (options_.grad_clip > 0) optim::clip_grad_norm(parameters_, options_.grad_clip);
   optimizer_->step(lr);
   return loss_sum / static_cast<double>(options_.grad_accum);
 }

@@ -35,11 +35,14 @@ class Trainer {
   std::string log_path() const;   // the CSV beside the checkpoint
   std::string plot_path() const;  // its loss plot (SVG), refreshed at every evaluation
   void save();                   // a checkpoint of the current state at options.out
+  // One optimizer step at learning rate `lr` (grad_accum micro-batches, clipping, AdamW); returns
+  // the mean training loss. After the first steps it allocates nothing: memory is reused.
+  double train_step(float lr);
 
  private:
   void prepare();  // sampler, schedule and log, once the state is known
-  double train_step(float lr);
 
+  memory::Reuse reuse_;  // first in, last out: steps reuse the memory earlier steps freed
   TrainOptions options_;
   data::Corpus corpus_;
   std::shared_ptr<nn::GPT> model_;
@@ -48,6 +51,7 @@ class Trainer {
   optim::LrSchedule schedule_;
   TrainState state_;
   std::vector<int32_t> inputs_, targets_;
+  std::vector<Tensor> parameters_;  // the model's, listed once
 };
 
 }  // namespace tinygpt::train

@@ -9,7 +9,7 @@
 namespace tinygpt {
 
 // Merges neighbouring axes that every stride set walks as one (so contiguous work becomes 1-d).
-void coalesce(Shape& shape, std::vector<Strides*> stride_sets);
+void coalesce(Shape& shape, memory::Vector<Strides*> stride_sets);
 
 // out[row-major over shape] = f(a[...], b[...]) where a and b are read through (broadcast) strides.
 template <class F>

@@ -67,7 +67,7 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   const HeadView Q{q}, K{k}, V{v};
 
   parallel_for(B * nh, grain_for(T * T * hs), [&](int64_t t0, int64_t t1) {
-    std::vector<float> key_t(hs * T);  // this head's keys, transposed: [hs, T]
+    memory::Vector<float> key_t(hs * T);  // this head's keys, transposed: [hs, T]
     for (int64_t bh = t0; bh < t1; ++bh) {
       const int64_t b = bh / nh, h = bh % nh;
       const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
@@ -98,7 +98,7 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
     float* dv = grad_sink(v);
     const HeadView Q{q}, K{k}, V{v};
     parallel_for(B * nh, grain_for(2 * T * T * hs), [&](int64_t t0, int64_t t1) {
-      std::vector<float> dS(T * T), value_t(hs * T);
+      memory::Vector<float> dS(T * T), value_t(hs * T);
       for (int64_t bh = t0; bh < t1; ++bh) {
         const int64_t b = bh / nh, h = bh % nh, base = bh * T * hs;  // offset of head in the gradients
         const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);

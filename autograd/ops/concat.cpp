@@ -40,7 +40,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
     });
     start += x.shape()[a];
   }
-  return attach(out, "concat", xs, [xs, offsets](const Tensor& y, const Tensor& g) {
+  return attach(out, "concat", Node::Inputs(xs.begin(), xs.end()), [xs, offsets](const Tensor& y, const Tensor& g) {
     for (size_t i = 0; i < xs.size(); ++i) {
       float* sink = grad_sink(xs[i]);
       if (!sink) continue;

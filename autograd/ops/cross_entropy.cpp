@@ -21,7 +21,7 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets_in, 
   if (static_cast<int64_t>(targets_in.size()) != rows)
     throw std::invalid_argument(fmt::format("cross_entropy: {} targets for logits of shape {} ({} rows)",
                                             targets_in.size(), to_string(x.shape()), rows));
-  std::vector<int32_t> targets(targets_in.begin(), targets_in.end());
+  memory::Vector<int32_t> targets(targets_in.begin(), targets_in.end());
   int64_t count = 0;
   for (int64_t r = 0; r < rows; ++r) {
     if (targets[r] == ignore_index) continue;
@@ -32,7 +32,7 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets_in, 
   }
   if (count == 0) throw std::invalid_argument("cross_entropy: every target is the ignore index");
 
-  std::vector<float> lse(rows), row_loss(rows, 0.0f);
+  memory::Vector<float> lse(rows), row_loss(rows, 0.0f);
   for_rows(rows, V, [&](int64_t r) {
     const float* xr = x.data() + r * V;
     const RowLogSumExp l = row_log_sum_exp(xr, V);

@@ -10,9 +10,9 @@
 
 namespace tinygpt {
 
-void coalesce(Shape& shape, std::vector<Strides*> stride_sets) {
+void coalesce(Shape& shape, memory::Vector<Strides*> stride_sets) {
   Shape s;
-  std::vector<Strides> merged(stride_sets.size());
+  memory::Vector<Strides> merged(stride_sets.size());
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;  // size-1 axes never move the index
     bool can_merge = !s.empty();

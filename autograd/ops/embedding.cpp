@@ -24,7 +24,7 @@ Tensor embedding(const Tensor& weight_in, std::span<const int32_t> ids_in, const
     if (ids_in[i] < 0 || ids_in[i] >= V)
       throw std::out_of_range(fmt::format("embedding: id {} at position {} is out of range for {} rows of {}",
                                           ids_in[i], i, V, to_string(weight.shape())));
-  std::vector<int32_t> ids(ids_in.begin(), ids_in.end());
+  memory::Vector<int32_t> ids(ids_in.begin(), ids_in.end());
   Shape shape = ids_shape;
   shape.push_back(C);
   Tensor out = Tensor::empty(shape);
@@ -33,10 +33,10 @@ Tensor embedding(const Tensor& weight_in, std::span<const int32_t> ids_in, const
   return attach(out, "embedding", {weight}, [weight, ids = std::move(ids), V, C, n](const Tensor&, const Tensor& g) {
     float* dw = grad_sink(weight);
     if (!dw) return;
-    std::vector<int64_t> start(V + 1, 0), positions(n);  // positions grouped by id, ascending
+    memory::Vector<int64_t> start(V + 1, 0), positions(n);  // positions grouped by id, ascending
     for (int32_t id : ids) ++start[id + 1];
     for (int64_t v = 0; v < V; ++v) start[v + 1] += start[v];
-    std::vector<int64_t> fill(start.begin(), start.end() - 1);
+    memory::Vector<int64_t> fill(start.begin(), start.end() - 1);
     for (int64_t i = 0; i < n; ++i) positions[fill[ids[i]]++] = i;
     for_rows(V, C * std::max<int64_t>(1, n / std::max<int64_t>(V, 1)), [&](int64_t v) {
       float* row = dw + v * C;

@@ -25,8 +25,8 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   const Tensor x = input.contiguous(), w = weight.contiguous(), b = bias.contiguous();
   const int64_t rows = C ? x.numel() / C : 0;
   Tensor out = Tensor::empty(x.shape());
-  auto mean = std::make_shared<std::vector<float>>(rows);
-  auto rstd = std::make_shared<std::vector<float>>(rows);
+  auto mean = memory::make_shared<memory::Vector<float>>(rows);
+  auto rstd = memory::make_shared<memory::Vector<float>>(rows);
   for_rows(rows, C, [&](int64_t r) {
     const float* xr = x.data() + r * C;
     float m = 0.0f, v = 0.0f;

@@ -47,10 +47,10 @@ void sum_middle_axis(const float* x, int64_t A, int64_t R, int64_t K, float* out
 void sum_to(const float* x, const Shape& from, float* out, const Shape& to, bool accumulate) {
   // Axes to reduce, in `from`'s numbering: the leading extra ones and those where `to` has 1.
   const size_t lead = from.size() - to.size();
-  std::vector<bool> reduce(from.size());
+  memory::Vector<bool> reduce(from.size());
   for (size_t d = 0; d < from.size(); ++d) reduce[d] = d < lead || (to[d - lead] == 1 && from[d] != 1);
   // Group neighbouring axes of the same kind: [k0, r0, k1, r1, ...] as (size, reduced) pairs.
-  std::vector<std::pair<int64_t, bool>> groups;
+  memory::Vector<std::pair<int64_t, bool>> groups;
   for (size_t d = 0; d < from.size(); ++d) {
     if (from[d] == 1) continue;
     if (!groups.empty() && groups.back().second == reduce[d]) groups.back().first *= from[d];
@@ -101,8 +101,8 @@ Tensor sum_to_shape(const Tensor& input, const Shape& shape) {
   });
 }
 
-Tensor sum(const Tensor& x, std::vector<int64_t> axes, bool keepdim) {
-  std::vector<bool> reduced(x.dim(), axes.empty());
+Tensor sum(const Tensor& x, Axes axes, bool keepdim) {
+  memory::Vector<bool> reduced(x.dim(), axes.empty());
   for (int64_t a : axes) {
     int d = normalize_axis(a, x.dim(), "sum");
     if (reduced[d]) throw std::invalid_argument(fmt::format("sum: axis {} given twice", d));
@@ -117,7 +117,7 @@ Tensor sum(const Tensor& x, std::vector<int64_t> axes, bool keepdim) {
   return keepdim ? out : out.view(squeezed);
 }
 
-Tensor mean(const Tensor& x, std::vector<int64_t> axes, bool keepdim) {
+Tensor mean(const Tensor& x, Axes axes, bool keepdim) {
   Tensor s = sum(x, axes, keepdim);
   int64_t count = s.numel() ? x.numel() / s.numel() : 0;
   return mul_scalar(s, 1.0f / static_cast<float>(count));

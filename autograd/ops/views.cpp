@@ -16,7 +16,7 @@ namespace tinygpt {
 
 namespace {
 // Backward of any op whose output lists the input's elements in the same row-major order.
-BackwardFn same_order_backward(const Tensor& input) {
+auto same_order_backward(const Tensor& input) {
   return [input](const Tensor& out, const Tensor& g) {
     bool fresh = false;
     float* gi = grad_sink(input, fresh);
@@ -27,7 +27,7 @@ BackwardFn same_order_backward(const Tensor& input) {
 
 // Backward of a strided view of `input` (permute, slice): out's element e sits at
 // input-gradient position offset + sum(index_d * strides_d) in row-major input coordinates.
-BackwardFn scatter_backward(const Tensor& input, Strides strides, int64_t offset) {
+auto scatter_backward(const Tensor& input, Strides strides, int64_t offset) {
   return [input, strides = std::move(strides), offset](const Tensor& out, const Tensor& g) {
     if (float* gi = grad_sink(input)) strided_add(g.data(), out.shape(), strides, gi + offset);
   };
@@ -95,13 +95,13 @@ Tensor Tensor::contiguous() const {
   return attach(out, "contiguous", {*this}, same_order_backward(*this));
 }
 
-Tensor Tensor::permute(const std::vector<int64_t>& order) const {
+Tensor Tensor::permute(const Axes& order) const {
   if (static_cast<int64_t>(order.size()) != dim())
     throw std::invalid_argument(fmt::format("permute: order of {} axes for shape {}", order.size(), to_string(shape())));
   Shape shape(order.size());
   Strides strides(order.size()), grad_strides(order.size());
   Strides input_grad_strides = contiguous_strides(this->shape());
-  std::vector<bool> used(order.size(), false);
+  memory::Vector<bool> used(order.size(), false);
   for (size_t i = 0; i < order.size(); ++i) {
     int a = normalize_axis(order[i], dim(), "permute");
     if (used[a]) throw std::invalid_argument(fmt::format("permute: axis {} repeated", a));
@@ -115,7 +115,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
 }
 
 Tensor Tensor::transpose(int64_t a, int64_t b) const {
-  std::vector<int64_t> order(dim());
+  Axes order(dim());
   std::iota(order.begin(), order.end(), 0);
   std::swap(order[normalize_axis(a, dim(), "transpose")], order[normalize_axis(b, dim(), "transpose")]);
   return permute(order);
@@ -133,12 +133,12 @@ Tensor Tensor::slice(int64_t axis, int64_t start, int64_t end) const {
   return attach(out, "slice", {*this}, scatter_backward(*this, grad_strides, start * grad_strides[a]));
 }
 
-std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis) {
+memory::Vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis) {
   int a = normalize_axis(axis, x.dim(), "split");
   if (size <= 0 || x.shape()[a] % size != 0)
     throw std::invalid_argument(fmt::format("split: axis {} of shape {} is not a multiple of {}", a,
                                             to_string(x.shape()), size));
-  std::vector<Tensor> pieces;
+  memory::Vector<Tensor> pieces;
   for (int64_t start = 0; start < x.shape()[a]; start += size) pieces.push_back(x.slice(a, start, start + size));
   return pieces;
 }

@@ -30,7 +30,7 @@ TEST_CASE("reduce: sum and mean known values", "[reduce]") {
 
 TEST_CASE("reduce: gradients over every axis pattern", "[reduce][grad]") {
   const Tensor x = Tensor::uniform({3, 4, 5}, 2, -1, 1);
-  const std::vector<std::vector<int64_t>> patterns = {{}, {0}, {1}, {2}, {0, 2}, {1, 2}, {0, 1}};
+  const std::vector<Axes> patterns = {{}, {0}, {1}, {2}, {0, 2}, {1, 2}, {0, 1}};
   for (const auto& axes : patterns)
     for (bool keepdim : {false, true}) {
       INFO("axes " << to_string(axes) << " keepdim " << keepdim);
