@@ -22,6 +22,8 @@ void set_num_threads(int threads) {
   }
 }
 
+int max_slots() { return tbb::this_task_arena::max_concurrency(); }
+
 int num_threads() {
   return g_threads > 0 ? g_threads : static_cast<int>(tbb::info::default_concurrency());
 }

@@ -10,6 +10,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 namespace tinygpt {
 
@@ -31,6 +32,25 @@ void parallel_for(int64_t n, int64_t grain, const Body& body) {
                     tbb::simple_partitioner());
 }
 
+// Like parallel_for, but body(slot, begin, end) also gets the slot (< max_slots()) of the thread
+// running it: a kernel that needs scratch memory per task allocates max_slots() shares once per call
+// and each task uses its thread's share. (Scratch grown lazily per thread would allocate whenever
+// the scheduler first sends such a task to a thread, which may be any step.)
+int max_slots();
+template <class Body>
+void parallel_for_slots(int64_t n, int64_t grain, const Body& body) {
+  if (n <= 0) return;
+  if (n <= grain || num_threads() == 1) {
+    body(0, int64_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) {
+                      body(tbb::this_task_arena::current_thread_index(), r.begin(), r.end());
+                    },
+                    tbb::simple_partitioner());
+}
+
 // Grain that gives each task about `work_per_task` units when one item costs `work_per_item`.
 inline int64_t grain_for(int64_t work_per_item, int64_t work_per_task = 32768) {
   int64_t g = work_per_task / (work_per_item > 0 ? work_per_item : 1);
@@ -38,21 +58,33 @@ inline int64_t grain_for(int64_t work_per_item, int64_t work_per_task = 32768) {
 }
 
 // Sum over i in [0, n) of term(i), in double, in fixed chunks combined in order: the same bits for
-// any thread count.
+// any thread count. Within a chunk, 8 running sums (term i goes to sum i mod 8) keep the adds
+// independent, so the loop runs at vector speed instead of one add latency per term.
 template <class Term>
 double deterministic_sum(int64_t n, const Term& term) {
   constexpr int64_t kChunk = 8192;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  memory::Vector<double> partial(static_cast<size_t>(chunks), 0.0);
+  // Partial sums on the stack up to half a million terms: row sums run inside parallel loops.
+  constexpr int64_t kOnStack = 64;
+  double on_stack[kOnStack];
+  memory::Vector<double> on_heap(chunks > kOnStack ? chunks : 0);
+  double* partial = chunks > kOnStack ? on_heap.data() : on_stack;
   parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
+      constexpr int kLanes = 8;
+      double lanes[kLanes] = {};
+      int64_t i = c * kChunk;
+      const int64_t e = std::min(n, i + kChunk);
+      for (; i + kLanes <= e; i += kLanes)
+        for (int l = 0; l < kLanes; ++l) lanes[l] += term(i + l);
       double s = 0.0;
-      for (int64_t i = c * kChunk, e = std::min(n, i + kChunk); i < e; ++i) s += term(i);
-      partial[static_cast<size_t>(c)] = s;
+      for (; i < e; ++i) s += term(i);
+      for (double lane : lanes) s += lane;
+      partial[c] = s;
     }
   });
   double total = 0.0;
-  for (double p : partial) total += p;
+  for (int64_t c = 0; c < chunks; ++c) total += partial[c];
   return total;
 }
 

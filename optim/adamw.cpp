@@ -11,7 +11,7 @@ AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions opt
     state_.push_back({name, p, Tensor::zeros(p.shape()), Tensor::zeros(p.shape()), p.dim() >= 2});
 }
 
-void AdamW::step(float lr) {
+void AdamW::step(float lr, float grad_scale) {
   ++step_;
   const AdamWOptions& o = options_;
   const float bias1 = 1.0f - std::pow(o.beta1, static_cast<float>(step_));
@@ -24,8 +24,9 @@ void AdamW::step(float lr) {
     const float decay = s.decay ? 1.0f - lr * o.weight_decay : 1.0f;
     parallel_for(s.param.numel(), 8192, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        m[i] = o.beta1 * m[i] + (1.0f - o.beta1) * g[i];
-        v[i] = o.beta2 * v[i] + (1.0f - o.beta2) * g[i] * g[i];
+        const float gi = g[i] * grad_scale;  // exact when grad_scale is 1
+        m[i] = o.beta1 * m[i] + (1.0f - o.beta1) * gi;
+        v[i] = o.beta2 * v[i] + (1.0f - o.beta2) * gi * gi;
         p[i] = p[i] * decay - step_size * m[i] / (std::sqrt(v[i]) / bias2_sqrt + o.eps);
       }
     });

@@ -26,8 +26,10 @@ class AdamW {
   // biases and LayerNorm parameters do not (as nanoGPT).
   AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options);
 
-  // One update with learning rate lr (the schedule's); parameters without a gradient are skipped.
-  void step(float lr);
+  // One update with learning rate lr (the schedule's) from the gradients times grad_scale (the
+  // clipping factor, see grad_clip.h: the same bits as scaling them first); parameters without a
+  // gradient are skipped.
+  void step(float lr, float grad_scale = 1.0f);
   int64_t steps() const { return step_; }
 
   const AdamWOptions& options() const { return options_; }

@@ -121,8 +121,10 @@ double Trainer::train_step(float lr) {
     // The mean over micro-batches: each one's gradient counts 1 / grad_accum.
     (options_.grad_accum > 1 ? loss * (1.0f / static_cast<float>(options_.grad_accum)) : loss).backward();
   }
-  if (options_.grad_clip > 0) optim::clip_grad_norm(parameters_, options_.grad_clip);
-  optimizer_->step(lr);
+  const float clip = options_.grad_clip > 0
+                         ? optim::clip_scale(optim::global_grad_norm(parameters_), options_.grad_clip)
+                         : 1.0f;
+  optimizer_->step(lr, clip);
   return loss_sum / static_cast<double>(options_.grad_accum);
 }
 

@@ -150,12 +150,6 @@ void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* 
   }
 }
 
-// Scratch reused across calls: a steady-state training step allocates nothing here.
-Buffer& scratch(Buffer& buffer, size_t size) {
-  if (buffer.size() < size) buffer.resize(size);
-  return buffer;
-}
-
 }  // namespace
 
 void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate) {
@@ -173,17 +167,20 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
     else nc = even_piece(N, nc / 2, NR);
   }
   const int64_t m_tiles = (M + mc - 1) / mc, n_tiles = (N + nc - 1) / nc, n_panels = (N + NR - 1) / NR;
-  thread_local Buffer b_scratch;  // the calling thread's; hence gemm is never called inside a parallel loop
-  float* Bp = scratch(b_scratch, n_panels * KC * NR).data();
+  // Packed panels: B's shared by all tasks, A's one share per thread (+ slack: narrow_kernel reads a
+  // vector past a panel). Reused blocks (memory.h): the same sizes come back every step.
+  Buffer packed_b(n_panels * KC * NR);
+  constexpr int64_t kAShare = MC * KC + 16;
+  Buffer packed_a(max_slots() * kAShare);
+  float* Bp = packed_b.data();
 
   for (int64_t p0 = 0; p0 < K; p0 += KC) {
     const int64_t kc = std::min(KC, K - p0);
     parallel_for(n_panels, grain_for(kc * NR, 16384), [&](int64_t q0, int64_t q1) {
       pack_b(B, q0 * NR, std::min(N, q1 * NR) - q0 * NR, p0, kc, Bp + q0 * kc * NR);
     });
-    parallel_for(m_tiles * n_tiles, 1, [&](int64_t t0, int64_t t1) {
-      thread_local Buffer a_scratch;  // a task packs and uses it without yielding the thread
-      float* Ap = scratch(a_scratch, MC * KC + 16).data();  // + slack: narrow_kernel reads a vector past a panel
+    parallel_for_slots(m_tiles * n_tiles, 1, [&](int slot, int64_t t0, int64_t t1) {
+      float* Ap = packed_a.data() + slot * kAShare;
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t i0 = (t / n_tiles) * mc, m = std::min(mc, M - i0);
         const int64_t j0 = (t % n_tiles) * nc, n = std::min(nc, N - j0);

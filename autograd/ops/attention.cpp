@@ -66,19 +66,20 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   Tensor weights = Tensor::empty({B, nh, T, T});  // every entry is written below
   const HeadView Q{q}, K{k}, V{v};
 
-  parallel_for(B * nh, grain_for(T * T * hs), [&](int64_t t0, int64_t t1) {
-    memory::Vector<float> key_t(hs * T);  // this head's keys, transposed: [hs, T]
+  Buffer keys_t(max_slots() * hs * T);  // per thread: a head's keys, transposed [hs, T]
+  parallel_for_slots(B * nh, grain_for(T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
+    float* key_t = keys_t.data() + slot * hs * T;
     for (int64_t bh = t0; bh < t1; ++bh) {
       const int64_t b = bh / nh, h = bh % nh;
       const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
-      transpose_head(kh, K.row(), T, hs, key_t.data());
+      transpose_head(kh, K.row(), T, hs, key_t);
       float* P = weights.data() + bh * T * T;  // [T, T]
       float* yh = y.data() + b * y.strides()[0] + h * y.strides()[1];
       const int64_t y_row = y.strides()[2];
       for (int64_t i0 = 0; i0 < T; i0 += kRows) {
         const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;  // keys the block can see
         // scores = Q Kᵀ / sqrt(hs), written straight into the weights' rows
-        small_gemm({rows, n, hs, qh + i0 * Q.row(), Q.row(), 1, key_t.data(), T, P + i0 * T, T, scale});
+        small_gemm({rows, n, hs, qh + i0 * Q.row(), Q.row(), 1, key_t, T, P + i0 * T, T, scale});
         for (int64_t i = i0; i < n; ++i) {  // causal softmax: query i sees keys 0..i, the rest is 0
           softmax_row(P + i * T, i + 1);
           std::fill(P + i * T + i + 1, P + (i + 1) * T, 0.0f);
@@ -97,21 +98,23 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
     float* dk = grad_sink(k);
     float* dv = grad_sink(v);
     const HeadView Q{q}, K{k}, V{v};
-    parallel_for(B * nh, grain_for(2 * T * T * hs), [&](int64_t t0, int64_t t1) {
-      memory::Vector<float> dS(T * T), value_t(hs * T);
+    Buffer scratch(max_slots() * (T * T + hs * T));  // per thread: dS [T, T] and Vᵀ [hs, T]
+    parallel_for_slots(B * nh, grain_for(2 * T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
+      float* dS = scratch.data() + slot * (T * T + hs * T);
+      float* value_t = dS + T * T;
       for (int64_t bh = t0; bh < t1; ++bh) {
         const int64_t b = bh / nh, h = bh % nh, base = bh * T * hs;  // offset of head in the gradients
         const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
-        transpose_head(vh, V.row(), T, hs, value_t.data());
+        transpose_head(vh, V.row(), T, hs, value_t);
         const float* P = weights.data() + bh * T * T;
         const float* gh = g.data() + bh * T * hs;  // the gradient is contiguous [B, nh, T, hs]
         for (int64_t i0 = 0; i0 < T; i0 += kRows) {
           const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
-          float* ds = dS.data() + i0 * T;
-          small_gemm({rows, n, hs, gh + i0 * hs, hs, 1, value_t.data(), T, ds, T});  // dP = dY Vᵀ
+          float* ds = dS + i0 * T;
+          small_gemm({rows, n, hs, gh + i0 * hs, hs, 1, value_t, T, ds, T});  // dP = dY Vᵀ
           for (int64_t i = i0; i < n; ++i) {  // dS = P (dP - rowsum(P dP)) scale; 0 past the diagonal
             const float* p = P + i * T;
-            float* dsr = dS.data() + i * T;
+            float* dsr = dS + i * T;
             float row_dot = 0.0f;
             for (int64_t j = 0; j <= i; ++j) row_dot += p[j] * dsr[j];
             for (int64_t j = 0; j < n; ++j) dsr[j] = j <= i ? p[j] * (dsr[j] - row_dot) * scale : 0.0f;
@@ -122,7 +125,7 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
           const int64_t rows = std::min(kRows, T - j0), k = T - j0;
           // dK += dSᵀ Q and dV += Pᵀ dY: the transposes are stride swaps
           if (dk)
-            small_gemm({rows, hs, k, dS.data() + j0 * T + j0, 1, T, qh + j0 * Q.row(), Q.row(), dk + base + j0 * hs, hs,
+            small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, qh + j0 * Q.row(), Q.row(), dk + base + j0 * hs, hs,
                         1.0f, true});
           if (dv) small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, gh + j0 * hs, hs, dv + base + j0 * hs, hs, 1.0f, true});
         }

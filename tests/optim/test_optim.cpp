@@ -53,6 +53,32 @@ TEST_CASE("grad clip: scales to the global norm only when above it", "[optim]") 
   REQUIRE(b.grad().at({0}) == Approx(0.8).epsilon(1e-5));
 }
 
+TEST_CASE("adamw: a clip factor given to step equals clipping the gradients first, bit for bit", "[optim]") {
+  auto run = [](bool fused) {
+    Tensor w = Tensor::uniform({40, 30}, 5, -1, 1).set_requires_grad(true);
+    Tensor b = Tensor::uniform({30}, 6, -1, 1).set_requires_grad(true);
+    AdamW opt({{"w", w}, {"b", b}}, {});
+    for (int step = 0; step < 3; ++step) {
+      set_grad(w, Tensor::uniform({40, 30}, 10 + step, -2, 2).to_vector());
+      set_grad(b, Tensor::uniform({30}, 20 + step, -2, 2).to_vector());
+      if (fused) {
+        const float scale = clip_scale(global_grad_norm({w, b}), 1.0);
+        REQUIRE(scale < 1.0f);  // the norm is far above 1: clipping happens
+        opt.step(1e-2f, scale);
+      } else {
+        clip_grad_norm({w, b}, 1.0);
+        opt.step(1e-2f);
+      }
+    }
+    std::vector<float> out = w.to_vector(), bias = b.to_vector();
+    out.insert(out.end(), bias.begin(), bias.end());
+    return out;
+  };
+  REQUIRE(run(true) == run(false));
+  REQUIRE(clip_scale(0.5, 1.0) == 1.0f);
+  REQUIRE(clip_scale(5.0, 0.0) == 1.0f);  // 0: clipping off
+}
+
 TEST_CASE("lr schedule: linear warm-up, cosine decay, floor", "[optim]") {
   LrSchedule s{.lr = 1e-3f, .min_lr = 1e-4f, .warmup = 100, .decay_iters = 2000};
   REQUIRE(s.at(0) == Approx(1e-3 * 1 / 101));

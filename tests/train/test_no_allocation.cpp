@@ -47,7 +47,7 @@ using namespace tinygpt;
 
 namespace {
 long allocations_in_steps_3_to_5(train::TrainOptions options, int threads) {
-  set_num_threads(threads);
+  options.threads = threads;  // the trainer sets the thread count from its options
   train::Trainer trainer(options);
   trainer.train_step(1e-3f);
   trainer.train_step(1e-3f);
@@ -55,7 +55,7 @@ long allocations_in_steps_3_to_5(train::TrainOptions options, int threads) {
   g_armed = true;
   for (int step = 3; step <= 5; ++step) trainer.train_step(1e-3f);
   g_armed = false;
-  set_num_threads(0);
+  REQUIRE(num_threads() == threads);
   return g_allocations.load();
 }
 }  // namespace
