@@ -76,9 +76,16 @@ Tensor embedding(const Tensor& weight, std::span<const int32_t> ids, const Shape
 // weights [B, nh, T, T]: softmax(q k^T / sqrt(hs)) with the future (key > query) exactly 0.
 struct AttentionResult {
   Tensor y;
-  Tensor weights;  // no gradient; for looking inside the model
+  Tensor weights;  // no gradient; for looking inside the model; undefined when tiled
 };
-AttentionResult causal_attention(const Tensor& query, const Tensor& key, const Tensor& value);
+// What the backward pass keeps. `weights`: the [B, nh, T, T] weights (readable; fastest for short
+// contexts). `tiled` (flash-attention style): nothing beyond q, k, v; backward recomputes the
+// weights one block of query rows at a time, so the extra memory is a few rows of T per thread
+// instead of T x T per head. `automatic`: tiled from T = kTiledAttentionFrom on.
+enum class AttentionMemory { automatic, weights, tiled };
+constexpr int64_t kTiledAttentionFrom = 512;
+AttentionResult causal_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                 AttentionMemory memory = AttentionMemory::automatic);
 
 // Inverted dropout: zeroes each element with probability p and scales the rest by 1/(1-p).
 // The mask is a pure function of (seed, element index): the same on every run and thread count.

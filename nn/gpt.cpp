@@ -51,7 +51,7 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   const Tensor qkv = c_attn.forward(x);                          // [B, T, 3C]
   const auto parts = split(qkv, C, 2);             // query, key, value: [B, T, C] views
   auto heads = [&](const Tensor& t) { return t.view({B, T, n_head_, hs}).transpose(1, 2); };  // [B, nh, T, hs]
-  AttentionResult att = causal_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]));
+  AttentionResult att = causal_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), memory_);
   weights_ = att.weights;                                         // [B, nh, T, T]
   const Tensor y = att.y.transpose(1, 2).view({B, T, C});         // merge heads: a free view
   return c_proj.forward(y);
@@ -157,8 +157,14 @@ const Tensor& GPT::attention_weights(int64_t layer) const {
   if (layer < 0 || layer >= config_.n_layer)
     throw std::out_of_range(fmt::format("GPT: layer {} out of range for n_layer {}", layer, config_.n_layer));
   const Tensor& w = h[layer]->attn.weights();
-  if (!w.defined()) throw std::logic_error("GPT: attention weights are read after a forward pass");
+  if (!w.defined())
+    throw std::logic_error("GPT: attention weights are read after a forward pass (for contexts of 512 tokens or "
+                           "more, one made after set_attention_memory(AttentionMemory::weights))");
   return w;
+}
+
+void GPT::set_attention_memory(AttentionMemory memory) {
+  for (auto& block : h) block->attn.set_attention_memory(memory);
 }
 
 }  // namespace tinygpt::nn

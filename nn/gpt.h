@@ -37,10 +37,14 @@ class CausalSelfAttention : public Module {
   explicit CausalSelfAttention(const GPTConfig& config);
   Tensor forward(const Tensor& x);          // [B, T, C] -> [B, T, C]
   const Tensor& weights() const { return weights_; }  // [B, nh, T, T] of the last forward
+  // automatic: the weights are kept below T = 512 and recomputed in backward from there on
+  // (ops.h); weights: always kept, so that weights() can show them.
+  void set_attention_memory(AttentionMemory memory) { memory_ = memory; }
   Linear c_attn, c_proj;
 
  private:
   int64_t n_head_;
+  AttentionMemory memory_ = AttentionMemory::automatic;
   Tensor weights_;
 };
 
@@ -73,8 +77,10 @@ class GPT : public Module {
   GPTOutput forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets = {});
 
   // After a forward pass: the attention weights of `layer`, [B, nh, T, T]; row i of head h of
-  // batch row b is how much query i drew from each key j <= i.
+  // batch row b is how much query i drew from each key j <= i. Contexts of 512 tokens or more
+  // keep them only after set_attention_memory(AttentionMemory::weights).
   const Tensor& attention_weights(int64_t layer) const;
+  void set_attention_memory(AttentionMemory memory);  // for every layer (ops.h)
 
   // Dropout masks come from (seed, call counter): restoring both makes a resume exact.
   uint64_t dropout_counter() const { return dropout_counter_; }

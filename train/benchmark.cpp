@@ -42,10 +42,11 @@ double measure_peak_gflops() {
 
 // Bytes the step needs by construction: parameters, gradients and two AdamW moments, plus the
 // activations the graph keeps for backward (per block: about 16 B T C floats and the B nh T T
-// attention weights; around the blocks 3 B T C, and the logits and their gradient, 2 B T V).
-double formula_bytes(const nn::GPTConfig& c, int64_t params, int64_t B) {
+// attention weights unless attention is tiled; around the blocks 3 B T C, and the logits and their
+// gradient, 2 B T V).
+double formula_bytes(const nn::GPTConfig& c, int64_t params, int64_t B, bool tiled) {
   const double T = static_cast<double>(c.block_size), C = static_cast<double>(c.n_embd);
-  const double per_block = 16 * B * T * C + static_cast<double>(B * c.n_head) * T * T;
+  const double per_block = 16 * B * T * C + (tiled ? 0.0 : static_cast<double>(B * c.n_head) * T * T);
   const double activations = c.n_layer * per_block + 3 * B * T * C + 2 * B * T * static_cast<double>(c.vocab_size);
   return 4.0 * (4.0 * static_cast<double>(params) + activations);
 }
@@ -56,6 +57,7 @@ BenchResult run_benchmark(const BenchOptions& o) {
   set_num_threads(static_cast<int>(o.threads));
   memory::Reuse reuse;  // as in training: steps take the memory earlier steps freed
   nn::GPT model(o.config, 1337);
+  model.set_attention_memory(o.attention);
   optim::AdamW optimizer(model.named_parameters(), {});
   const std::vector<Tensor> parameters = model.parameters();
   const int64_t B = o.batch, T = o.config.block_size;
@@ -109,7 +111,9 @@ BenchResult run_benchmark(const BenchOptions& o) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   r.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
-  r.formula_mb = formula_bytes(c, r.parameters, B) / (1024.0 * 1024.0);
+  const bool tiled = o.attention == AttentionMemory::tiled ||
+                     (o.attention == AttentionMemory::automatic && c.block_size >= kTiledAttentionFrom);
+  r.formula_mb = formula_bytes(c, r.parameters, B, tiled) / (1024.0 * 1024.0);
   return r;
 }
 

@@ -12,6 +12,7 @@ namespace tinygpt::train {
 struct BenchOptions {
   nn::GPTConfig config;
   int64_t batch = 12, steps = 20, warmup = 3, threads = 0;
+  AttentionMemory attention = AttentionMemory::automatic;
 };
 
 struct BenchResult {

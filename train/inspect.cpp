@@ -75,6 +75,7 @@ AttentionMaps attention_maps(nn::GPT& model, const data::Tokenizer& tokenizer, c
                                             model.config().block_size));
   NoGradGuard no_grad;
   model.eval();
+  model.set_attention_memory(AttentionMemory::weights);
   model.forward(ids, 1, T);
   AttentionMaps maps{token_views(tokenizer, ids), model.config().n_layer, model.config().n_head, {}};
   for (int64_t l = 0; l < maps.layers; ++l) {

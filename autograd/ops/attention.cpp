@@ -49,9 +49,90 @@ void softmax_row(float* p, int64_t n) {
   for (int64_t j = 0; j < n; ++j) p[j] *= inv;
 }
 
+// One block of query rows [i0, i0 + rows) of one head: the scores strip S = Q Kᵀ / sqrt(hs) over the
+// keys the block can see (0 .. i0 + rows), the causal softmax of each row in place (0 past the
+// diagonal), so that P[r, j] (row r = query i0 + r, `ld` floats apart) holds the weights.
+// Forward and the tiled backward both call this: the recomputed weights are the forward's bits.
+void weights_strip(const float* qh, int64_t q_row, const float* key_t, int64_t T, int64_t hs, float scale,
+                   int64_t i0, int64_t rows, float* P, int64_t ld) {
+  const int64_t n = i0 + rows;
+  small_gemm({rows, n, hs, qh + i0 * q_row, q_row, 1, key_t, T, P, ld, scale});
+  for (int64_t r = 0; r < rows; ++r) {  // query i0 + r sees keys 0 .. i0 + r
+    softmax_row(P + r * ld, i0 + r + 1);
+    std::fill(P + r * ld + i0 + r + 1, P + r * ld + n, 0.0f);
+  }
+}
+
+// dS = P ⊙ (dP - rowsum(P ⊙ dP)) · scale for a strip, in place of dP; 0 past the diagonal.
+void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, int64_t ld, float scale) {
+  const int64_t n = i0 + rows;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = P + r * ld;
+    float* ds = dS + r * ld;
+    const int64_t seen = i0 + r + 1;
+    float row_dot = 0.0f;
+    for (int64_t j = 0; j < seen; ++j) row_dot += p[j] * ds[j];
+    for (int64_t j = 0; j < n; ++j) ds[j] = j < seen ? p[j] * (ds[j] - row_dot) * scale : 0.0f;
+  }
+}
+
+// Per head (b, h) with dY [T, hs], kept weights P [T, T]:
+//   dP = dY Vᵀ;  dS = P ⊙ (dP - rowsum(P ⊙ dP)) / sqrt(hs);  dQ = dS K;  dK = dSᵀ Q;  dV = Pᵀ dY.
+// Query blocks make dS and dQ; then key blocks take dK and dV from whole columns of dS and P.
+struct AttentionBackward {
+  Tensor q, k, v;
+  float scale;
+  float *dq, *dk, *dv;  // null where no gradient is wanted
+
+  // With the kept weights: scratch of T x T (dS) + hs x T (Vᵀ) floats.
+  void with_weights(int64_t bh, const float* P, const float* gh, float* dS, float* value_t) const {
+    const HeadView Q{q}, K{k}, V{v};
+    const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh, base = bh * T * hs;
+    const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
+    transpose_head(vh, V.row(), T, hs, value_t);
+    for (int64_t i0 = 0; i0 < T; i0 += kRows) {
+      const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
+      float* ds = dS + i0 * T;
+      small_gemm({rows, n, hs, gh + i0 * hs, hs, 1, value_t, T, ds, T});  // dP = dY Vᵀ
+      score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale);
+      if (dq) small_gemm({rows, hs, n, ds, T, 1, kh, K.row(), dq + base + i0 * hs, hs, 1.0f, true});  // dQ += dS K
+    }
+    for (int64_t j0 = 0; j0 < T; j0 += kRows) {  // keys j0.. are seen by queries j0..T-1
+      const int64_t rows = std::min(kRows, T - j0), k = T - j0;
+      // dK += dSᵀ Q and dV += Pᵀ dY: the transposes are stride swaps
+      if (dk)
+        small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, qh + j0 * Q.row(), Q.row(), dk + base + j0 * hs, hs,
+                    1.0f, true});
+      if (dv) small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, gh + j0 * hs, hs, dv + base + j0 * hs, hs, 1.0f, true});
+    }
+  }
+
+  // Tiled: each block of query rows recomputes its strip of P from Q and K (the forward's bits),
+  // then adds its share to dQ, dK and dV. Scratch: 2 strips of kRows x T (P, dS) + 2 x hs x T (Kᵀ, Vᵀ).
+  void tiled(int64_t bh, const float* gh, float* scratch) const {
+    const HeadView Q{q}, K{k}, V{v};
+    const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh, base = bh * T * hs;
+    const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
+    float *P = scratch, *dS = P + kRows * T, *key_t = dS + kRows * T, *value_t = key_t + hs * T;
+    transpose_head(kh, K.row(), T, hs, key_t);
+    transpose_head(vh, V.row(), T, hs, value_t);
+    for (int64_t i0 = 0; i0 < T; i0 += kRows) {
+      const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
+      weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, T);
+      small_gemm({rows, n, hs, gh + i0 * hs, hs, 1, value_t, T, dS, T});  // dP = dY Vᵀ
+      score_gradient_strip(P, dS, i0, rows, T, scale);
+      if (dq) small_gemm({rows, hs, n, dS, T, 1, kh, K.row(), dq + base + i0 * hs, hs, 1.0f, true});  // dQ += dS K
+      if (dk) small_gemm({n, hs, rows, dS, 1, T, qh + i0 * Q.row(), Q.row(), dk + base, hs, 1.0f, true});  // dK += dSᵀ Q
+      if (dv) small_gemm({n, hs, rows, P, 1, T, gh + i0 * hs, hs, dv + base, hs, 1.0f, true});  // dV += Pᵀ dY
+    }
+  }
+  static int64_t tiled_scratch(int64_t T, int64_t hs) { return 2 * kRows * T + 2 * hs * T; }
+};
+
 }  // namespace
 
-AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, const Tensor& value_in) {
+AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, const Tensor& value_in,
+                                 AttentionMemory memory) {
   OpTimer timer("causal_attention");
   if (query_in.dim() != 4 || key_in.shape() != query_in.shape() || value_in.shape() != query_in.shape())
     throw std::invalid_argument(fmt::format("causal_attention: query, key, value must share one [B, nh, T, hs] "
@@ -60,75 +141,46 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   const Tensor q = unit_last_stride(query_in), k = unit_last_stride(key_in), v = unit_last_stride(value_in);
   const int64_t B = q.size(0), nh = q.size(1), T = q.size(2), hs = q.size(3);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const bool tiled = memory == AttentionMemory::tiled || (memory == AttentionMemory::automatic && T >= kTiledAttentionFrom);
   // y lives in [B, T, nh, hs] order: merging heads back into [B, T, C] is then a free view.
   Tensor y_storage = Tensor::empty({B, T, nh, hs});
   Tensor y = make_view(y_storage, {B, nh, T, hs}, {T * nh * hs, hs, nh * hs, 1}, 0);
-  Tensor weights = Tensor::empty({B, nh, T, T});  // every entry is written below
+  Tensor weights = tiled ? Tensor() : Tensor::empty({B, nh, T, T});  // every entry is written below
   const HeadView Q{q}, K{k}, V{v};
 
-  Buffer keys_t(max_slots() * hs * T);  // per thread: a head's keys, transposed [hs, T]
+  // Per thread: a head's keys transposed [hs, T], and (tiled) one strip of weights [kRows, T].
+  const int64_t share = hs * T + (tiled ? kRows * T : 0);
+  Buffer scratch(max_slots() * share);
   parallel_for_slots(B * nh, grain_for(T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
-    float* key_t = keys_t.data() + slot * hs * T;
+    float* key_t = scratch.data() + slot * share;
     for (int64_t bh = t0; bh < t1; ++bh) {
       const int64_t b = bh / nh, h = bh % nh;
       const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
       transpose_head(kh, K.row(), T, hs, key_t);
-      float* P = weights.data() + bh * T * T;  // [T, T]
       float* yh = y.data() + b * y.strides()[0] + h * y.strides()[1];
       const int64_t y_row = y.strides()[2];
       for (int64_t i0 = 0; i0 < T; i0 += kRows) {
         const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;  // keys the block can see
-        // scores = Q Kᵀ / sqrt(hs), written straight into the weights' rows
-        small_gemm({rows, n, hs, qh + i0 * Q.row(), Q.row(), 1, key_t, T, P + i0 * T, T, scale});
-        for (int64_t i = i0; i < n; ++i) {  // causal softmax: query i sees keys 0..i, the rest is 0
-          softmax_row(P + i * T, i + 1);
-          std::fill(P + i * T + i + 1, P + (i + 1) * T, 0.0f);
-        }
-        // y = P V
-        small_gemm({rows, hs, n, P + i0 * T, T, 1, vh, V.row(), yh + i0 * y_row, y_row});
+        float* P = tiled ? key_t + hs * T : weights.data() + bh * T * T + i0 * T;
+        weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, T);
+        small_gemm({rows, hs, n, P, T, 1, vh, V.row(), yh + i0 * y_row, y_row});  // y = P V
       }
     }
   });
 
-  // Backward, per head, with dY [T, hs]:
-  //   dV = Pᵀ dY;  dP = dY Vᵀ;  dS = P ⊙ (dP - rowsum(P ⊙ dP));  dQ = dS K scale;  dK = dSᵀ Q scale.
-  y = attach(y, "causal_attention", {q, k, v}, [q, k, v, weights, scale](const Tensor&, const Tensor& g) {
-    const int64_t B = q.size(0), nh = q.size(1), T = q.size(2), hs = q.size(3);
-    float* dq = grad_sink(q);
-    float* dk = grad_sink(k);
-    float* dv = grad_sink(v);
-    const HeadView Q{q}, K{k}, V{v};
-    Buffer scratch(max_slots() * (T * T + hs * T));  // per thread: dS [T, T] and Vᵀ [hs, T]
+  const AttentionBackward backward{q, k, v, scale, nullptr, nullptr, nullptr};
+  y = attach(y, "causal_attention", {q, k, v}, [backward, weights, tiled](const Tensor&, const Tensor& g) {
+    AttentionBackward bw = backward;
+    bw.dq = grad_sink(bw.q), bw.dk = grad_sink(bw.k), bw.dv = grad_sink(bw.v);
+    const int64_t B = bw.q.size(0), nh = bw.q.size(1), T = bw.q.size(2), hs = bw.q.size(3);
+    const int64_t share = tiled ? AttentionBackward::tiled_scratch(T, hs) : T * T + hs * T;
+    Buffer scratch(max_slots() * share);
     parallel_for_slots(B * nh, grain_for(2 * T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
-      float* dS = scratch.data() + slot * (T * T + hs * T);
-      float* value_t = dS + T * T;
+      float* mine = scratch.data() + slot * share;
       for (int64_t bh = t0; bh < t1; ++bh) {
-        const int64_t b = bh / nh, h = bh % nh, base = bh * T * hs;  // offset of head in the gradients
-        const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
-        transpose_head(vh, V.row(), T, hs, value_t);
-        const float* P = weights.data() + bh * T * T;
         const float* gh = g.data() + bh * T * hs;  // the gradient is contiguous [B, nh, T, hs]
-        for (int64_t i0 = 0; i0 < T; i0 += kRows) {
-          const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
-          float* ds = dS + i0 * T;
-          small_gemm({rows, n, hs, gh + i0 * hs, hs, 1, value_t, T, ds, T});  // dP = dY Vᵀ
-          for (int64_t i = i0; i < n; ++i) {  // dS = P (dP - rowsum(P dP)) scale; 0 past the diagonal
-            const float* p = P + i * T;
-            float* dsr = dS + i * T;
-            float row_dot = 0.0f;
-            for (int64_t j = 0; j <= i; ++j) row_dot += p[j] * dsr[j];
-            for (int64_t j = 0; j < n; ++j) dsr[j] = j <= i ? p[j] * (dsr[j] - row_dot) * scale : 0.0f;
-          }
-          if (dq) small_gemm({rows, hs, n, ds, T, 1, kh, K.row(), dq + base + i0 * hs, hs, 1.0f, true});  // dQ += dS K
-        }
-        for (int64_t j0 = 0; j0 < T; j0 += kRows) {  // keys j0.. are seen by queries j0..T-1
-          const int64_t rows = std::min(kRows, T - j0), k = T - j0;
-          // dK += dSᵀ Q and dV += Pᵀ dY: the transposes are stride swaps
-          if (dk)
-            small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, qh + j0 * Q.row(), Q.row(), dk + base + j0 * hs, hs,
-                        1.0f, true});
-          if (dv) small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, gh + j0 * hs, hs, dv + base + j0 * hs, hs, 1.0f, true});
-        }
+        if (tiled) bw.tiled(bh, gh, mine);
+        else bw.with_weights(bh, weights.data() + bh * T * T, gh, mine, mine + T * T);
       }
     });
   });

@@ -66,6 +66,45 @@ TEST_CASE("attention: gradients for T = 1 and T > 1, from strided q, k, v", "[at
       {Tensor::uniform({B, T, 3 * C}, 4, -1, 1)});
 }
 
+TEST_CASE("attention, tiled: gradients for T = 1, 5 and 37 (several partial row blocks)", "[attention][grad]") {
+  auto attn = [](const std::vector<Tensor>& in) {
+    return causal_attention(in[0], in[1], in[2], AttentionMemory::tiled).y;
+  };
+  for (int64_t T : {1, 5, 37}) {
+    INFO("T = " << T);
+    check_gradients(attn, {Tensor::uniform({1, 2, T, 3}, 1, -1, 1), Tensor::uniform({1, 2, T, 3}, 2, -1, 1),
+                           Tensor::uniform({1, 2, T, 3}, 3, -1, 1)});
+  }
+}
+
+TEST_CASE("attention, tiled: the same output bits and gradients as with kept weights, no weights kept",
+          "[attention]") {
+  const int64_t B = 2, nh = 3, T = 70, hs = 8;
+  auto run = [&](AttentionMemory memory) {
+    Tensor q = Tensor::uniform({B, nh, T, hs}, 1, -2, 2).set_requires_grad(true);
+    Tensor k = Tensor::uniform({B, nh, T, hs}, 2, -2, 2).set_requires_grad(true);
+    Tensor v = Tensor::uniform({B, nh, T, hs}, 3, -2, 2).set_requires_grad(true);
+    AttentionResult r = causal_attention(q, k, v, memory);
+    r.y.backward(Tensor::uniform(r.y.shape(), 4, -1, 1));
+    return std::make_tuple(r, q.grad().to_vector(), k.grad().to_vector(), v.grad().to_vector());
+  };
+  auto [kept, dq_kept, dk_kept, dv_kept] = run(AttentionMemory::weights);
+  auto [tiled, dq_tiled, dk_tiled, dv_tiled] = run(AttentionMemory::tiled);
+  REQUIRE(kept.weights.defined());
+  REQUIRE_FALSE(tiled.weights.defined());
+  REQUIRE(tiled.y.to_vector() == kept.y.to_vector());  // the same strips, computed by the same code
+  REQUIRE(dq_tiled == dq_kept);                         // dQ sums the same way; dK, dV in another order
+  require_close(dk_tiled, dk_kept, 1e-5);
+  require_close(dv_tiled, dv_kept, 1e-5);
+}
+
+TEST_CASE("attention: long contexts go tiled by themselves", "[attention]") {
+  Tensor q = Tensor::uniform({1, 1, kTiledAttentionFrom - 1, 4}, 1, -1, 1);
+  REQUIRE(causal_attention(q, q, q).weights.defined());
+  Tensor longer = Tensor::uniform({1, 1, kTiledAttentionFrom, 4}, 1, -1, 1);
+  REQUIRE_FALSE(causal_attention(longer, longer, longer).weights.defined());
+}
+
 TEST_CASE("attention: merging heads back is a free view", "[attention]") {
   Tensor q = Tensor::uniform({2, 3, 4, 5}, 1, -1, 1);
   Tensor y = causal_attention(q, q, q).y.transpose(1, 2);  // [B, T, nh, hs]

@@ -44,6 +44,13 @@ TEST_CASE("determinism: attention bits do not depend on threads", "[determinism]
                               Tensor::uniform({4, 4, 64, 32}, 3, -1, 1)});
 }
 
+TEST_CASE("determinism: tiled attention bits do not depend on threads", "[determinism]") {
+  require_thread_independent(
+      [](const std::vector<Tensor>& in) { return causal_attention(in[0], in[1], in[2], AttentionMemory::tiled).y; },
+      {Tensor::uniform({2, 4, 80, 16}, 1, -1, 1), Tensor::uniform({2, 4, 80, 16}, 2, -1, 1),
+       Tensor::uniform({2, 4, 80, 16}, 3, -1, 1)});
+}
+
 TEST_CASE("determinism: layer_norm bits do not depend on threads", "[determinism]") {
   require_thread_independent([](const std::vector<Tensor>& in) { return layer_norm(in[0], in[1], in[2]); },
                              {Tensor::uniform({768, 128}, 1, -2, 2), Tensor::uniform({128}, 2, 0.5, 1.5),

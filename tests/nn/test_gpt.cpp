@@ -106,6 +106,25 @@ TEST_CASE("gpt: GPT-2 initialization statistics", "[gpt]") {
   REQUIRE(model.h[0]->attn.c_attn.bias.to_vector() == std::vector<float>(384, 0.0f));
 }
 
+TEST_CASE("gpt: long contexts train with tiled attention; weights kept only on request", "[gpt]") {
+  const int64_t T = kTiledAttentionFrom + 8;
+  GPTConfig c{.vocab_size = 11, .block_size = T, .n_layer = 1, .n_head = 2, .n_embd = 8};
+  GPT tiled(c, 5), kept(c, 5);
+  kept.set_attention_memory(AttentionMemory::weights);
+  const auto ids = random_ids(T, 11, 1), targets = random_ids(T, 11, 2);
+  Tensor loss_tiled = tiled.forward(ids, 1, T, targets).loss, loss_kept = kept.forward(ids, 1, T, targets).loss;
+  REQUIRE(loss_tiled.item() == loss_kept.item());  // the forward is the same arithmetic
+  REQUIRE_THROWS_WITH(tiled.attention_weights(0), Catch::Contains("set_attention_memory"));
+  REQUIRE(kept.attention_weights(0).shape() == Shape{1, 2, T, T});
+  loss_tiled.backward();
+  loss_kept.backward();
+  auto pt = tiled.named_parameters(), pk = kept.named_parameters();
+  for (size_t i = 0; i < pt.size(); ++i) {
+    INFO(pt[i].first);
+    tinygpt::testing::require_close(pt[i].second.grad().to_vector(), pk[i].second.grad().to_vector(), 1e-5);
+  }
+}
+
 TEST_CASE("gpt: the same seed gives the same parameters and the same loss", "[gpt]") {
   GPTConfig c{.vocab_size = 17, .block_size = 8, .n_layer = 2, .n_head = 2, .n_embd = 8};
   GPT a(c, 42), b(c, 42), other(c, 43);

@@ -21,8 +21,16 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--vocab", o->config.vocab_size, "vocabulary size")->capture_default_str();
   cmd->add_option("--steps", o->steps, "timed steps (after 3 warm-up steps)")->capture_default_str();
   cmd->add_option("--threads", o->threads, "worker threads (0: all cores)")->capture_default_str();
+  auto attention = std::make_shared<std::string>("auto");
+  cmd->add_option("--attention", *attention,
+                  "what attention keeps for backward: auto (tiled from block 512 on), weights, tiled")
+      ->check(CLI::IsMember({"auto", "weights", "tiled"}))
+      ->capture_default_str();
   cmd->add_flag("--json", *json, "print one JSON object");
-  cmd->callback([o, json] {
+  cmd->callback([o, json, attention] {
+    o->attention = *attention == "tiled"     ? AttentionMemory::tiled
+                   : *attention == "weights" ? AttentionMemory::weights
+                                             : AttentionMemory::automatic;
     o->config.validate();
     if (o->batch <= 0 || o->steps <= 0) throw std::invalid_argument("--batch and --steps must be positive");
     const train::BenchResult r = train::run_benchmark(*o);
