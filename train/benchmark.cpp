@@ -53,7 +53,7 @@ double formula_bytes(const nn::GPTConfig& c, int64_t params, int64_t B, bool til
 
 }  // namespace
 
-BenchResult run_benchmark(const BenchOptions& o) {
+BenchResult run_benchmark(const BenchOptions& o, const Communicator& comm) {
   set_num_threads(static_cast<int>(o.threads));
   memory::Reuse reuse;  // as in training: steps take the memory earlier steps freed
   nn::GPT model(o.config, 1337);
@@ -61,7 +61,8 @@ BenchResult run_benchmark(const BenchOptions& o) {
   optim::AdamW optimizer(model.named_parameters(), {});
   const std::vector<Tensor> parameters = model.parameters();
   const int64_t B = o.batch, T = o.config.block_size;
-  Rng rng(1);
+  Rng rng(1 + static_cast<uint64_t>(comm.rank()));
+  Buffer flat_grads;
   std::vector<int32_t> ids(B * T), targets(B * T);
 
   const double peak_before = measure_peak_gflops();
@@ -81,18 +82,22 @@ BenchResult run_benchmark(const BenchOptions& o) {
     Tensor loss = model.forward(ids, B, T, targets).loss;
     const auto t2 = Clock::now();
     loss.backward();
+    const auto t_backward = Clock::now();
+    comm.average_gradients(parameters, flat_grads);
     const auto t3 = Clock::now();
     optimizer.step(1e-3f, optim::clip_scale(optim::global_grad_norm(parameters), 1.0));
     if (!timed) continue;
     const double zero = std::chrono::duration<double, std::milli>(t1 - t0).count();
     const double forward = std::chrono::duration<double, std::milli>(t2 - t1).count();
-    const double backward = std::chrono::duration<double, std::milli>(t3 - t2).count();
+    const double backward = std::chrono::duration<double, std::milli>(t_backward - t2).count();
+    const double allreduce = std::chrono::duration<double, std::milli>(t3 - t_backward).count();
     const double opt = ms_since(t3);
     r.phase_ms["zero-grad"] += zero;
     r.phase_ms["forward"] += forward;
     r.phase_ms["backward"] += backward;
     r.phase_ms["optimizer"] += opt;
-    step_ms.push_back(zero + forward + backward + opt);
+    r.phase_ms["allreduce"] += allreduce;
+    step_ms.push_back(zero + forward + backward + allreduce + opt);
   }
   for (auto& [phase, ms] : r.phase_ms) ms /= static_cast<double>(o.steps);
   double op_total = 0;
@@ -101,7 +106,8 @@ BenchResult run_benchmark(const BenchOptions& o) {
   r.family_ms["other"] += std::max(0.0, r.phase_ms["forward"] + r.phase_ms["backward"] + r.phase_ms["zero-grad"] - op_total);
 
   r.ms_per_step = median(step_ms);
-  r.tokens_per_s = static_cast<double>(B * T) / (r.ms_per_step * 1e-3);
+  r.ranks = comm.size();
+  r.tokens_per_s = static_cast<double>(B * T * comm.size()) / (r.ms_per_step * 1e-3);
   const nn::GPTConfig& c = o.config;
   const double non_embedding = static_cast<double>(r.parameters - c.block_size * c.n_embd);  // as nanoGPT counts
   r.flops_per_token = 6.0 * non_embedding + 12.0 * static_cast<double>(c.n_layer * c.block_size * c.n_embd);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nn/gpt.h"
+#include "train/distributed.h"
 
 namespace tinygpt::train {
 
@@ -21,10 +22,13 @@ struct BenchResult {
   double flops_per_token = 0, gflops = 0;       // nanoGPT's estimate: 6 N + 12 L T C per token
   double peak_gflops = 0, share_of_peak = 0;    // peak: our GEMM on a 1024^3 product, same threads
   double peak_rss_mb = 0, formula_mb = 0;       // formula: parameters, gradients, 2 moments, activations
+  int ranks = 1;
   std::map<std::string, double> phase_ms;       // forward, backward, optimizer, zero-grad (per step)
   std::map<std::string, double> family_ms;      // matmul, attention, ... (per step)
 };
 
-BenchResult run_benchmark(const BenchOptions& options);
+// Under mpirun every rank runs the steps on its own random tokens and the gradients are averaged
+// after backward (phase "allreduce"); tokens/s counts all ranks' tokens.
+BenchResult run_benchmark(const BenchOptions& options, const Communicator& comm = Communicator::single());
 
 }  // namespace tinygpt::train

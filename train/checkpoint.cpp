@@ -72,7 +72,13 @@ void write_train_state(H5::H5File& file, const TrainState& s) {
   put(g, "iteration", s.iteration);
   std::vector<hsize_t> four{4};
   g.createAttribute("rng_state", H5::PredType::STD_U64LE, H5::DataSpace(1, four.data()))
-      .write(H5::PredType::NATIVE_UINT64, s.sampler_state.data());
+      .write(H5::PredType::NATIVE_UINT64, s.sampler_states.at(0).data());
+  put(g, "world_size", static_cast<int64_t>(s.sampler_states.size()));
+  if (s.sampler_states.size() > 1) {
+    std::vector<hsize_t> dims{s.sampler_states.size(), 4};
+    g.createAttribute("rank_rng_states", H5::PredType::STD_U64LE, H5::DataSpace(2, dims.data()))
+        .write(H5::PredType::NATIVE_UINT64, s.sampler_states.data());
+  }
   put(g, "dropout_counter", static_cast<int64_t>(s.dropout_counter));
   put(g, "train_loss", s.train_loss);
   put(g, "val_loss", s.val_loss);
@@ -222,7 +228,16 @@ TrainState read_train_state(Reader& r) {
   s.iteration = r.number<int64_t>(g, "/train", "iteration");
   H5::Attribute rng = r.attribute(g, "/train", "rng_state");
   if (rng.getSpace().getSimpleExtentNpoints() != 4) r.fail("attribute 'rng_state' of /train does not hold 4 numbers");
-  rng.read(H5::PredType::NATIVE_UINT64, s.sampler_state.data());
+  rng.read(H5::PredType::NATIVE_UINT64, s.sampler_states.at(0).data());
+  const int64_t world = g.attrExists("world_size") ? r.number<int64_t>(g, "/train", "world_size") : 1;
+  if (world < 1) r.fail(fmt::format("attribute 'world_size' of /train is {}", world));
+  if (world > 1) {
+    H5::Attribute all = r.attribute(g, "/train", "rank_rng_states");
+    if (all.getSpace().getSimpleExtentNpoints() != 4 * world)
+      r.fail(fmt::format("attribute 'rank_rng_states' of /train does not hold {} x 4 numbers", world));
+    s.sampler_states.resize(static_cast<size_t>(world));
+    all.read(H5::PredType::NATIVE_UINT64, s.sampler_states.data());
+  }
   s.dropout_counter = static_cast<uint64_t>(r.number<int64_t>(g, "/train", "dropout_counter"));
   s.train_loss = r.number<double>(g, "/train", "train_loss");
   s.val_loss = r.number<double>(g, "/train", "val_loss");

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "autograd/random.h"
 #include "data/tokenizer.h"
@@ -21,7 +22,9 @@ namespace tinygpt::train {
 
 struct TrainState {
   int64_t iteration = 0;           // completed iterations
-  Rng::State sampler_state{};      // the training batch sampler's RNG
+  // The training batch samplers' RNGs, one per rank (one process: one); /train's rng_state holds
+  // rank 0's, rank_rng_states [world_size, 4] all of them when the run had several ranks.
+  std::vector<Rng::State> sampler_states{Rng::State{}};
   uint64_t dropout_counter = 0;
   double train_loss = 0, val_loss = 0;  // the last ones logged (val: the last estimate; NaN if none)
   int64_t tokens_seen = 0;

@@ -42,9 +42,15 @@ void check_enough_tokens(const data::Corpus& c, const TrainOptions& o) {
                                             c.val.size(), o.block, o.block + 1));
 }
 
+// Rank r's seed for its batches and dropout masks; rank 0 keeps the run's seed, so one process
+// trains exactly as before.
+uint64_t rank_seed(int64_t seed, int rank) {
+  return rank == 0 ? static_cast<uint64_t>(seed) : splitmix64(static_cast<uint64_t>(seed) + 0x9e37ULL * rank);
+}
+
 }  // namespace
 
-Trainer::Trainer(const TrainOptions& options) : options_(options) {
+Trainer::Trainer(const TrainOptions& options, Communicator comm) : comm_(comm), options_(options) {
   validate(options_);
   set_num_threads(static_cast<int>(options_.threads));
   corpus_ = data::load_corpus(corpus_options(options_));
@@ -53,17 +59,26 @@ Trainer::Trainer(const TrainOptions& options) : options_(options) {
                                      static_cast<uint64_t>(options_.seed));
   optimizer_ = std::make_unique<optim::AdamW>(model_->named_parameters(), adamw_options(options_));
   state_.options = options_;
-  state_.sampler_state = Rng(static_cast<uint64_t>(options_.seed)).state();
+  model_->set_dropout_seed(rank_seed(options_.seed, comm_.rank()));
+  state_.sampler_states.clear();
+  for (int r = 0; r < comm_.size(); ++r) state_.sampler_states.push_back(Rng(rank_seed(options_.seed, r)).state());
   state_.val_loss = NAN;
   prepare();
-  std::ofstream(log_path()) << "iter,train_loss,val_loss,lr,tokens_per_s,seconds\n";
+  if (comm_.is_root()) std::ofstream(log_path()) << "iter,train_loss,val_loss,lr,tokens_per_s,seconds\n";
 }
 
-Trainer::Trainer(const std::string& path, std::optional<int64_t> iters) {
+Trainer::Trainer(const std::string& path, std::optional<int64_t> iters, Communicator comm) : comm_(comm) {
   Checkpoint ck = read_checkpoint(path);
   if (!ck.train || !ck.optim)
     throw std::invalid_argument(fmt::format("checkpoint '{}' holds no training state to resume", path));
   state_ = *ck.train;
+  const auto world = static_cast<int>(state_.sampler_states.size());
+  if (world != comm_.size())
+    throw std::invalid_argument(fmt::format(
+        "checkpoint '{}' was written by a run of {} process{}, this one has {}: resume it with {} (each rank's "
+        "batch sampler continues where it stopped, which needs the same number of ranks)",
+        path, world, world == 1 ? "" : "es", comm_.size(),
+        world == 1 ? "tinygpt train --resume, without mpirun" : fmt::format("mpirun -np {}", world)));
   options_ = state_.options;
   if (iters) options_.iters = state_.options.iters = *iters;
   validate(options_);
@@ -78,12 +93,13 @@ Trainer::Trainer(const std::string& path, std::optional<int64_t> iters) {
         state_.train_tokens, state_.val_tokens, corpus_.train.size(), corpus_.val.size()));
   model_ = ck.model;
   model_->set_dropout(static_cast<float>(options_.dropout));
-  model_->set_dropout_seed(static_cast<uint64_t>(options_.seed));
+  model_->set_dropout_seed(rank_seed(options_.seed, comm_.rank()));
   model_->set_dropout_counter(state_.dropout_counter);
   optimizer_ = std::make_unique<optim::AdamW>(model_->named_parameters(), *ck.optim);
   optimizer_->set_steps(ck.optim_step);
   for (auto& s : optimizer_->state()) s.m.copy_from_(ck.m.at(s.name)), s.v.copy_from_(ck.v.at(s.name));
   prepare();
+  if (!comm_.is_root()) return;
   // Keep the log's rows up to the checkpoint; later ones belong to the run that was cut short.
   std::ifstream in(log_path());
   std::string line, kept;
@@ -96,7 +112,7 @@ Trainer::Trainer(const std::string& path, std::optional<int64_t> iters) {
 void Trainer::prepare() {
   parameters_ = model_->parameters();
   sampler_ = std::make_unique<data::BatchSampler>(corpus_.train, options_.batch, options_.block, 0);
-  sampler_->set_state(state_.sampler_state);
+  sampler_->set_state(state_.sampler_states.at(static_cast<size_t>(comm_.rank())));
   schedule_ = {.lr = static_cast<float>(options_.lr), .min_lr = static_cast<float>(options_.min_lr),
                .warmup = options_.warmup, .decay_iters = options_.iters};
   state_.train_tokens = corpus_.train.size();
@@ -121,11 +137,12 @@ double Trainer::train_step(float lr) {
     // The mean over micro-batches: each one's gradient counts 1 / grad_accum.
     (options_.grad_accum > 1 ? loss * (1.0f / static_cast<float>(options_.grad_accum)) : loss).backward();
   }
+  comm_.average_gradients(parameters_, flat_grads_);  // several ranks: the mean of their gradients
   const float clip = options_.grad_clip > 0
                          ? optim::clip_scale(optim::global_grad_norm(parameters_), options_.grad_clip)
                          : 1.0f;
   optimizer_->step(lr, clip);
-  return loss_sum / static_cast<double>(options_.grad_accum);
+  return comm_.mean(loss_sum / static_cast<double>(options_.grad_accum));
 }
 
 double Trainer::estimate_val_loss() {
@@ -134,7 +151,7 @@ double Trainer::estimate_val_loss() {
   model_->eval();
   // Seeded by the iteration, so that a resumed run evaluates on the same batches.
   data::BatchSampler val(corpus_.val, options_.batch, options_.block,
-                         splitmix64(static_cast<uint64_t>(options_.seed) ^ static_cast<uint64_t>(state_.iteration)));
+                         splitmix64(rank_seed(options_.seed, comm_.rank()) ^ static_cast<uint64_t>(state_.iteration)));
   std::vector<int32_t> x, y;
   double sum = 0;
   for (int64_t i = 0; i < options_.eval_iters; ++i) {
@@ -142,20 +159,21 @@ double Trainer::estimate_val_loss() {
     sum += model_->forward(x, options_.batch, options_.block, y).loss.item();
   }
   model_->train();
-  return sum / static_cast<double>(options_.eval_iters);
+  return comm_.mean(sum / static_cast<double>(options_.eval_iters));
 }
 
 void Trainer::save() {
-  state_.sampler_state = sampler_->state();
+  state_.sampler_states = comm_.all_gather(sampler_->state());
   state_.dropout_counter = model_->dropout_counter();
-  write_checkpoint(options_.out, *model_, *corpus_.tokenizer, optimizer_.get(), &state_);
+  if (comm_.is_root()) write_checkpoint(options_.out, *model_, *corpus_.tokenizer, optimizer_.get(), &state_);
 }
 
 Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrupt, int64_t pause_at) {
-  std::ofstream log(log_path(), std::ios::app);
+  std::ofstream log;
+  if (comm_.is_root()) log.open(log_path(), std::ios::app);
   const double seconds_before = state_.seconds;
   const auto start = std::chrono::steady_clock::now();
-  const int64_t tokens_per_step = options_.batch * options_.block * options_.grad_accum;
+  const int64_t tokens_per_step = options_.batch * options_.block * options_.grad_accum * comm_.size();
   while (state_.iteration < options_.iters) {
     const auto t0 = std::chrono::steady_clock::now();
     const float lr = schedule_.at(state_.iteration);
@@ -168,16 +186,23 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
     if (state_.iteration % options_.eval_every == 0 || state_.iteration == options_.iters) {
       val = estimate_val_loss();
       state_.val_loss = *val;
+      if (comm_.size() > 1)  // cheap insurance that the ranks still apply the same updates
+        comm_.require_same(parameter_checksum(parameters_),
+                           fmt::format("parameter checksums at iteration {}", state_.iteration));
     }
     const double tokens_per_s = tokens_per_step / step_s;
+    const bool stop = comm_.any(interrupt && interrupt->requested()) || state_.iteration == pause_at;
+    if (stop || state_.iteration % options_.ckpt_every == 0 || state_.iteration == options_.iters) save();
+    if (!comm_.is_root()) {
+      if (stop) return Outcome::interrupted;
+      continue;
+    }
     // Losses with 9 significant digits: enough to tell any two floats apart.
     log << fmt::format("{},{:.9g},{},{:.6e},{:.1f},{:.3f}\n", state_.iteration, state_.train_loss,
                        val && std::isfinite(*val) ? fmt::format("{:.9g}", *val) : "", lr, tokens_per_s, state_.seconds);
     log.flush();
     if (val) write_loss_plot(log_path(), plot_path());  // a fresh picture at every evaluation
     progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val});
-    const bool stop = (interrupt && interrupt->requested()) || state_.iteration == pause_at;
-    if (stop || state_.iteration % options_.ckpt_every == 0 || state_.iteration == options_.iters) save();
     if (stop) return Outcome::interrupted;
   }
   return Outcome::finished;

@@ -1,6 +1,8 @@
 #pragma once
 // The training loop: batches -> forward -> loss -> backward -> clip -> AdamW, with validation
 // estimates, a CSV log, checkpoints, and exact resume (every later loss bitwise identical).
+// With several ranks (distributed.h) each draws its own batches, gradients are averaged before
+// clipping, losses are averaged over ranks, and only rank 0 writes the log and checkpoints.
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +13,7 @@
 #include "optim/adamw.h"
 #include "optim/schedule.h"
 #include "train/checkpoint.h"
+#include "train/distributed.h"
 #include "train/interrupt.h"
 #include "train/progress.h"
 
@@ -19,9 +22,10 @@ namespace tinygpt::train {
 class Trainer {
  public:
   // A new run: tokenizer from the data, a freshly initialized model.
-  explicit Trainer(const TrainOptions& options);
+  explicit Trainer(const TrainOptions& options, Communicator comm = Communicator::single());
   // Continues the run saved in `checkpoint`; `iters` may change the total (nothing else may).
-  Trainer(const std::string& checkpoint, std::optional<int64_t> iters);
+  // The number of ranks must be the one the checkpoint was written by.
+  Trainer(const std::string& checkpoint, std::optional<int64_t> iters, Communicator comm = Communicator::single());
 
   enum class Outcome { finished, interrupted };
   // Trains up to options.iters; stops early, with a checkpoint, when `interrupt` is raised or
@@ -32,6 +36,7 @@ class Trainer {
   const nn::GPT& model() const { return *model_; }
   const TrainState& state() const { return state_; }
   const data::Corpus& corpus() const { return corpus_; }
+  const Communicator& communicator() const { return comm_; }
   std::string log_path() const;   // the CSV beside the checkpoint
   std::string plot_path() const;  // its loss plot (SVG), refreshed at every evaluation
   void save();                   // a checkpoint of the current state at options.out
@@ -43,6 +48,7 @@ class Trainer {
   void prepare();  // sampler, schedule and log, once the state is known
 
   memory::Reuse reuse_;  // first in, last out: steps reuse the memory earlier steps freed
+  Communicator comm_;
   TrainOptions options_;
   data::Corpus corpus_;
   std::shared_ptr<nn::GPT> model_;
@@ -52,6 +58,7 @@ class Trainer {
   TrainState state_;
   std::vector<int32_t> inputs_, targets_;
   std::vector<Tensor> parameters_;  // the model's, listed once
+  Buffer flat_grads_;               // every gradient in one buffer, for averaging over ranks
 };
 
 }  // namespace tinygpt::train

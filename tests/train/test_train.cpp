@@ -11,12 +11,16 @@
 #include "data/bpe_tokenizer.h"
 #include "data/char_tokenizer.h"
 #include "temp_files.h"
+#include "train_helpers.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
 using namespace tinygpt;
 using namespace tinygpt::train;
 using tinygpt::testing::TempDir;
+using tinygpt::testing::loss_columns;
+using tinygpt::testing::Quiet;
+using tinygpt::testing::weights;
 
 namespace {
 
@@ -35,29 +39,6 @@ TrainOptions tiny_options(const TempDir& dir, const std::string& out) {
   o.lr = 1e-2, o.min_lr = 1e-3, o.dropout = 0.1, o.seed = 7;
   return o;
 }
-
-std::vector<std::string> loss_columns(const std::string& csv) {  // "iter,train_loss,val_loss" of each row
-  std::ifstream in(csv);
-  std::vector<std::string> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t third = line.find(',', line.find(',', line.find(',') + 1) + 1);
-    rows.push_back(line.substr(0, third));
-  }
-  return rows;
-}
-
-std::vector<std::vector<float>> weights(const nn::GPT& model) {
-  std::vector<std::vector<float>> out;
-  for (const auto& [name, p] : model.named_parameters()) out.push_back(p.to_vector());
-  return out;
-}
-
-struct Quiet {
-  std::FILE* sink = std::fopen("/dev/null", "w");
-  Progress progress{sink, false, 1000};
-  ~Quiet() { std::fclose(sink); }
-};
 
 }  // namespace
 
@@ -94,7 +75,7 @@ TEST_CASE("train: N steps + resume N steps == 2N steps, bitwise", "[train][resum
   const Checkpoint ca = read_checkpoint(straight.out), cb = read_checkpoint(paused.out);
   REQUIRE(ca.optim_step == cb.optim_step);
   REQUIRE(ca.m.at("transformer.wte.weight").to_vector() == cb.m.at("transformer.wte.weight").to_vector());
-  REQUIRE(ca.train->sampler_state == cb.train->sampler_state);
+  REQUIRE(ca.train->sampler_states == cb.train->sampler_states);
   // More iterations may be asked for on resume.
   Trainer longer(straight.out, 15);
   longer.run(q.progress);

@@ -4,8 +4,11 @@
 #include <exception>
 
 #include "train/cli/commands.h"
+#include "train/distributed.h"
 
 int main(int argc, char** argv) {
+  // Under mpirun: one rank of a data-parallel run (train, bench); otherwise MPI is never started.
+  tinygpt::train::MpiSession mpi(argc, argv);
   CLI::App app{"tinygpt: train a small GPT on a CPU, evaluate it and sample from it", "tinygpt"};
   app.require_subcommand(1);
   tinygpt::cli::add_train(app);
@@ -21,8 +24,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "tinygpt: error: {}\n", e.what());
-    return 1;
+    const auto world = tinygpt::train::Communicator::world();
+    if (world.size() == 1) {
+      fmt::print(stderr, "tinygpt: error: {}\n", e.what());
+      return 1;
+    }
+    // The other ranks would wait for this one forever: end them all now.
+    fmt::print(stderr, "tinygpt: error on rank {} of {}: {}\n", world.rank(), world.size(), e.what());
+    std::fflush(stderr);
+    tinygpt::train::MpiSession::abort_all(1);
   }
   return 0;
 }

@@ -16,21 +16,34 @@ namespace {
 struct TrainCommand {
   train::TrainOptions options;
   std::string resume;
+  int64_t mpi_timeout = 300;
   CLI::App* cmd = nullptr;
 
   void run() {
+    const auto comm = train::Communicator::world(std::chrono::seconds(mpi_timeout));
     std::unique_ptr<train::Trainer> trainer;
     if (resume.empty()) {
       if (std::filesystem::exists(options.out))
         throw std::invalid_argument(fmt::format("'{}' already exists: continue it with --resume {}, or choose another "
                                                 "--out (it is never overwritten by a new run)",
                                                 options.out, options.out));
-      trainer = std::make_unique<train::Trainer>(options);
+      trainer = std::make_unique<train::Trainer>(options, comm);
     } else {
-      trainer = std::make_unique<train::Trainer>(resume, resumed_iters());
+      trainer = std::make_unique<train::Trainer>(resume, resumed_iters(), comm);
     }
     const auto& t = *trainer;
     const auto& s = t.state();
+    if (!comm.is_root()) {  // rank 0 speaks for the run
+      std::FILE* quiet = std::fopen("/dev/null", "w");
+      train::Progress progress(quiet, false, s.options.log_every);
+      train::InterruptWatch interrupt;
+      trainer->run(progress, &interrupt);
+      std::fclose(quiet);
+      return;
+    }
+    if (comm.size() > 1)
+      fmt::print("tinygpt: {} ranks, each {} sequences per micro-batch: {} tokens per iteration\n", comm.size(),
+                 s.options.batch, comm.size() * s.options.batch * s.options.block * s.options.grad_accum);
     fmt::print("tinygpt: {} parameters; {} tokenizer, {} tokens; {} training and {} validation tokens\n",
                t.model().parameter_count(), t.corpus().tokenizer->kind(), t.corpus().tokenizer->vocab_size(),
                t.corpus().train.size(), t.corpus().val.size());
@@ -40,8 +53,9 @@ struct TrainCommand {
     train::Progress progress(stdout, isatty(fileno(stdout)), s.options.log_every);
     if (trainer->run(progress, &interrupt) == train::Trainer::Outcome::interrupted) {
       progress.message(fmt::format("tinygpt: stopped by signal {} at iteration {} of {}; checkpoint saved to {}\n"
-                                   "tinygpt: continue with: tinygpt train --resume {}",
-                                   interrupt.signal(), s.iteration, s.options.iters, s.options.out, s.options.out));
+                                   "tinygpt: continue with: {}tinygpt train --resume {}",
+                                   interrupt.signal(), s.iteration, s.options.iters, s.options.out,
+                                   comm.size() > 1 ? fmt::format("mpirun -np {} ", comm.size()) : "", s.options.out));
       return;
     }
     progress.message(fmt::format("tinygpt: done: {} iterations, train loss {:.4f}, val loss {:.4f}; checkpoint {}",
@@ -72,6 +86,10 @@ void add_train(CLI::App& app) {
     cmd->add_option(std::string("--") + name, field, help)->capture_default_str();
   });
   cmd->add_option("--resume", command->resume, "continue the run saved in this checkpoint, exactly");
+  cmd->add_option("--mpi-timeout", command->mpi_timeout,
+                  "under mpirun: seconds a rank waits for the others before it stops the run with an error")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->callback([command] { command->run(); });
 }
 

@@ -1,0 +1,230 @@
+#include "train/distributed.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "autograd/graph.h"
+
+#ifdef TINYGPT_HAVE_MPI
+#define OMPI_SKIP_MPICXX 1  // the C API only: the deprecated C++ bindings need another library
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
+
+namespace tinygpt::train {
+
+namespace {
+
+// Launchers (Open MPI's mpirun, PMIx, Hydra) tell their processes so; a plain `tinygpt train`
+// then never starts MPI (no launcher warnings, no start-up cost).
+bool started_by_launcher() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
+    if (std::getenv(name)) return true;
+  return false;
+}
+
+#ifdef TINYGPT_HAVE_MPI
+void check(int code, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw std::runtime_error(fmt::format("MPI {} failed: {} (did another rank stop?)", what, std::string(text, length)));
+}
+
+// Waits for every request, at most `timeout`: MPI would wait forever for a rank that hangs.
+void wait_all(std::vector<MPI_Request>& requests, std::chrono::seconds timeout, const char* what, int rank) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE), what);
+    if (done) return;
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (waited > timeout)
+      throw std::runtime_error(fmt::format("MPI {}: rank {} waited {} s for the other ranks; one of them stopped or "
+                                           "hangs (the limit is --mpi-timeout)",
+                                           what, rank, timeout.count()));
+    if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));  // spin briefly, then doze
+  }
+}
+#endif
+
+}  // namespace
+
+MpiSession::MpiSession(int& argc, char**& argv) {
+#ifdef TINYGPT_HAVE_MPI
+  if (!started_by_launcher()) return;
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);  // only the main thread calls MPI
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);     // errors become exceptions (check)
+  active_ = true;
+#else
+  (void)argc, (void)argv;
+#endif
+}
+
+MpiSession::~MpiSession() {
+#ifdef TINYGPT_HAVE_MPI
+  if (active_) MPI_Finalize();
+#endif
+}
+
+void MpiSession::abort_all(int code) {
+#ifdef TINYGPT_HAVE_MPI
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+  std::_Exit(code);
+}
+
+Communicator Communicator::world(std::chrono::seconds timeout) {
+#ifdef TINYGPT_HAVE_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    return Communicator(rank, size, size > 1, timeout);
+  }
+#endif
+  return Communicator(0, 1, false, timeout);
+}
+
+Communicator Communicator::single() { return Communicator(0, 1, false, std::chrono::seconds(300)); }
+
+void Communicator::average_gradients(const std::vector<Tensor>& params, Buffer& flat, int64_t bucket_floats) const {
+  if (!mpi_) return;
+#ifdef TINYGPT_HAVE_MPI
+  int64_t total = 0;
+  for (const Tensor& p : params) {
+    grad_sink(p);  // a parameter no op reached gets zeros, so every rank sends the same layout
+    total += p.numel();
+  }
+  if (static_cast<int64_t>(flat.size()) < total) flat.resize(static_cast<size_t>(total));
+  int64_t offset = 0;
+  for (const Tensor& p : params) {
+    std::memcpy(flat.data() + offset, p.grad().data(), p.numel() * sizeof(float));
+    offset += p.numel();
+  }
+  std::vector<MPI_Request> requests;
+  for (int64_t start = 0; start < total; start += bucket_floats) {
+    const int count = static_cast<int>(std::min(bucket_floats, total - start));
+    requests.emplace_back();
+    check(MPI_Iallreduce(MPI_IN_PLACE, flat.data() + start, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                         &requests.back()),
+          "allreduce of the gradients");
+  }
+  wait_all(requests, timeout_, "allreduce of the gradients", rank_);
+  const float inv = 1.0f / static_cast<float>(size_);
+  offset = 0;
+  for (const Tensor& p : params) {
+    float* g = p.grad().data();
+    for (int64_t i = 0; i < p.numel(); ++i) g[i] = flat[offset + i] * inv;
+    offset += p.numel();
+  }
+#else
+  (void)params, (void)flat, (void)bucket_floats;
+#endif
+}
+
+double Communicator::sum(double value) const {
+#ifdef TINYGPT_HAVE_MPI
+  if (mpi_) {
+    double total = 0;
+    std::vector<MPI_Request> request(1);
+    check(MPI_Iallreduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request[0]), "sum");
+    wait_all(request, timeout_, "sum", rank_);
+    return total;
+  }
+#endif
+  return value;
+}
+
+bool Communicator::any(bool flag) const {
+#ifdef TINYGPT_HAVE_MPI
+  if (mpi_) {
+    int mine = flag ? 1 : 0, result = 0;
+    std::vector<MPI_Request> request(1);
+    check(MPI_Iallreduce(&mine, &result, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request[0]), "agreement");
+    wait_all(request, timeout_, "agreement", rank_);
+    return result != 0;
+  }
+#endif
+  return flag;
+}
+
+std::vector<uint64_t> Communicator::all_gather(uint64_t value) const {
+  std::vector<uint64_t> all(static_cast<size_t>(size_), value);
+#ifdef TINYGPT_HAVE_MPI
+  if (mpi_) {
+    std::vector<MPI_Request> request(1);
+    check(MPI_Iallgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD, &request[0]),
+          "gather");
+    wait_all(request, timeout_, "gather", rank_);
+  }
+#endif
+  return all;
+}
+
+std::vector<Rng::State> Communicator::all_gather(const Rng::State& state) const {
+  std::vector<Rng::State> all(static_cast<size_t>(size_), state);
+#ifdef TINYGPT_HAVE_MPI
+  if (mpi_) {
+    std::vector<MPI_Request> request(1);
+    check(MPI_Iallgather(state.data(), 4, MPI_UINT64_T, all.data(), 4, MPI_UINT64_T, MPI_COMM_WORLD, &request[0]),
+          "gather of the sampler states");
+    wait_all(request, timeout_, "gather of the sampler states", rank_);
+  }
+#endif
+  return all;
+}
+
+std::string Communicator::broadcast(const std::string& from_root) const {
+#ifdef TINYGPT_HAVE_MPI
+  if (mpi_) {
+    uint64_t length = from_root.size();
+    std::vector<MPI_Request> request(1);
+    check(MPI_Ibcast(&length, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &request[0]), "broadcast");
+    wait_all(request, timeout_, "broadcast", rank_);
+    std::string text = rank_ == 0 ? from_root : std::string(length, '\0');
+    check(MPI_Ibcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, MPI_COMM_WORLD, &request[0]), "broadcast");
+    wait_all(request, timeout_, "broadcast", rank_);
+    return text;
+  }
+#endif
+  return from_root;
+}
+
+void Communicator::require_same(uint64_t value, const std::string& what) const {
+  const std::vector<uint64_t> all = all_gather(value);
+  for (uint64_t v : all)
+    if (v != all[0]) {
+      std::string list;
+      for (size_t r = 0; r < all.size(); ++r) list += fmt::format("{}rank {}: {:#018x}", r ? ", " : "", r, all[r]);
+      throw std::runtime_error(fmt::format("{} differ across ranks ({}): the ranks no longer train the same model",
+                                           what, list));
+    }
+}
+
+uint64_t parameter_checksum(const std::vector<Tensor>& params) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const Tensor& p : params) {
+    const Tensor c = p.contiguous();
+    const float* x = c.data();
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, x + i, sizeof bits);
+      h = (h ^ bits) * 0x100000001b3ULL;
+    }
+  }
+  return h;
+}
+
+}  // namespace tinygpt::train
