@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <cstdio>
 #include <thread>
 
 #include "autograd/graph.h"
@@ -36,24 +37,56 @@ void check(int code, const char* what) {
   throw std::runtime_error(fmt::format("MPI {} failed: {} (did another rank stop?)", what, std::string(text, length)));
 }
 
-// Waits for every request, at most `timeout`: MPI would wait forever for a rank that hangs.
-void wait_all(std::vector<MPI_Request>& requests, std::chrono::seconds timeout, const char* what, int rank) {
-  const auto start = std::chrono::steady_clock::now();
-  for (int polls = 0;; ++polls) {
-    int done = 0;
-    check(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE), what);
-    if (done) return;
-    const auto waited = std::chrono::steady_clock::now() - start;
-    if (waited > timeout)
-      throw std::runtime_error(fmt::format("MPI {}: rank {} waited {} s for the other ranks; one of them stopped or "
-                                           "hangs (the limit is --mpi-timeout)",
-                                           what, rank, timeout.count()));
-    if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));  // spin briefly, then doze
-  }
-}
 #endif
 
 }  // namespace
+
+Watchdog::Watchdog(std::chrono::seconds timeout, int rank) : timeout_(timeout), rank_(rank) {
+  thread_ = std::thread([this] { watch(); });
+}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void Watchdog::arm(const char* what) {
+  std::lock_guard lock(mutex_);
+  what_ = what;
+  deadline_ = std::chrono::steady_clock::now() + timeout_;
+  armed_ = true;
+  wake_.notify_all();
+}
+
+void Watchdog::disarm() {
+  std::lock_guard lock(mutex_);
+  armed_ = false;
+}
+
+void Watchdog::watch() {
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    if (!armed_) {
+      wake_.wait(lock);
+      continue;
+    }
+    if (std::chrono::steady_clock::now() < deadline_) {
+      wake_.wait_until(lock, deadline_);
+      continue;
+    }
+    // The collective is stuck: end this process; the launcher then ends the others.
+    std::fprintf(stderr,
+                 "tinygpt: error on rank %d: MPI %s: rank %d waited %lld s for the other ranks; one of them stopped "
+                 "or hangs (the limit is --mpi-timeout)\n",
+                 rank_, what_, rank_, static_cast<long long>(timeout_.count()));
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+}
 
 MpiSession::MpiSession(int& argc, char**& argv) {
 #ifdef TINYGPT_HAVE_MPI
@@ -91,16 +124,18 @@ Communicator Communicator::world(std::chrono::seconds timeout) {
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    return Communicator(rank, size, size > 1, timeout);
+    if (size > 1) return Communicator(rank, size, std::make_shared<Watchdog>(timeout, rank));
   }
+#else
+  (void)timeout;
 #endif
-  return Communicator(0, 1, false, timeout);
+  return single();
 }
 
-Communicator Communicator::single() { return Communicator(0, 1, false, std::chrono::seconds(300)); }
+Communicator Communicator::single() { return Communicator(0, 1, nullptr); }
 
 void Communicator::average_gradients(const std::vector<Tensor>& params, Buffer& flat, int64_t bucket_floats) const {
-  if (!mpi_) return;
+  if (!watchdog_) return;
 #ifdef TINYGPT_HAVE_MPI
   int64_t total = 0;
   for (const Tensor& p : params) {
@@ -113,15 +148,14 @@ void Communicator::average_gradients(const std::vector<Tensor>& params, Buffer& 
     std::memcpy(flat.data() + offset, p.grad().data(), p.numel() * sizeof(float));
     offset += p.numel();
   }
-  std::vector<MPI_Request> requests;
-  for (int64_t start = 0; start < total; start += bucket_floats) {
-    const int count = static_cast<int>(std::min(bucket_floats, total - start));
-    requests.emplace_back();
-    check(MPI_Iallreduce(MPI_IN_PLACE, flat.data() + start, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                         &requests.back()),
-          "allreduce of the gradients");
+  {
+    const Watch watch(*watchdog_, "allreduce of the gradients");
+    for (int64_t start = 0; start < total; start += bucket_floats) {
+      const int count = static_cast<int>(std::min(bucket_floats, total - start));
+      check(MPI_Allreduce(MPI_IN_PLACE, flat.data() + start, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+            "allreduce of the gradients");
+    }
   }
-  wait_all(requests, timeout_, "allreduce of the gradients", rank_);
   const float inv = 1.0f / static_cast<float>(size_);
   offset = 0;
   for (const Tensor& p : params) {
@@ -136,11 +170,10 @@ void Communicator::average_gradients(const std::vector<Tensor>& params, Buffer& 
 
 double Communicator::sum(double value) const {
 #ifdef TINYGPT_HAVE_MPI
-  if (mpi_) {
+  if (watchdog_) {
     double total = 0;
-    std::vector<MPI_Request> request(1);
-    check(MPI_Iallreduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request[0]), "sum");
-    wait_all(request, timeout_, "sum", rank_);
+    const Watch watch(*watchdog_, "sum");
+    check(MPI_Allreduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "sum");
     return total;
   }
 #endif
@@ -149,11 +182,10 @@ double Communicator::sum(double value) const {
 
 bool Communicator::any(bool flag) const {
 #ifdef TINYGPT_HAVE_MPI
-  if (mpi_) {
+  if (watchdog_) {
     int mine = flag ? 1 : 0, result = 0;
-    std::vector<MPI_Request> request(1);
-    check(MPI_Iallreduce(&mine, &result, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request[0]), "agreement");
-    wait_all(request, timeout_, "agreement", rank_);
+    const Watch watch(*watchdog_, "agreement");
+    check(MPI_Allreduce(&mine, &result, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "agreement");
     return result != 0;
   }
 #endif
@@ -163,11 +195,9 @@ bool Communicator::any(bool flag) const {
 std::vector<uint64_t> Communicator::all_gather(uint64_t value) const {
   std::vector<uint64_t> all(static_cast<size_t>(size_), value);
 #ifdef TINYGPT_HAVE_MPI
-  if (mpi_) {
-    std::vector<MPI_Request> request(1);
-    check(MPI_Iallgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD, &request[0]),
-          "gather");
-    wait_all(request, timeout_, "gather", rank_);
+  if (watchdog_) {
+    const Watch watch(*watchdog_, "gather");
+    check(MPI_Allgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD), "gather");
   }
 #endif
   return all;
@@ -176,11 +206,10 @@ std::vector<uint64_t> Communicator::all_gather(uint64_t value) const {
 std::vector<Rng::State> Communicator::all_gather(const Rng::State& state) const {
   std::vector<Rng::State> all(static_cast<size_t>(size_), state);
 #ifdef TINYGPT_HAVE_MPI
-  if (mpi_) {
-    std::vector<MPI_Request> request(1);
-    check(MPI_Iallgather(state.data(), 4, MPI_UINT64_T, all.data(), 4, MPI_UINT64_T, MPI_COMM_WORLD, &request[0]),
+  if (watchdog_) {
+    const Watch watch(*watchdog_, "gather of the sampler states");
+    check(MPI_Allgather(state.data(), 4, MPI_UINT64_T, all.data(), 4, MPI_UINT64_T, MPI_COMM_WORLD),
           "gather of the sampler states");
-    wait_all(request, timeout_, "gather of the sampler states", rank_);
   }
 #endif
   return all;
@@ -188,14 +217,12 @@ std::vector<Rng::State> Communicator::all_gather(const Rng::State& state) const 
 
 std::string Communicator::broadcast(const std::string& from_root) const {
 #ifdef TINYGPT_HAVE_MPI
-  if (mpi_) {
+  if (watchdog_) {
     uint64_t length = from_root.size();
-    std::vector<MPI_Request> request(1);
-    check(MPI_Ibcast(&length, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &request[0]), "broadcast");
-    wait_all(request, timeout_, "broadcast", rank_);
+    const Watch watch(*watchdog_, "broadcast");
+    check(MPI_Bcast(&length, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "broadcast");
     std::string text = rank_ == 0 ? from_root : std::string(length, '\0');
-    check(MPI_Ibcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, MPI_COMM_WORLD, &request[0]), "broadcast");
-    wait_all(request, timeout_, "broadcast", rank_);
+    check(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, MPI_COMM_WORLD), "broadcast");
     return text;
   }
 #endif

@@ -5,9 +5,12 @@
 // process's view of that group; without MPI (not compiled, or not started by mpirun) it is a group
 // of one and every collective is the identity.
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "autograd/random.h"
@@ -31,6 +34,42 @@ class MpiSession {
   bool active_ = false;
 };
 
+// Ends the process with an error when a collective waits longer than `timeout`: MPI has no
+// timeout of its own, and one rank that hangs would keep the others waiting forever. A thread
+// that sleeps until a collective is armed, then until its deadline.
+class Watchdog {
+ public:
+  Watchdog(std::chrono::seconds timeout, int rank);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  void arm(const char* what);
+  void disarm();
+
+ private:
+  void watch();
+  std::chrono::seconds timeout_;
+  int rank_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool armed_ = false, stop_ = false;
+  const char* what_ = "";
+  std::chrono::steady_clock::time_point deadline_;
+  std::thread thread_;
+};
+
+// Arms a watchdog for the scope of one collective.
+class Watch {
+ public:
+  Watch(Watchdog& dog, const char* what) : dog_(dog) { dog_.arm(what); }
+  ~Watch() { dog_.disarm(); }
+  Watch(const Watch&) = delete;
+  Watch& operator=(const Watch&) = delete;
+
+ private:
+  Watchdog& dog_;
+};
+
 class Communicator {
  public:
   // world: every rank of the job when MPI is active, else a group of one. `timeout`: how long a
@@ -44,7 +83,7 @@ class Communicator {
   bool is_root() const { return rank_ == 0; }
 
   // The mean over ranks of the gradients of `params`, in place, through `flat` (one buffer of all
-  // the gradients, reused across steps) in buckets of at most `bucket_floats`, all in flight at once.
+  // the gradients, reused across steps) in buckets of at most `bucket_floats` (MPI counts are ints).
   void average_gradients(const std::vector<Tensor>& params, Buffer& flat, int64_t bucket_floats = 1 << 22) const;
   double sum(double value) const;     // over ranks
   double mean(double value) const { return sum(value) / size_; }
@@ -57,11 +96,10 @@ class Communicator {
   void require_same(uint64_t value, const std::string& what) const;
 
  private:
-  Communicator(int rank, int size, bool mpi, std::chrono::seconds timeout)
-      : rank_(rank), size_(size), mpi_(mpi), timeout_(timeout) {}
+  Communicator(int rank, int size, std::shared_ptr<Watchdog> watchdog)
+      : rank_(rank), size_(size), watchdog_(std::move(watchdog)) {}
   int rank_ = 0, size_ = 1;
-  bool mpi_ = false;  // false: a group of one without MPI calls
-  std::chrono::seconds timeout_;
+  std::shared_ptr<Watchdog> watchdog_;  // null: a group of one, no MPI calls
 };
 
 // A checksum of the parameters' bits (FNV-1a over every float, in order).

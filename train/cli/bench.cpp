@@ -48,8 +48,10 @@ void add_bench(CLI::App& app) {
     fmt::print("model      {} layers, {} heads, {} embd, block {}, vocab {}; batch {}; {} parameters\n", c.n_layer,
                c.n_head, c.n_embd, c.block_size, c.vocab_size, o->batch, r.parameters);
     if (r.ranks > 1)
-      fmt::print("ranks      {} (MPI), each batch {}; gradients averaged: {:.1f}% of a step\n", r.ranks, o->batch,
-                 100 * r.phase_ms.at("allreduce") / r.ms_per_step);
+      fmt::print("ranks      {} (MPI), each batch {}; averaging the gradients: {:.1f}% of a step (waiting for the "
+                 "slowest rank first: {:.1f}%)\n",
+                 r.ranks, o->batch, 100 * r.phase_ms.at("allreduce") / r.ms_per_step,
+                 100 * r.phase_ms.at("rank-wait") / r.ms_per_step);
     fmt::print("throughput {:.0f} tokens/s, {:.2f} ms/step (median of {} steps)\n", r.tokens_per_s, r.ms_per_step,
                o->steps);
     fmt::print("compute    {:.1f} GFLOP/s = {:.0f}% of the peak {:.1f} GFLOP/s (our GEMM, 1024^3)\n", r.gflops,
@@ -57,8 +59,8 @@ void add_bench(CLI::App& app) {
     fmt::print("memory     peak RSS {:.1f} MB; parameters + gradients + moments + activations by formula {:.1f} MB\n",
                r.peak_rss_mb, r.formula_mb);
     fmt::print("\n{:<14} {:>9}\n", "phase", "ms/step");
-    for (const char* p : {"forward", "backward", "allreduce", "optimizer", "zero-grad"})
-      if (r.ranks > 1 || std::string(p) != "allreduce") fmt::print("{:<14} {:>9.3f}\n", p, r.phase_ms.at(p));
+    for (const char* p : {"forward", "backward", "rank-wait", "allreduce", "optimizer", "zero-grad"})
+      if (r.ranks > 1 || (std::string(p) != "allreduce" && std::string(p) != "rank-wait")) fmt::print("{:<14} {:>9.3f}\n", p, r.phase_ms.at(p));
     fmt::print("\n{:<14} {:>9} {:>7}\n", "op family", "ms/step", "share");
     double total = 0;
     for (auto& [f, ms] : r.family_ms) total += ms;
