@@ -28,6 +28,15 @@ bool started_by_launcher() {
   return false;
 }
 
+#ifndef TINYGPT_HAVE_MPI
+// How many processes the launcher started (1 when it does not say).
+int launched_processes() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* n = std::getenv(name)) return std::atoi(n);
+  return 1;
+}
+#endif
+
 #ifdef TINYGPT_HAVE_MPI
 void check(int code, const char* what) {
   if (code == MPI_SUCCESS) return;
@@ -97,6 +106,11 @@ MpiSession::MpiSession(int& argc, char**& argv) {
   active_ = true;
 #else
   (void)argc, (void)argv;
+  if (started_by_launcher() && launched_processes() > 1) {  // each would train alone, all on one file
+    std::fprintf(stderr, "tinygpt: error: this tinygpt was built without MPI, so under mpirun every process would "
+                         "train alone; install libopenmpi-dev and rebuild\n");
+    std::exit(1);
+  }
 #endif
 }
 
