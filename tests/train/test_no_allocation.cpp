@@ -74,6 +74,10 @@ TEST_CASE("a steady-state training step makes no heap allocation", "[train][memo
     o.grad_accum = 2;
     CHECK(allocations_in_steps_3_to_5(o, 2) == 0);
   }
+  SECTION("a long context: tiled attention") {
+    o.block = 520, o.batch = 1, o.val_fraction = 0.0;
+    CHECK(allocations_in_steps_3_to_5(o, 2) == 0);
+  }
 }
 
 TEST_CASE("the counter sees an allocation (the test above can fail)", "[train][memory]") {
