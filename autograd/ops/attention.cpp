@@ -3,6 +3,9 @@
 //   mask    S[i, j] = -inf for key j > query i (a token never sees its future)
 //   weights P = softmax over keys of S    (row i has i + 1 non-zero entries)
 //   output  Y = P V                       [T, hs]
+// Backward needs P. Below T = 512 the forward keeps it ([B, nh, T, T], also shown by `tinygpt
+// attention`); from there on (tiled) backward recomputes it one block of query rows at a time with
+// the forward's own code, so the extra memory per thread is two strips of kRows x T.
 #include <fmt/format.h>
 
 #include <algorithm>
