@@ -7,28 +7,31 @@
 namespace tinygpt {
 
 namespace {
-constexpr int kTileRows = 4, kTileCols = 2 * simd::kLanes;
+// Tiles of up to MR rows (simd.h: 6 with AVX2, 12 with AVX-512) x 2 vectors: 2 MR accumulators in
+// registers, as in gemm's micro-kernel, so that the FMAs, not the loads, set the pace.
+constexpr int kTileRows = simd::MR, kTileCols = 2 * simd::kLanes;
 
-// A full tile: 4 rows x 2 vectors of accumulators in registers, one rank-1 update per p.
-void full_tile(const SmallGemmArgs& g, int64_t i0, int64_t j0) {
+// ROWS rows x 2 full vectors of C, one rank-1 update per p.
+template <int ROWS>
+void full_width_tile(const SmallGemmArgs& g, int64_t i0, int64_t j0) {
   using namespace simd;
-  vfloat acc[kTileRows][2];
-#pragma GCC unroll 4
-  for (int r = 0; r < kTileRows; ++r) acc[r][0] = acc[r][1] = zero();
+  vfloat acc[ROWS][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < ROWS; ++r) acc[r][0] = acc[r][1] = zero();
   const float* a = g.a + i0 * g.a_row;
   for (int64_t p = 0; p < g.k; ++p) {
     const float* b = g.b + p * g.b_row + j0;
     const vfloat b0 = load(b), b1 = load(b + kLanes);
-#pragma GCC unroll 4
-    for (int r = 0; r < kTileRows; ++r) {
+#pragma GCC unroll 12
+    for (int r = 0; r < ROWS; ++r) {
       const vfloat ar = broadcast(a + r * g.a_row + p * g.a_col);
       acc[r][0] = fma(ar, b0, acc[r][0]);
       acc[r][1] = fma(ar, b1, acc[r][1]);
     }
   }
   const vfloat alpha = broadcast(&g.alpha);
-#pragma GCC unroll 4
-  for (int r = 0; r < kTileRows; ++r) {
+#pragma GCC unroll 12
+  for (int r = 0; r < ROWS; ++r) {
     float* out = g.c + (i0 + r) * g.c_row + j0;
     for (int v = 0; v < 2; ++v) {
       const vfloat x = acc[r][v] * alpha;
@@ -37,7 +40,15 @@ void full_tile(const SmallGemmArgs& g, int64_t i0, int64_t j0) {
   }
 }
 
-// An edge tile (fewer rows or columns): plain loops, the same order of summation.
+// The tile for `rows` (1 .. ROWS) rows: the compiler gets each row count as a constant.
+template <int ROWS>
+void rows_tile(int64_t rows, const SmallGemmArgs& g, int64_t i0, int64_t j0) {
+  if constexpr (ROWS > 1)
+    if (rows < ROWS) return rows_tile<ROWS - 1>(rows, g, i0, j0);
+  full_width_tile<ROWS>(g, i0, j0);
+}
+
+// A tile narrower than two vectors: plain loops, the same order of summation.
 void edge_tile(const SmallGemmArgs& g, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
@@ -53,7 +64,7 @@ void small_gemm(const SmallGemmArgs& g) {
   for (int64_t i0 = 0; i0 < g.m; i0 += kTileRows)
     for (int64_t j0 = 0; j0 < g.n; j0 += kTileCols) {
       const int64_t rows = std::min<int64_t>(kTileRows, g.m - i0), cols = std::min<int64_t>(kTileCols, g.n - j0);
-      if (rows == kTileRows && cols == kTileCols) full_tile(g, i0, j0);
+      if (cols == kTileCols) rows_tile<kTileRows>(rows, g, i0, j0);
       else edge_tile(g, i0, j0, rows, cols);
     }
 }

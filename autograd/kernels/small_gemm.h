@@ -1,7 +1,7 @@
 #pragma once
 // C[m, n] (=|+=) alpha * A[m, k] · B[k, n] for the small products inside one attention head.
 // Serial, so it can run inside a parallel loop over heads; no packing: A is read through any
-// strides, B row by row (unit column stride). Register tiles of 4 rows x 2 vectors.
+// strides, B row by row (unit column stride). Register tiles of up to MR rows x 2 vectors.
 #include <cstdint>
 
 namespace tinygpt {

@@ -14,6 +14,7 @@
 
 #include "autograd/graph.h"
 #include "autograd/kernels/fast_exp.h"
+#include "autograd/kernels/rows.h"
 #include "autograd/kernels/small_gemm.h"
 #include "autograd/ops.h"
 #include "autograd/parallel.h"
@@ -38,17 +39,24 @@ void transpose_head(const float* x, int64_t row, int64_t T, int64_t hs, float* o
     for (int64_t d = 0; d < hs; ++d) out[d * T + j] = x[j * row + d];
 }
 
+// x's T rows of hs values, `row` floats apart (a head inside qkv: 3 C apart), packed into out with
+// rows hs apart, so that the products below stream them from L1 instead of one cache line per row
+// at a stride that maps every row to the same few cache sets. Returns x itself when already packed.
+const float* packed_rows(const float* x, int64_t row, int64_t T, int64_t hs, float* out) {
+  if (row == hs) return x;
+  for (int64_t j = 0; j < T; ++j) std::copy_n(x + j * row, hs, out + j * hs);
+  return out;
+}
+
 // Queries are handled kRows at a time: a block of rows sees keys 0 .. (last row), so the products
 // below skip the masked future block by block (about half of the work for long contexts).
 constexpr int64_t kRows = 16;
 
 // p[0..n) = softmax(p[0..n)), with the maximum taken out first.
 void softmax_row(float* p, int64_t n) {
-  float m = -INFINITY, sum = 0.0f;
-  for (int64_t j = 0; j < n; ++j) m = std::max(m, p[j]);
+  const float m = row_max(p, n);
   for (int64_t j = 0; j < n; ++j) p[j] = vector_exp(p[j] - m);
-  for (int64_t j = 0; j < n; ++j) sum += p[j];
-  const float inv = 1.0f / sum;
+  const float inv = 1.0f / row_sum(p, n);
   for (int64_t j = 0; j < n; ++j) p[j] *= inv;
 }
 
@@ -73,9 +81,8 @@ void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, i
     const float* p = P + r * ld;
     float* ds = dS + r * ld;
     const int64_t seen = i0 + r + 1;
-    float row_dot = 0.0f;
-    for (int64_t j = 0; j < seen; ++j) row_dot += p[j] * ds[j];
-    for (int64_t j = 0; j < n; ++j) ds[j] = j < seen ? p[j] * (ds[j] - row_dot) * scale : 0.0f;
+    const float dot = row_dot(p, ds, seen);
+    for (int64_t j = 0; j < n; ++j) ds[j] = j < seen ? p[j] * (ds[j] - dot) * scale : 0.0f;
   }
 }
 
@@ -87,49 +94,53 @@ struct AttentionBackward {
   float scale;
   float *dq, *dk, *dv;  // null where no gradient is wanted
 
-  // With the kept weights: scratch of T x T (dS) + hs x T (Vᵀ) floats.
-  void with_weights(int64_t bh, const float* P, const float* gh, float* dS, float* value_t) const {
+  // With the kept weights. Scratch: T x T (dS) + 3 x hs x T (Vᵀ, packed K and Q rows) floats.
+  void with_weights(int64_t bh, const float* P, const float* gh, float* scratch) const {
     const HeadView Q{q}, K{k}, V{v};
     const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh, base = bh * T * hs;
-    const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
-    transpose_head(vh, V.row(), T, hs, value_t);
+    float *dS = scratch, *value_t = dS + T * T;
+    const float* kh = packed_rows(K.at(b, h), K.row(), T, hs, value_t + hs * T);
+    const float* qh = packed_rows(Q.at(b, h), Q.row(), T, hs, value_t + 2 * hs * T);
+    transpose_head(V.at(b, h), V.row(), T, hs, value_t);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       float* ds = dS + i0 * T;
       small_gemm({rows, n, hs, gh + i0 * hs, hs, 1, value_t, T, ds, T});  // dP = dY Vᵀ
       score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale);
-      if (dq) small_gemm({rows, hs, n, ds, T, 1, kh, K.row(), dq + base + i0 * hs, hs, 1.0f, true});  // dQ += dS K
+      if (dq) small_gemm({rows, hs, n, ds, T, 1, kh, hs, dq + base + i0 * hs, hs, 1.0f, true});  // dQ += dS K
     }
     for (int64_t j0 = 0; j0 < T; j0 += kRows) {  // keys j0.. are seen by queries j0..T-1
       const int64_t rows = std::min(kRows, T - j0), k = T - j0;
       // dK += dSᵀ Q and dV += Pᵀ dY: the transposes are stride swaps
       if (dk)
-        small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, qh + j0 * Q.row(), Q.row(), dk + base + j0 * hs, hs,
-                    1.0f, true});
+        small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, qh + j0 * hs, hs, dk + base + j0 * hs, hs, 1.0f, true});
       if (dv) small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, gh + j0 * hs, hs, dv + base + j0 * hs, hs, 1.0f, true});
     }
   }
 
   // Tiled: each block of query rows recomputes its strip of P from Q and K (the forward's bits),
-  // then adds its share to dQ, dK and dV. Scratch: 2 strips of kRows x T (P, dS) + 2 x hs x T (Kᵀ, Vᵀ).
+  // then adds its share to dQ, dK and dV. Scratch: 2 strips of kRows x T (P, dS) + 4 x hs x T
+  // (Kᵀ, Vᵀ, packed K and Q rows).
   void tiled(int64_t bh, const float* gh, float* scratch) const {
     const HeadView Q{q}, K{k}, V{v};
     const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh, base = bh * T * hs;
-    const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
     float *P = scratch, *dS = P + kRows * T, *key_t = dS + kRows * T, *value_t = key_t + hs * T;
-    transpose_head(kh, K.row(), T, hs, key_t);
-    transpose_head(vh, V.row(), T, hs, value_t);
+    const float* kh = packed_rows(K.at(b, h), K.row(), T, hs, value_t + hs * T);
+    const float* qh = packed_rows(Q.at(b, h), Q.row(), T, hs, value_t + 2 * hs * T);
+    transpose_head(kh, hs, T, hs, key_t);
+    transpose_head(V.at(b, h), V.row(), T, hs, value_t);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
-      weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, T);
+      weights_strip(qh, hs, key_t, T, hs, scale, i0, rows, P, T);
       small_gemm({rows, n, hs, gh + i0 * hs, hs, 1, value_t, T, dS, T});  // dP = dY Vᵀ
       score_gradient_strip(P, dS, i0, rows, T, scale);
-      if (dq) small_gemm({rows, hs, n, dS, T, 1, kh, K.row(), dq + base + i0 * hs, hs, 1.0f, true});  // dQ += dS K
-      if (dk) small_gemm({n, hs, rows, dS, 1, T, qh + i0 * Q.row(), Q.row(), dk + base, hs, 1.0f, true});  // dK += dSᵀ Q
+      if (dq) small_gemm({rows, hs, n, dS, T, 1, kh, hs, dq + base + i0 * hs, hs, 1.0f, true});  // dQ += dS K
+      if (dk) small_gemm({n, hs, rows, dS, 1, T, qh + i0 * hs, hs, dk + base, hs, 1.0f, true});  // dK += dSᵀ Q
       if (dv) small_gemm({n, hs, rows, P, 1, T, gh + i0 * hs, hs, dv + base, hs, 1.0f, true});  // dV += Pᵀ dY
     }
   }
-  static int64_t tiled_scratch(int64_t T, int64_t hs) { return 2 * kRows * T + 2 * hs * T; }
+  static int64_t weights_scratch(int64_t T, int64_t hs) { return T * T + 3 * hs * T; }
+  static int64_t tiled_scratch(int64_t T, int64_t hs) { return 2 * kRows * T + 4 * hs * T; }
 };
 
 }  // namespace
@@ -152,21 +163,24 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   const HeadView Q{q}, K{k}, V{v};
 
   // Per thread: a head's keys transposed [hs, T], and (tiled) one strip of weights [kRows, T].
-  const int64_t share = hs * T + (tiled ? kRows * T : 0);
+  // Per thread: a head's keys transposed [hs, T], its values packed [T, hs], (tiled) one strip of
+  // weights [kRows, T].
+  const int64_t share = 2 * hs * T + (tiled ? kRows * T : 0);
   Buffer scratch(max_slots() * share);
   parallel_for_slots(B * nh, grain_for(T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
-    float* key_t = scratch.data() + slot * share;
+    float *key_t = scratch.data() + slot * share, *value_rows = key_t + hs * T, *strip = value_rows + hs * T;
     for (int64_t bh = t0; bh < t1; ++bh) {
       const int64_t b = bh / nh, h = bh % nh;
-      const float *qh = Q.at(b, h), *kh = K.at(b, h), *vh = V.at(b, h);
-      transpose_head(kh, K.row(), T, hs, key_t);
+      const float* qh = Q.at(b, h);
+      const float* vh = packed_rows(V.at(b, h), V.row(), T, hs, value_rows);
+      transpose_head(K.at(b, h), K.row(), T, hs, key_t);
       float* yh = y.data() + b * y.strides()[0] + h * y.strides()[1];
       const int64_t y_row = y.strides()[2];
       for (int64_t i0 = 0; i0 < T; i0 += kRows) {
         const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;  // keys the block can see
-        float* P = tiled ? key_t + hs * T : weights.data() + bh * T * T + i0 * T;
+        float* P = tiled ? strip : weights.data() + bh * T * T + i0 * T;
         weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, T);
-        small_gemm({rows, hs, n, P, T, 1, vh, V.row(), yh + i0 * y_row, y_row});  // y = P V
+        small_gemm({rows, hs, n, P, T, 1, vh, hs, yh + i0 * y_row, y_row});  // y = P V
       }
     }
   });
@@ -176,14 +190,14 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
     AttentionBackward bw = backward;
     bw.dq = grad_sink(bw.q), bw.dk = grad_sink(bw.k), bw.dv = grad_sink(bw.v);
     const int64_t B = bw.q.size(0), nh = bw.q.size(1), T = bw.q.size(2), hs = bw.q.size(3);
-    const int64_t share = tiled ? AttentionBackward::tiled_scratch(T, hs) : T * T + hs * T;
+    const int64_t share = tiled ? AttentionBackward::tiled_scratch(T, hs) : AttentionBackward::weights_scratch(T, hs);
     Buffer scratch(max_slots() * share);
     parallel_for_slots(B * nh, grain_for(2 * T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
       float* mine = scratch.data() + slot * share;
       for (int64_t bh = t0; bh < t1; ++bh) {
         const float* gh = g.data() + bh * T * hs;  // the gradient is contiguous [B, nh, T, hs]
         if (tiled) bw.tiled(bh, gh, mine);
-        else bw.with_weights(bh, weights.data() + bh * T * T, gh, mine, mine + T * T);
+        else bw.with_weights(bh, weights.data() + bh * T * T, gh, mine);
       }
     });
   });
