@@ -14,7 +14,6 @@ struct Pool {
   std::mutex mutex;
   int scopes = 0;
   std::unordered_map<std::size_t, void*> free_lists;  // rounded size -> first free block
-  std::size_t kept = 0;
 };
 
 // Never destroyed: a tensor in static or thread-local storage may be freed after it would be.
@@ -35,7 +34,6 @@ void release_all(Pool& p) {
       head = next_of(block);
       ::operator delete(block, std::align_val_t{kAlign});
     }
-  p.kept = 0;
 }
 }  // namespace
 
@@ -49,7 +47,6 @@ void* allocate(std::size_t bytes) {
       if (it != p.free_lists.end() && it->second) {
         void* block = it->second;
         it->second = next_of(block);
-        p.kept -= size;
         return block;
       }
     }
@@ -68,7 +65,6 @@ void release(void* block, std::size_t bytes) noexcept {
         void*& head = p.free_lists[size];  // a new size allocates a map entry, once
         next_of(block) = head;
         head = block;
-        p.kept += size;
         return;
       } catch (...) {  // no room for the entry: give the block back instead
       }
@@ -87,12 +83,6 @@ Reuse::~Reuse() {
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
   if (--p.scopes == 0) release_all(p);
-}
-
-std::size_t kept_bytes() {
-  Pool& p = pool();
-  std::lock_guard lock(p.mutex);
-  return p.kept;
 }
 
 }  // namespace tinygpt::memory

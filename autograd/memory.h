@@ -27,9 +27,6 @@ class Reuse {
   Reuse& operator=(const Reuse&) = delete;
 };
 
-// What the blocks on the free lists hold now, in bytes (for tests and the benchmark).
-std::size_t kept_bytes();
-
 // A standard allocator over allocate/release. Elements are default-initialized, so that
 // std::vector<float, Allocator<float>>(n) leaves floats unwritten (every op writes its whole
 // output) while (n, 0.0f) still zero-fills where a sum starts from zero.

@@ -84,6 +84,9 @@ struct AttentionResult {
 // instead of T x T per head. `automatic`: tiled from T = kTiledAttentionFrom on.
 enum class AttentionMemory { automatic, weights, tiled };
 constexpr int64_t kTiledAttentionFrom = 512;
+inline bool attention_is_tiled(AttentionMemory memory, int64_t T) {
+  return memory == AttentionMemory::tiled || (memory == AttentionMemory::automatic && T >= kTiledAttentionFrom);
+}
 AttentionResult causal_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                  AttentionMemory memory = AttentionMemory::automatic);
 

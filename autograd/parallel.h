@@ -57,9 +57,25 @@ inline int64_t grain_for(int64_t work_per_item, int64_t work_per_task = 32768) {
   return g > 0 ? g : 1;
 }
 
-// Sum over i in [0, n) of term(i), in double, in fixed chunks combined in order: the same bits for
-// any thread count. Within a chunk, 8 running sums (term i goes to sum i mod 8) keep the adds
-// independent, so the loop runs at vector speed instead of one add latency per term.
+// Sum over i in [begin, end) of term(i) in 8 running lanes (term i goes to lane (i - begin) mod 8,
+// the lanes and the tail combined in a fixed order): the same bits on every run, and independent
+// adds, so the loop runs at vector speed instead of one add latency per term (a plain loop cannot
+// be reordered without -ffast-math).
+template <class T, class Term>
+T sum_in_lanes(int64_t begin, int64_t end, const Term& term) {
+  constexpr int kLanes = 8;
+  T lanes[kLanes] = {};
+  int64_t i = begin;
+  for (; i + kLanes <= end; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) lanes[l] += term(i + l);
+  T s = 0;
+  for (; i < end; ++i) s += term(i);
+  for (T lane : lanes) s += lane;
+  return s;
+}
+
+// Sum over i in [0, n) of term(i), in double, in fixed chunks (each summed in lanes) combined in
+// order: the same bits for any thread count.
 template <class Term>
 double deterministic_sum(int64_t n, const Term& term) {
   constexpr int64_t kChunk = 8192;
@@ -71,16 +87,7 @@ double deterministic_sum(int64_t n, const Term& term) {
   double* partial = chunks > kOnStack ? on_heap.data() : on_stack;
   parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      constexpr int kLanes = 8;
-      double lanes[kLanes] = {};
-      int64_t i = c * kChunk;
-      const int64_t e = std::min(n, i + kChunk);
-      for (; i + kLanes <= e; i += kLanes)
-        for (int l = 0; l < kLanes; ++l) lanes[l] += term(i + l);
-      double s = 0.0;
-      for (; i < e; ++i) s += term(i);
-      for (double lane : lanes) s += lane;
-      partial[c] = s;
+      partial[c] = sum_in_lanes<double>(c * kChunk, std::min(n, (c + 1) * kChunk), term);
     }
   });
   double total = 0.0;

@@ -121,9 +121,8 @@ BenchResult run_benchmark(const BenchOptions& o, const Communicator& comm) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   r.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
-  const bool tiled = o.attention == AttentionMemory::tiled ||
-                     (o.attention == AttentionMemory::automatic && c.block_size >= kTiledAttentionFrom);
-  r.formula_mb = formula_bytes(c, r.parameters, B, tiled) / (1024.0 * 1024.0);
+  r.formula_mb =
+      formula_bytes(c, r.parameters, B, attention_is_tiled(o.attention, c.block_size)) / (1024.0 * 1024.0);
   return r;
 }
 

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <cstdio>
 #include <thread>
 
 #include "autograd/graph.h"

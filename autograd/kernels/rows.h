@@ -16,31 +16,16 @@ void for_rows(int64_t rows, int64_t cols, const RowFn& row) {
   });
 }
 
-// Reductions over a row in 8 running lanes (element j goes to lane j mod 8, lanes combined in
-// order): the same bits on every run and thread count, at vector speed rather than one add latency
-// per element (a plain float loop cannot be reordered without -ffast-math).
+// Row reductions at vector speed with fixed bits (sum_in_lanes, parallel.h).
 inline float row_sum(const float* x, int64_t n) {
-  float lanes[8] = {};
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int l = 0; l < 8; ++l) lanes[l] += x[j + l];
-  float s = 0.0f;
-  for (; j < n; ++j) s += x[j];
-  for (float lane : lanes) s += lane;
-  return s;
+  return sum_in_lanes<float>(0, n, [x](int64_t j) { return x[j]; });
 }
 
 inline float row_dot(const float* x, const float* y, int64_t n) {
-  float lanes[8] = {};
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int l = 0; l < 8; ++l) lanes[l] += x[j + l] * y[j + l];
-  float s = 0.0f;
-  for (; j < n; ++j) s += x[j] * y[j];
-  for (float lane : lanes) s += lane;
-  return s;
+  return sum_in_lanes<float>(0, n, [x, y](int64_t j) { return x[j] * y[j]; });
 }
 
+// The maximum in 8 lanes too (a max reduction does not vectorize without -ffinite-math-only).
 inline float row_max(const float* x, int64_t n) {
   float lanes[8];
   std::fill(lanes, lanes + 8, -INFINITY);

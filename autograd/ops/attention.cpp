@@ -155,14 +155,13 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   const Tensor q = unit_last_stride(query_in), k = unit_last_stride(key_in), v = unit_last_stride(value_in);
   const int64_t B = q.size(0), nh = q.size(1), T = q.size(2), hs = q.size(3);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  const bool tiled = memory == AttentionMemory::tiled || (memory == AttentionMemory::automatic && T >= kTiledAttentionFrom);
+  const bool tiled = attention_is_tiled(memory, T);
   // y lives in [B, T, nh, hs] order: merging heads back into [B, T, C] is then a free view.
   Tensor y_storage = Tensor::empty({B, T, nh, hs});
   Tensor y = make_view(y_storage, {B, nh, T, hs}, {T * nh * hs, hs, nh * hs, 1}, 0);
   Tensor weights = tiled ? Tensor() : Tensor::empty({B, nh, T, T});  // every entry is written below
   const HeadView Q{q}, K{k}, V{v};
 
-  // Per thread: a head's keys transposed [hs, T], and (tiled) one strip of weights [kRows, T].
   // Per thread: a head's keys transposed [hs, T], its values packed [T, hs], (tiled) one strip of
   // weights [kRows, T].
   const int64_t share = 2 * hs * T + (tiled ? kRows * T : 0);
