@@ -27,6 +27,25 @@ inline vfloat load_aligned(const float* p) { return _mm256_load_ps(p); }
 inline vfloat load(const float* p) { return _mm256_loadu_ps(p); }
 inline void store(float* p, vfloat v) { _mm256_storeu_ps(p, v); }
 inline vfloat fma(vfloat a, vfloat b, vfloat c) { return _mm256_fmadd_ps(a, b, c); }
+// Eight rows of eight floats become eight columns: r[i][j] moves to r[j][i]. Packing for gemm uses
+// it where an operand's layout runs across the packed order (kernels/gemm.cpp, scalar loop beside).
+#define TINYGPT_HAS_TRANSPOSE8 1
+inline void transpose8(vfloat (&r)[8]) {
+  vfloat pairs[8], quads[8];
+  for (int i = 0; i < 8; i += 2) {  // rows a, b -> a0 b0 a1 b1 | a4 b4 a5 b5  and  a2 b2 a3 b3 | a6 b6 a7 b7
+    pairs[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    pairs[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4)  // rows a..d -> a0 b0 c0 d0 | a4 b4 c4 d4, and so on for 1..3
+    for (int h = 0; h < 2; ++h) {
+      quads[i + 2 * h] = _mm256_shuffle_ps(pairs[i + h], pairs[i + 2 + h], _MM_SHUFFLE(1, 0, 1, 0));
+      quads[i + 2 * h + 1] = _mm256_shuffle_ps(pairs[i + h], pairs[i + 2 + h], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+  for (int j = 0; j < 4; ++j) {  // halves of rows a..d and e..h joined: column j and column j + 4
+    r[j] = _mm256_permute2f128_ps(quads[j], quads[4 + j], 0x20);
+    r[j + 4] = _mm256_permute2f128_ps(quads[j], quads[4 + j], 0x31);
+  }
+}
 #else
 constexpr int kLanes = 4, MR = 6;
 typedef float vfloat __attribute__((vector_size(16)));

@@ -1,5 +1,6 @@
 // The vectorized, blocked gemm against the plain-loop reference, over shapes that hit every edge:
-// partial micro-tiles, partial tiles, several depth blocks, transposed operands, accumulation.
+// partial micro-tiles, partial tiles, several depth blocks, transposed operands (each with its own
+// packing path), accumulation.
 #include <catch2/catch.hpp>
 
 #include "autograd/kernels/gemm.h"
@@ -26,7 +27,7 @@ void compare(int64_t M, int64_t N, int64_t K, bool ta, bool tb, bool accumulate)
 
 TEST_CASE("gemm: matches the reference on edge shapes and layouts", "[gemm]") {
   const int64_t shapes[][3] = {{1, 1, 1},   {5, 7, 3},   {6, 16, 8},     {13, 33, 17}, {64, 65, 128},
-                               {130, 70, 300}, {250, 257, 513}, {7, 300, 1}, {1, 100, 260}};
+                               {130, 70, 300}, {250, 257, 513}, {7, 300, 1}, {1, 100, 260}, {37, 90, 1100}};
   for (auto& s : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true})
