@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "autograd/kernels/gemm.h"
+#include "autograd/memory.h"
 #include "autograd/parallel.h"
 #include "autograd/tensor.h"
 
@@ -62,6 +63,9 @@ std::string cpu_model() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As in training (the Trainer holds one): gemm's packing buffers come back from the pool instead
+  // of fresh pages each call, as OpenBLAS keeps its own buffer between calls.
+  memory::Reuse reuse;
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 5;
   const std::string only = argc > 2 ? argv[2] : "";  // e.g. "768x512x128": time just that shape
   const int64_t shapes[][3] = {{768, 128, 384}, {768, 512, 128}, {768, 128, 65}, {1024, 1024, 1024}};

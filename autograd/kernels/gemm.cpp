@@ -23,6 +23,7 @@ constexpr int64_t KC = 512;     // deepest block: deep enough that C's update co
                                 // enough that the micro-kernel's panels stream from L2 at full speed
 constexpr int64_t MC = 20 * MR; // most rows of a tile: its packed A (MC x KC) stays in L2
 constexpr int64_t NC = 16 * NR; // most columns of a tile
+constexpr int64_t kGroup = 4;   // B panels packed together: pack_b reads rows in stretches this wide
 
 // Splits n into the fewest pieces of at most `most`, of equal size rounded up to a multiple of
 // `unit`, so that threads get balanced work (the result's bits never depend on the split).
@@ -153,7 +154,6 @@ void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* 
 void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* Bp) {
   const int64_t panels = (n + NR - 1) / NR;
   if (B.col_stride == 1) {  // row-major B: read each row's stretch in turn, a few panels at a time
-    constexpr int64_t kGroup = 4;  // panels filled together: contiguous reads, few write streams
     for (int64_t g = 0; g < panels; g += kGroup)
       for (int64_t k = 0; k < kc; ++k) {
         const float* s = B.data + (p0 + k) * B.row_stride + j0;
@@ -195,6 +195,24 @@ void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* 
   }
 }
 
+// C[m, n] at C (=|+=) one packed A row band (m rows) · the packed B panels from Bp on: the
+// micro-kernel over MR x NR blocks, with the narrower kernels at the right and bottom edges.
+void multiply_packed(int64_t kc, const float* Ap, const float* Bp, float* C, int64_t ldc, int64_t m, int64_t n,
+                     bool accumulate) {
+  for (int64_t j = 0; j < n; j += NR)
+    for (int64_t i = 0; i < m; i += MR) {
+      const int rows = static_cast<int>(std::min<int64_t>(MR, m - i));
+      const int cols = static_cast<int>(std::min<int64_t>(NR, n - j));
+      const float *a = Ap + (i / MR) * kc * MR, *b = Bp + (j / NR) * kc * NR;
+      float* c = C + i * ldc + j;
+      if (cols <= 4) narrow_kernel(kc, a, b, c, ldc, accumulate, rows, cols);
+      else if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, accumulate, rows, cols);
+      else if (rows <= MR / 3) micro_kernel<2, MR / 3>(kc, a, b, c, ldc, accumulate, rows, cols);
+      else if (rows <= 2 * MR / 3) micro_kernel<2, 2 * MR / 3>(kc, a, b, c, ldc, accumulate, rows, cols);
+      else micro_kernel<2>(kc, a, b, c, ldc, accumulate, rows, cols);
+    }
+}
+
 }  // namespace
 
 void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate) {
@@ -212,40 +230,47 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
     else nc = even_piece(N, nc / 2, NR);
   }
   const int64_t m_tiles = (M + mc - 1) / mc, n_tiles = (N + nc - 1) / nc, n_panels = (N + NR - 1) / NR;
+  // Depth blocks of equal size (768 is two of 384, not 512 + 256). B is packed for as many blocks at
+  // once as fit kPackedBMost, so that a small product runs two parallel loops in all (pack B, then
+  // the tiles, each through its whole depth) instead of two per block; a wide B (an lm_head) still
+  // goes one block at a time.
+  const int64_t kc_most = even_piece(K, KC, 8), blocks = (K + kc_most - 1) / kc_most;
+  constexpr int64_t kPackedBMost = int64_t{1} << 22;  // floats: 16 MB
+  const int64_t block_floats = n_panels * kc_most * NR;
+  const int64_t blocks_together = std::clamp<int64_t>(kPackedBMost / block_floats, 1, blocks);
   // Packed panels: B's shared by all tasks, A's one share per thread (+ slack: narrow_kernel reads,
   // and pack_a's vector stores spill, a little past the last panel). Reused blocks (memory.h).
-  const int64_t kc_most = even_piece(K, KC, 8);  // equal blocks: 768 is two of 384, not 512 + 256
-  Buffer packed_b(n_panels * kc_most * NR);
+  Buffer packed_b(blocks_together * block_floats);
   const int64_t kAShare = MC * kc_most + 16;
   Buffer packed_a(max_slots() * kAShare);
-  float* Bp = packed_b.data();
+  const int64_t groups = (n_panels + kGroup - 1) / kGroup;
 
-  for (int64_t p0 = 0; p0 < K; p0 += kc_most) {
-    const int64_t kc = std::min(kc_most, K - p0);
-    parallel_for(n_panels, grain_for(kc * NR, 16384), [&](int64_t q0, int64_t q1) {
-      pack_b(B, q0 * NR, std::min(N, q1 * NR) - q0 * NR, p0, kc, Bp + q0 * kc * NR);
+  for (int64_t first = 0; first < blocks; first += blocks_together) {
+    const int64_t last = std::min(blocks, first + blocks_together);
+    auto depth = [&](int64_t block) { return std::min(kc_most, K - block * kc_most); };
+    auto packed_block = [&](int64_t block) { return packed_b.data() + (block - first) * block_floats; };
+    parallel_for((last - first) * groups, grain_for(kGroup * kc_most * NR, 16384), [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t block = first + q / groups, panel = (q % groups) * kGroup, kc = depth(block);
+        pack_b(B, panel * NR, std::min(N, (panel + kGroup) * NR) - panel * NR, block * kc_most, kc,
+               packed_block(block) + panel * kc * NR);
+      }
     });
     parallel_for_slots(m_tiles * n_tiles, 1, [&](int slot, int64_t t0, int64_t t1) {
       float* Ap = packed_a.data() + slot * kAShare;
-      int64_t packed_i0 = -1;  // the rows Ap holds: the tiles of one row band pack them once
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t i0 = (t / n_tiles) * mc, m = std::min(mc, M - i0);
-        const int64_t j0 = (t % n_tiles) * nc, n = std::min(nc, N - j0);
-        if (i0 != packed_i0) pack_a(A, i0, m, p0, kc, Ap);
-        packed_i0 = i0;
-        for (int64_t j = 0; j < n; j += NR)
-          for (int64_t i = 0; i < m; i += MR) {
-            const int rows = static_cast<int>(std::min<int64_t>(MR, m - i));
-            const int cols = static_cast<int>(std::min<int64_t>(NR, n - j));
-            const float *a = Ap + (i / MR) * kc * MR, *b = Bp + ((j0 + j) / NR) * kc * NR;
-            float* c = C + (i0 + i) * ldc + j0 + j;
-            const bool acc = accumulate || p0 > 0;
-            if (cols <= 4) narrow_kernel(kc, a, b, c, ldc, acc, rows, cols);
-            else if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, acc, rows, cols);
-            else if (rows <= MR / 3) micro_kernel<2, MR / 3>(kc, a, b, c, ldc, acc, rows, cols);
-            else if (rows <= 2 * MR / 3) micro_kernel<2, 2 * MR / 3>(kc, a, b, c, ldc, acc, rows, cols);
-            else micro_kernel<2>(kc, a, b, c, ldc, acc, rows, cols);
+      for (int64_t t = t0; t < t1;) {  // the tiles of one row band share each block's packed A
+        const int64_t band = t / n_tiles, band_end = std::min(t1, (band + 1) * n_tiles);
+        const int64_t i0 = band * mc, m = std::min(mc, M - i0);
+        for (int64_t block = first; block < last; ++block) {
+          const int64_t kc = depth(block);
+          pack_a(A, i0, m, block * kc_most, kc, Ap);
+          for (int64_t u = t; u < band_end; ++u) {
+            const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
+            multiply_packed(kc, Ap, packed_block(block) + (j0 / NR) * kc * NR, C + i0 * ldc + j0, ldc, m, n,
+                            accumulate || block > 0);
           }
+        }
+        t = band_end;
       }
     });
   }

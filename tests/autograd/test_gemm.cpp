@@ -27,7 +27,8 @@ void compare(int64_t M, int64_t N, int64_t K, bool ta, bool tb, bool accumulate)
 
 TEST_CASE("gemm: matches the reference on edge shapes and layouts", "[gemm]") {
   const int64_t shapes[][3] = {{1, 1, 1},   {5, 7, 3},   {6, 16, 8},     {13, 33, 17}, {64, 65, 128},
-                               {130, 70, 300}, {250, 257, 513}, {7, 300, 1}, {1, 100, 260}, {37, 90, 1100}};
+                               {130, 70, 300}, {250, 257, 513}, {7, 300, 1}, {1, 100, 260}, {37, 90, 1100},
+                               {7, 4100, 1100}};  // B packed two depth blocks at a time, then one
   for (auto& s : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true})
