@@ -37,9 +37,20 @@ int64_t even_piece(int64_t n, int64_t most, int64_t unit) {
 // n <= NV * kLanes. NV = 2, ROWS = MR is the main kernel; NV = 1 serves a last panel at most one
 // vector wide, and ROWS < MR a last row panel (128 rows are 21 panels of 6 and one of 2), each at
 // a fraction of the cost. Every C element sums over k in the same order, so the bits never change.
+// Where C starts from: its own values (accumulate), bias[0..n) on every row, or zero.
+struct Start {
+  bool accumulate;
+  const float* bias;  // null: none; read only when not accumulating
+  Start at_column(int64_t j) const { return {accumulate, bias ? bias + j : nullptr}; }
+  // C's new value at column c, given its old value and the product's.
+  float value(float old, float product, int64_t c) const {
+    return accumulate ? old + product : bias ? product + bias[c] : product;
+  }
+};
+
 template <int NV, int ROWS = MR>
 void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restrict Bp, float* C, int64_t ldc,
-                  bool accumulate, int m, int n) {
+                  Start start, int m, int n) {
   vfloat acc[ROWS][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
@@ -62,7 +73,9 @@ void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restric
     for (int r = 0; r < ROWS; ++r)
       for (int v = 0; v < NV; ++v) {
         float* c = C + r * ldc + v * kLanes;
-        store(c, accumulate ? add(load(c), acc[r][v]) : acc[r][v]);
+        if (start.accumulate) store(c, add(load(c), acc[r][v]));
+        else if (start.bias) store(c, add(acc[r][v], load(start.bias + v * kLanes)));
+        else store(c, acc[r][v]);
       }
     return;
   }
@@ -71,14 +84,14 @@ void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restric
   for (int r = 0; r < ROWS; ++r)
     for (int v = 0; v < NV; ++v) store(&tile[r][v * kLanes], acc[r][v]);
   for (int r = 0; r < m; ++r)
-    for (int c = 0; c < n; ++c) C[r * ldc + c] = accumulate ? C[r * ldc + c] + tile[r][c] : tile[r][c];
+    for (int c = 0; c < n; ++c) C[r * ldc + c] = start.value(C[r * ldc + c], tile[r][c], c);
 }
 
 // A last panel only a few columns wide: vectors run down the MR rows of the packed A panel
 // (one FMA per column and k) instead of across mostly empty columns. Each C element still sums
 // over k in the same order, so the bits are those of the main kernel.
 void narrow_kernel(int64_t kc, const float* __restrict Ap, const float* __restrict Bp, float* C, int64_t ldc,
-                   bool accumulate, int m, int n) {
+                   Start start, int m, int n) {
   constexpr int kRowVectors = (MR + kLanes - 1) / kLanes;
   vfloat acc[4][kRowVectors];
   for (int c = 0; c < n; ++c)
@@ -91,7 +104,7 @@ void narrow_kernel(int64_t kc, const float* __restrict Ap, const float* __restri
   alignas(64) float column[kRowVectors * kLanes];
   for (int c = 0; c < n; ++c) {
     for (int v = 0; v < kRowVectors; ++v) store(column + v * kLanes, acc[c][v]);
-    for (int r = 0; r < m; ++r) C[r * ldc + c] = accumulate ? C[r * ldc + c] + column[r] : column[r];
+    for (int r = 0; r < m; ++r) C[r * ldc + c] = start.value(C[r * ldc + c], column[r], c);
   }
 }
 
@@ -198,28 +211,31 @@ void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* 
 // C[m, n] at C (=|+=) one packed A row band (m rows) · the packed B panels from Bp on: the
 // micro-kernel over MR x NR blocks, with the narrower kernels at the right and bottom edges.
 void multiply_packed(int64_t kc, const float* Ap, const float* Bp, float* C, int64_t ldc, int64_t m, int64_t n,
-                     bool accumulate) {
+                     Start start) {
   for (int64_t j = 0; j < n; j += NR)
     for (int64_t i = 0; i < m; i += MR) {
       const int rows = static_cast<int>(std::min<int64_t>(MR, m - i));
       const int cols = static_cast<int>(std::min<int64_t>(NR, n - j));
       const float *a = Ap + (i / MR) * kc * MR, *b = Bp + (j / NR) * kc * NR;
       float* c = C + i * ldc + j;
-      if (cols <= 4) narrow_kernel(kc, a, b, c, ldc, accumulate, rows, cols);
-      else if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, accumulate, rows, cols);
-      else if (rows <= MR / 3) micro_kernel<2, MR / 3>(kc, a, b, c, ldc, accumulate, rows, cols);
-      else if (rows <= 2 * MR / 3) micro_kernel<2, 2 * MR / 3>(kc, a, b, c, ldc, accumulate, rows, cols);
-      else micro_kernel<2>(kc, a, b, c, ldc, accumulate, rows, cols);
+      const Start s = start.at_column(j);
+      if (cols <= 4) narrow_kernel(kc, a, b, c, ldc, s, rows, cols);
+      else if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, s, rows, cols);
+      else if (rows <= MR / 3) micro_kernel<2, MR / 3>(kc, a, b, c, ldc, s, rows, cols);
+      else if (rows <= 2 * MR / 3) micro_kernel<2, 2 * MR / 3>(kc, a, b, c, ldc, s, rows, cols);
+      else micro_kernel<2>(kc, a, b, c, ldc, s, rows, cols);
     }
 }
 
 }  // namespace
 
-void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate) {
+void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
+          const float* bias) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     if (!accumulate)
-      for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
   // Tiles: cache-sized, balanced, and at least two per thread where the shape allows.
@@ -266,8 +282,8 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
           pack_a(A, i0, m, block * kc_most, kc, Ap);
           for (int64_t u = t; u < band_end; ++u) {
             const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
-            multiply_packed(kc, Ap, packed_block(block) + (j0 / NR) * kc * NR, C + i0 * ldc + j0, ldc, m, n,
-                            accumulate || block > 0);
+            const Start start{accumulate || block > 0, bias ? bias + j0 : nullptr};
+            multiply_packed(kc, Ap, packed_block(block) + (j0 / NR) * kc * NR, C + i0 * ldc + j0, ldc, m, n, start);
           }
         }
         t = band_end;

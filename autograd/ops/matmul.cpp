@@ -115,13 +115,9 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
   Shape shape = x.shape();
   shape.back() = out;
   Tensor y = Tensor::empty(shape);
-  if (bias.defined())
-    parallel_for(rows, grain_for(out), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) std::copy_n(bias.data(), out, y.data() + r * out);
-    });
   const MatrixView xv{x.data(), x.strides()[x.dim() - 2], 1};
   const MatrixView wt{w.data(), 1, in};  // Wᵀ [in, out], read in place
-  gemm(rows, out, in, xv, wt, y.data(), out, bias.defined());
+  gemm(rows, out, in, xv, wt, y.data(), out, false, bias.defined() ? bias.data() : nullptr);  // x Wᵀ + b
   //   dx += dy W;   dW += dyᵀ x;   db += column sums of dy
   return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out](const Tensor&, const Tensor& g) {
     const MatrixView gv{g.data(), out, 1};

@@ -3,6 +3,8 @@
 // packing path), accumulation.
 #include <catch2/catch.hpp>
 
+#include <array>
+
 #include "autograd/kernels/gemm.h"
 #include "autograd/kernels/small_gemm.h"
 #include "gradcheck.h"
@@ -10,7 +12,7 @@
 using namespace tinygpt;
 
 namespace {
-void compare(int64_t M, int64_t N, int64_t K, bool ta, bool tb, bool accumulate) {
+void compare(int64_t M, int64_t N, int64_t K, bool ta, bool tb, bool accumulate, bool with_bias = false) {
   // Store A as [M, K] or, transposed, as [K, M]; likewise B.
   Tensor a = Tensor::uniform({M * K}, M + 3 * K, -1, 1), b = Tensor::uniform({K * N}, N + 7 * K, -1, 1);
   MatrixView av = ta ? MatrixView{a.data(), 1, M} : MatrixView{a.data(), K, 1};
@@ -18,9 +20,12 @@ void compare(int64_t M, int64_t N, int64_t K, bool ta, bool tb, bool accumulate)
   Tensor start = Tensor::uniform({M * N}, 99, -1, 1);
   Tensor fast = start.contiguous(), ref = Tensor::empty({M * N});
   ref.copy_from_(start);
-  gemm(M, N, K, av, bv, fast.data(), N, accumulate);
-  gemm_reference(M, N, K, av, bv, ref.data(), N, accumulate);
-  INFO("M " << M << " N " << N << " K " << K << " ta " << ta << " tb " << tb << " acc " << accumulate);
+  Tensor bias = Tensor::uniform({N}, 5, -1, 1);
+  const float* b0 = with_bias ? bias.data() : nullptr;
+  gemm(M, N, K, av, bv, fast.data(), N, accumulate, b0);
+  gemm_reference(M, N, K, av, bv, ref.data(), N, accumulate, b0);
+  INFO("M " << M << " N " << N << " K " << K << " ta " << ta << " tb " << tb << " acc " << accumulate << " bias "
+            << with_bias);
   tinygpt::testing::require_close(fast.to_vector(), ref.to_vector(), 2e-5 * std::sqrt(double(K)) + 1e-6);
 }
 }  // namespace
@@ -32,7 +37,20 @@ TEST_CASE("gemm: matches the reference on edge shapes and layouts", "[gemm]") {
   for (auto& s : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true})
-        for (bool acc : {false, true}) compare(s[0], s[1], s[2], ta, tb, acc);
+        for (bool acc : {false, true}) compare(s[0], s[1], s[2], ta, tb, acc, !acc);
+}
+
+TEST_CASE("gemm: a bias row added in the product's store equals adding it after", "[gemm]") {
+  for (auto [M, N, K] : {std::array<int64_t, 3>{13, 37, 600}, {6, 16, 8}, {5, 3, 0}}) {  // tile edges, 2 blocks, K = 0
+    Tensor a = Tensor::uniform({M * K}, 1, -1, 1), b = Tensor::uniform({K * N}, 2, -1, 1);
+    Tensor bias = Tensor::uniform({N}, 3, -1, 1);
+    Tensor fused = Tensor::empty({M * N}), after = Tensor::empty({M * N});
+    gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, fused.data(), N, false, bias.data());
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) after.data()[i * N + j] = bias.data()[j];
+    gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, after.data(), N, true);
+    REQUIRE(fused.to_vector() == after.to_vector());  // the same bits: one addition, either order
+  }
 }
 
 TEST_CASE("gemm: K = 0 gives zeros or leaves C alone", "[gemm]") {
