@@ -121,15 +121,20 @@ void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* 
   const int64_t panels = (m + MR - 1) / MR;
   const float* src = A.data + i0 * A.row_stride + p0 * A.col_stride;
   if (A.row_stride == 1) {  // A stored transposed: each k holds every panel's MR values side by side
+    // Panels copied a vector at a time: full ones whose vector stays inside the m values of a row
+    // (the MR..kLanes spill lands in the next k's place, written next; so never on the last k).
+    const int64_t vector_panels = kLanes >= MR && m >= kLanes ? (m - kLanes) / MR + 1 : 0;
     for (int64_t k = 0; k < kc; ++k) {  // one stored row at a time: contiguous reads
       const float* s = src + k * A.col_stride;
       prefetch_ahead(s + kPrefetchRows * A.col_stride, m);
-      for (int64_t panel = 0; panel < panels; ++panel) {
+      int64_t panel = 0;
+      if (k + 1 < kc)
+        for (float* dst = Ap + k * MR; panel < vector_panels; ++panel, dst += kc * MR)
+          store(dst, load(s + panel * MR));
+      for (; panel < panels; ++panel) {
         float* dst = Ap + panel * kc * MR + k * MR;
         const int64_t rows = std::min<int64_t>(MR, m - panel * MR);
-        if (kLanes >= MR && rows == MR && k + 1 < kc && panel * MR + kLanes <= m) {
-          store(dst, load(s + panel * MR));  // a vector past MR: the spill is the next k's, written next
-        } else if (rows == MR) {
+        if (rows == MR) {
           std::memcpy(dst, s + panel * MR, MR * sizeof(float));
         } else {
           for (int r = 0; r < MR; ++r) dst[r] = r < rows ? s[panel * MR + r] : 0.0f;
