@@ -29,10 +29,8 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   auto rstd = memory::make_shared<memory::Vector<float>>(rows);
   for_rows(rows, C, [&](int64_t r) {
     const float* xr = x.data() + r * C;
-    float m = 0.0f, v = 0.0f;
-    for (int64_t j = 0; j < C; ++j) m += xr[j];
-    m /= static_cast<float>(C);
-    for (int64_t j = 0; j < C; ++j) v += (xr[j] - m) * (xr[j] - m);
+    const float m = row_sum(xr, C) / static_cast<float>(C);  // sums in lanes: vector speed, fixed bits
+    const float v = sum_in_lanes<float>(0, C, [xr, m](int64_t j) { return (xr[j] - m) * (xr[j] - m); });
     const float s = 1.0f / std::sqrt(v / static_cast<float>(C) + eps);
     float* yr = out.data() + r * C;
     for (int64_t j = 0; j < C; ++j) yr[j] = (xr[j] - m) * s * w.data()[j] + b.data()[j];
@@ -51,21 +49,20 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
     parallel_for(chunks, grain_for(kRowsPerChunk * C * 8), [&](int64_t c0, int64_t c1) {
       for (int64_t chunk = c0; chunk < c1; ++chunk)
         for (int64_t r = chunk * kRowsPerChunk; r < std::min(rows, (chunk + 1) * kRowsPerChunk); ++r) {
-          const float *xr = x.data() + r * C, *gr = g.data() + r * C;
+          const float *xr = x.data() + r * C, *gr = g.data() + r * C, *wr = w.data();
           const float m = (*mean)[r], s = (*rstd)[r];
-          float sum_d = 0.0f, sum_dx = 0.0f;
-          for (int64_t j = 0; j < C; ++j) {
-            const float xhat = (xr[j] - m) * s, d = gr[j] * w.data()[j];
-            sum_d += d;
-            sum_dx += d * xhat;
-            if (dw) partial_w[chunk * C + j] += gr[j] * xhat;
-            if (db) partial_b[chunk * C + j] += gr[j];
-          }
+          if (dw)
+            for (int64_t j = 0; j < C; ++j) partial_w[chunk * C + j] += gr[j] * ((xr[j] - m) * s);
+          if (db)
+            for (int64_t j = 0; j < C; ++j) partial_b[chunk * C + j] += gr[j];
           if (!dx) continue;
+          const float sum_d = row_dot(gr, wr, C);
+          const float sum_dx =
+              sum_in_lanes<float>(0, C, [=](int64_t j) { return gr[j] * wr[j] * ((xr[j] - m) * s); });
           const float mean_d = sum_d / static_cast<float>(C), mean_dx = sum_dx / static_cast<float>(C);
           for (int64_t j = 0; j < C; ++j) {
             const float xhat = (xr[j] - m) * s;
-            dx[r * C + j] += s * (gr[j] * w.data()[j] - mean_d - xhat * mean_dx);
+            dx[r * C + j] += s * (gr[j] * wr[j] - mean_d - xhat * mean_dx);
           }
         }
     });
