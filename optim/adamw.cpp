@@ -22,12 +22,14 @@ void AdamW::step(float lr, float grad_scale) {
     float *p = s.param.data(), *m = s.m.data(), *v = s.v.data();
     const float* g = s.param.grad().data();
     const float decay = s.decay ? 1.0f - lr * o.weight_decay : 1.0f;
-    parallel_for(s.param.numel(), 8192, [&](int64_t i0, int64_t i1) {
+    // Every constant by value: read through a reference, the compiler must assume the stores below
+    // may change it, and keeps the loop scalar.
+    parallel_for(s.param.numel(), 8192, [=, beta1 = o.beta1, beta2 = o.beta2, eps = o.eps](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         const float gi = g[i] * grad_scale;  // exact when grad_scale is 1
-        m[i] = o.beta1 * m[i] + (1.0f - o.beta1) * gi;
-        v[i] = o.beta2 * v[i] + (1.0f - o.beta2) * gi * gi;
-        p[i] = p[i] * decay - step_size * m[i] / (std::sqrt(v[i]) / bias2_sqrt + o.eps);
+        m[i] = beta1 * m[i] + (1.0f - beta1) * gi;
+        v[i] = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+        p[i] = p[i] * decay - step_size * m[i] / (std::sqrt(v[i]) / bias2_sqrt + eps);
       }
     });
   }
