@@ -163,14 +163,19 @@ Tensor gelu(const Tensor& input) {
   });
   // dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2), t = tanh(u)
   return attach(out, "gelu", {x}, [x](const Tensor&, const Tensor& g) {
-    float* sink = grad_sink(x);
+    bool fresh = false;  // GELU is usually its input's only consumer: write, skip zeroing and re-reading
+    float* sink = grad_sink(x, fresh);
     if (!sink) return;
     const float *px = x.data(), *pg = g.data();
+    auto slope = [](float v) {
+      const float t = vector_tanh(kS * (v + kC * v * v * v));
+      return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * kS * (1.0f + 3.0f * kC * v * v);
+    };
     parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const float v = px[i], t = vector_tanh(kS * (v + kC * v * v * v));
-        sink[i] += pg[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * kS * (1.0f + 3.0f * kC * v * v));
-      }
+      if (fresh)
+        for (int64_t i = i0; i < i1; ++i) sink[i] = pg[i] * slope(px[i]);
+      else
+        for (int64_t i = i0; i < i1; ++i) sink[i] += pg[i] * slope(px[i]);
     });
   });
 }
