@@ -89,6 +89,12 @@ inline bool attention_is_tiled(AttentionMemory memory, int64_t T) {
 }
 AttentionResult causal_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                  AttentionMemory memory = AttentionMemory::automatic);
+// The same from a Linear layer's fused output qkv [B, T, 3C] (query, key, value side by side, each
+// split into n_head heads of C / n_head): y comes back with its heads merged, [B, T, C]. The heads
+// are read in place and their gradients written straight into qkv's, so the split, the head views
+// and their gradient copies cost nothing. weights as above.
+AttentionResult causal_self_attention(const Tensor& qkv, int64_t n_head,
+                                      AttentionMemory memory = AttentionMemory::automatic);
 
 // Inverted dropout: zeroes each element with probability p and scales the rest by 1/(1-p).
 // The mask is a pure function of (seed, element index): the same on every run and thread count.

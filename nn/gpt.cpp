@@ -47,14 +47,11 @@ CausalSelfAttention::CausalSelfAttention(const GPTConfig& c)
 }
 
 Tensor CausalSelfAttention::forward(const Tensor& x) {
-  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), hs = C / n_head_;
-  const Tensor qkv = c_attn.forward(x);                          // [B, T, 3C]
-  const auto parts = split(qkv, C, 2);             // query, key, value: [B, T, C] views
-  auto heads = [&](const Tensor& t) { return t.view({B, T, n_head_, hs}).transpose(1, 2); };  // [B, nh, T, hs]
-  AttentionResult att = causal_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), memory_);
-  weights_ = att.weights;                                         // [B, nh, T, T]
-  const Tensor y = att.y.transpose(1, 2).view({B, T, C});         // merge heads: a free view
-  return c_proj.forward(y);
+  const Tensor qkv = c_attn.forward(x);  // [B, T, 3C]: query, key, value side by side
+  // Each of the n_head heads attends over its C / n_head slice of them; heads merged: [B, T, C].
+  AttentionResult att = causal_self_attention(qkv, n_head_, memory_);
+  weights_ = att.weights;  // [B, nh, T, T]
+  return c_proj.forward(att.y);
 }
 
 // ---- Block -------------------------------------------------------------------------------------

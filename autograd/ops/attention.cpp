@@ -33,6 +33,20 @@ struct HeadView {
 
 Tensor unit_last_stride(const Tensor& t) { return t.strides()[3] == 1 ? t : t.contiguous(); }
 
+// Where head (b, h) of a gradient laid out as [B, nh, T, hs] (or inside [B, T, 3C]) starts, and
+// its row stride. Null data: no gradient wanted.
+template <class F>
+struct GradHeads {
+  F* data;
+  int64_t batch, head, row;
+  F* at(int64_t b, int64_t h) const { return data + b * batch + h * head; }
+};
+// A contiguous [B, nh, T, hs] buffer.
+template <class F>
+GradHeads<F> contiguous_heads(F* data, int64_t nh, int64_t T, int64_t hs) {
+  return {data, nh * T * hs, T * hs, hs};
+}
+
 // out[d, j] = x[j, d] for one head: x has T rows of hs values, `row` floats apart.
 void transpose_head(const float* x, int64_t row, int64_t T, int64_t hs, float* out) {
   for (int64_t j = 0; j < T; ++j)
@@ -92,12 +106,15 @@ void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, i
 struct AttentionBackward {
   Tensor q, k, v;
   float scale;
-  float *dq, *dk, *dv;  // null where no gradient is wanted
+  GradHeads<float> dq, dk, dv;  // accumulated into
+  GradHeads<const float> dy;    // the gradient of y
 
   // With the kept weights. Scratch: T x T (dS) + 3 x hs x T (Vᵀ, packed K and Q rows) floats.
-  void with_weights(int64_t bh, const float* P, const float* gh, float* scratch) const {
+  void with_weights(int64_t bh, const float* P, float* scratch) const {
     const HeadView Q{q}, K{k}, V{v};
-    const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh, base = bh * T * hs;
+    const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh;
+    const float* gh = dy.at(b, h);
+    const int64_t g_row = dy.row;
     float *dS = scratch, *value_t = dS + T * T;
     const float* kh = packed_rows(K.at(b, h), K.row(), T, hs, value_t + hs * T);
     const float* qh = packed_rows(Q.at(b, h), Q.row(), T, hs, value_t + 2 * hs * T);
@@ -105,25 +122,31 @@ struct AttentionBackward {
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       float* ds = dS + i0 * T;
-      small_gemm({rows, n, hs, gh + i0 * hs, hs, 1, value_t, T, ds, T});  // dP = dY Vᵀ
+      small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, T, ds, T});  // dP = dY Vᵀ
       score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale);
-      if (dq) small_gemm({rows, hs, n, ds, T, 1, kh, hs, dq + base + i0 * hs, hs, 1.0f, true});  // dQ += dS K
+      if (dq.data)  // dQ += dS K
+        small_gemm({rows, hs, n, ds, T, 1, kh, hs, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true});
     }
     for (int64_t j0 = 0; j0 < T; j0 += kRows) {  // keys j0.. are seen by queries j0..T-1
       const int64_t rows = std::min(kRows, T - j0), k = T - j0;
       // dK += dSᵀ Q and dV += Pᵀ dY: the transposes are stride swaps
-      if (dk)
-        small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, qh + j0 * hs, hs, dk + base + j0 * hs, hs, 1.0f, true});
-      if (dv) small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, gh + j0 * hs, hs, dv + base + j0 * hs, hs, 1.0f, true});
+      if (dk.data)
+        small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, qh + j0 * hs, hs, dk.at(b, h) + j0 * dk.row, dk.row, 1.0f,
+                    true});
+      if (dv.data)
+        small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, gh + j0 * g_row, g_row, dv.at(b, h) + j0 * dv.row, dv.row,
+                    1.0f, true});
     }
   }
 
   // Tiled: each block of query rows recomputes its strip of P from Q and K (the forward's bits),
   // then adds its share to dQ, dK and dV. Scratch: 2 strips of kRows x T (P, dS) + 4 x hs x T
   // (Kᵀ, Vᵀ, packed K and Q rows).
-  void tiled(int64_t bh, const float* gh, float* scratch) const {
+  void tiled(int64_t bh, float* scratch) const {
     const HeadView Q{q}, K{k}, V{v};
-    const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh, base = bh * T * hs;
+    const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh;
+    const float* gh = dy.at(b, h);
+    const int64_t g_row = dy.row;
     float *P = scratch, *dS = P + kRows * T, *key_t = dS + kRows * T, *value_t = key_t + hs * T;
     const float* kh = packed_rows(K.at(b, h), K.row(), T, hs, value_t + hs * T);
     const float* qh = packed_rows(Q.at(b, h), Q.row(), T, hs, value_t + 2 * hs * T);
@@ -132,11 +155,13 @@ struct AttentionBackward {
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       weights_strip(qh, hs, key_t, T, hs, scale, i0, rows, P, T);
-      small_gemm({rows, n, hs, gh + i0 * hs, hs, 1, value_t, T, dS, T});  // dP = dY Vᵀ
+      small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, T, dS, T});  // dP = dY Vᵀ
       score_gradient_strip(P, dS, i0, rows, T, scale);
-      if (dq) small_gemm({rows, hs, n, dS, T, 1, kh, hs, dq + base + i0 * hs, hs, 1.0f, true});  // dQ += dS K
-      if (dk) small_gemm({n, hs, rows, dS, 1, T, qh + i0 * hs, hs, dk + base, hs, 1.0f, true});  // dK += dSᵀ Q
-      if (dv) small_gemm({n, hs, rows, P, 1, T, gh + i0 * hs, hs, dv + base, hs, 1.0f, true});  // dV += Pᵀ dY
+      if (dq.data)  // dQ += dS K
+        small_gemm({rows, hs, n, dS, T, 1, kh, hs, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true});
+      if (dk.data) small_gemm({n, hs, rows, dS, 1, T, qh + i0 * hs, hs, dk.at(b, h), dk.row, 1.0f, true});  // dK += dSᵀ Q
+      if (dv.data)  // dV += Pᵀ dY
+        small_gemm({n, hs, rows, P, 1, T, gh + i0 * g_row, g_row, dv.at(b, h), dv.row, 1.0f, true});
     }
   }
   static int64_t weights_scratch(int64_t T, int64_t hs) { return T * T + 3 * hs * T; }
@@ -145,21 +170,20 @@ struct AttentionBackward {
 
 }  // namespace
 
-AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, const Tensor& value_in,
-                                 AttentionMemory memory) {
-  OpTimer timer("causal_attention");
-  if (query_in.dim() != 4 || key_in.shape() != query_in.shape() || value_in.shape() != query_in.shape())
-    throw std::invalid_argument(fmt::format("causal_attention: query, key, value must share one [B, nh, T, hs] "
-                                            "shape, got {}, {}, {}", to_string(query_in.shape()),
-                                            to_string(key_in.shape()), to_string(value_in.shape())));
-  const Tensor q = unit_last_stride(query_in), k = unit_last_stride(key_in), v = unit_last_stride(value_in);
+namespace {
+
+// The forward pass for q, k, v [B, nh, T, hs] with unit last stride: y [B, nh, T, hs] stored as
+// [B, T, nh, hs] (y_storage), and the weights unless tiled.
+struct AttentionForward {
+  Tensor y_storage, y, weights;
+};
+AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool tiled) {
   const int64_t B = q.size(0), nh = q.size(1), T = q.size(2), hs = q.size(3);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  const bool tiled = attention_is_tiled(memory, T);
   // y lives in [B, T, nh, hs] order: merging heads back into [B, T, C] is then a free view.
-  Tensor y_storage = Tensor::empty({B, T, nh, hs});
-  Tensor y = make_view(y_storage, {B, nh, T, hs}, {T * nh * hs, hs, nh * hs, 1}, 0);
-  Tensor weights = tiled ? Tensor() : Tensor::empty({B, nh, T, T});  // every entry is written below
+  AttentionForward out;
+  out.y_storage = Tensor::empty({B, T, nh, hs});
+  out.y = make_view(out.y_storage, {B, nh, T, hs}, {T * nh * hs, hs, nh * hs, 1}, 0);
+  if (!tiled) out.weights = Tensor::empty({B, nh, T, T});  // every entry is written below
   const HeadView Q{q}, K{k}, V{v};
 
   // Per thread: a head's keys transposed [hs, T], its values packed [T, hs], (tiled) one strip of
@@ -173,34 +197,92 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
       const float* qh = Q.at(b, h);
       const float* vh = packed_rows(V.at(b, h), V.row(), T, hs, value_rows);
       transpose_head(K.at(b, h), K.row(), T, hs, key_t);
-      float* yh = y.data() + b * y.strides()[0] + h * y.strides()[1];
-      const int64_t y_row = y.strides()[2];
+      float* yh = out.y.data() + b * out.y.strides()[0] + h * out.y.strides()[1];
+      const int64_t y_row = out.y.strides()[2];
       for (int64_t i0 = 0; i0 < T; i0 += kRows) {
         const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;  // keys the block can see
-        float* P = tiled ? strip : weights.data() + bh * T * T + i0 * T;
+        float* P = tiled ? strip : out.weights.data() + bh * T * T + i0 * T;
         weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, T);
+        if (!tiled)  // the kept weights are read whole (inspection): the keys past the block are 0 too
+          for (int64_t r = 0; r < rows; ++r) std::fill(P + r * T + n, P + (r + 1) * T, 0.0f);
         small_gemm({rows, hs, n, P, T, 1, vh, hs, yh + i0 * y_row, y_row});  // y = P V
       }
     }
   });
+  return out;
+}
 
-  const AttentionBackward backward{q, k, v, scale, nullptr, nullptr, nullptr};
-  y = attach(y, "causal_attention", {q, k, v}, [backward, weights, tiled](const Tensor&, const Tensor& g) {
-    AttentionBackward bw = backward;
-    bw.dq = grad_sink(bw.q), bw.dk = grad_sink(bw.k), bw.dv = grad_sink(bw.v);
-    const int64_t B = bw.q.size(0), nh = bw.q.size(1), T = bw.q.size(2), hs = bw.q.size(3);
-    const int64_t share = tiled ? AttentionBackward::tiled_scratch(T, hs) : AttentionBackward::weights_scratch(T, hs);
-    Buffer scratch(max_slots() * share);
-    parallel_for_slots(B * nh, grain_for(2 * T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
-      float* mine = scratch.data() + slot * share;
-      for (int64_t bh = t0; bh < t1; ++bh) {
-        const float* gh = g.data() + bh * T * hs;  // the gradient is contiguous [B, nh, T, hs]
-        if (tiled) bw.tiled(bh, gh, mine);
-        else bw.with_weights(bh, weights.data() + bh * T * T, gh, mine);
-      }
-    });
+// Runs the backward over every head, in parallel (each head's gradients are its own).
+void run_backward(const AttentionBackward& bw, const Tensor& weights, bool tiled) {
+  const int64_t B = bw.q.size(0), nh = bw.q.size(1), T = bw.q.size(2), hs = bw.q.size(3);
+  const int64_t share = tiled ? AttentionBackward::tiled_scratch(T, hs) : AttentionBackward::weights_scratch(T, hs);
+  Buffer scratch(max_slots() * share);
+  parallel_for_slots(B * nh, grain_for(2 * T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
+    float* mine = scratch.data() + slot * share;
+    for (int64_t bh = t0; bh < t1; ++bh) {
+      if (tiled) bw.tiled(bh, mine);
+      else bw.with_weights(bh, weights.data() + bh * T * T, mine);
+    }
   });
-  return {y, weights};
+}
+
+}  // namespace
+
+AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, const Tensor& value_in,
+                                 AttentionMemory memory) {
+  OpTimer timer("causal_attention");
+  if (query_in.dim() != 4 || key_in.shape() != query_in.shape() || value_in.shape() != query_in.shape())
+    throw std::invalid_argument(fmt::format("causal_attention: query, key, value must share one [B, nh, T, hs] "
+                                            "shape, got {}, {}, {}", to_string(query_in.shape()),
+                                            to_string(key_in.shape()), to_string(value_in.shape())));
+  const Tensor q = unit_last_stride(query_in), k = unit_last_stride(key_in), v = unit_last_stride(value_in);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(q.size(3)));
+  const bool tiled = attention_is_tiled(memory, q.size(2));
+  AttentionForward f = attend(q, k, v, scale, tiled);
+  const AttentionBackward backward{q, k, v, scale, {}, {}, {}, {}};
+  Tensor y = attach(f.y, "causal_attention", {q, k, v}, [backward, weights = f.weights, tiled](const Tensor&,
+                                                                                             const Tensor& g) {
+    AttentionBackward bw = backward;
+    const int64_t nh = bw.q.size(1), T = bw.q.size(2), hs = bw.q.size(3);
+    bw.dq = contiguous_heads(grad_sink(bw.q), nh, T, hs);
+    bw.dk = contiguous_heads(grad_sink(bw.k), nh, T, hs);
+    bw.dv = contiguous_heads(grad_sink(bw.v), nh, T, hs);
+    bw.dy = contiguous_heads<const float>(g.data(), nh, T, hs);  // the gradient is contiguous [B, nh, T, hs]
+    run_backward(bw, weights, tiled);
+  });
+  return {y, f.weights};
+}
+
+AttentionResult causal_self_attention(const Tensor& qkv_in, int64_t n_head, AttentionMemory memory) {
+  OpTimer timer("causal_attention");
+  if (qkv_in.dim() != 3 || n_head <= 0 || qkv_in.size(2) % (3 * n_head) != 0)
+    throw std::invalid_argument(fmt::format("causal_self_attention: qkv must be [B, T, 3 C] with C divisible by "
+                                            "{} heads, got {}", n_head, to_string(qkv_in.shape())));
+  const Tensor qkv = qkv_in.contiguous();
+  const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, hs = C / n_head;
+  // Query, key and value heads read in place: [B, nh, T, hs] views of [B, T, 3C] at offsets 0, C, 2C.
+  auto heads = [&](int64_t part) {
+    return make_view(qkv, {B, n_head, T, hs}, {T * 3 * C, hs, 3 * C, 1}, qkv.offset() + part * C);
+  };
+  const Tensor q = heads(0), k = heads(1), v = heads(2);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const bool tiled = attention_is_tiled(memory, T);
+  AttentionForward f = attend(q, k, v, scale, tiled);
+  const Tensor y = make_view(f.y_storage, {B, T, C}, {T * C, C, 1}, 0);  // heads merged: [B, T, C]
+  const AttentionBackward backward{q, k, v, scale, {}, {}, {}, {}};
+  Tensor out = attach(y, "causal_attention", {qkv}, [backward, qkv, weights = f.weights, tiled](const Tensor&,
+                                                                                               const Tensor& g) {
+    float* dqkv = grad_sink(qkv);  // the three gradients go straight into their places in [B, T, 3C]
+    if (!dqkv) return;
+    AttentionBackward bw = backward;
+    const int64_t T = qkv.size(1), C3 = qkv.size(2), C = C3 / 3, hs = bw.q.size(3);
+    bw.dq = {dqkv, T * C3, hs, C3};
+    bw.dk = {dqkv + C, T * C3, hs, C3};
+    bw.dv = {dqkv + 2 * C, T * C3, hs, C3};
+    bw.dy = {g.data(), T * C, hs, C};  // the gradient is contiguous [B, T, C] = [B, T, nh, hs]
+    run_backward(bw, weights, tiled);
+  });
+  return {out, f.weights};
 }
 
 }  // namespace tinygpt

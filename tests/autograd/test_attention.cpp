@@ -66,6 +66,41 @@ TEST_CASE("attention: gradients for T = 1 and T > 1, from strided q, k, v", "[at
       {Tensor::uniform({B, T, 3 * C}, 4, -1, 1)});
 }
 
+TEST_CASE("attention from qkv: gradients, and the same bits as the split-and-view path", "[attention][grad]") {
+  const int64_t B = 2, nh = 2, hs = 3, C = nh * hs;
+  for (int64_t T : {1, 4, 37}) {
+    INFO("T = " << T);
+    check_gradients([&](const std::vector<Tensor>& in) { return causal_self_attention(in[0], nh).y; },
+                    {Tensor::uniform({B, T, 3 * C}, 5, -1, 1)});
+  }
+  const int64_t T = 40;
+  for (AttentionMemory memory : {AttentionMemory::weights, AttentionMemory::tiled}) {
+    Tensor fused_in = Tensor::uniform({B, T, 3 * C}, 6, -2, 2).set_requires_grad(true);
+    Tensor split_in = Tensor::uniform({B, T, 3 * C}, 6, -2, 2).set_requires_grad(true);
+    const Tensor seed = Tensor::uniform({B, T, C}, 7, -1, 1);
+    AttentionResult fused = causal_self_attention(fused_in, nh, memory);
+    auto parts = split(split_in, C, 2);
+    auto heads = [&](const Tensor& t) { return t.view({B, T, nh, hs}).transpose(1, 2); };
+    AttentionResult apart = causal_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), memory);
+    const Tensor merged = apart.y.transpose(1, 2).reshape({B, T, C});
+    REQUIRE(fused.y.shape() == Shape{B, T, C});
+    REQUIRE(fused.y.to_vector() == merged.to_vector());
+    REQUIRE(fused.weights.defined() == (memory == AttentionMemory::weights));
+    if (fused.weights.defined()) {
+      REQUIRE(fused.weights.to_vector() == apart.weights.to_vector());
+      const std::vector<float> w = fused.weights.to_vector();  // the future is 0, past the 16-row blocks too
+      for (int64_t head = 0; head < B * nh; ++head)
+        for (int64_t i = 0; i < T; ++i)
+          for (int64_t j = i + 1; j < T; ++j) REQUIRE(w[(head * T + i) * T + j] == 0.0f);
+    }
+    fused.y.backward(seed);
+    merged.backward(seed);
+    REQUIRE(fused_in.grad().to_vector() == split_in.grad().to_vector());  // written in place, same sums
+  }
+  REQUIRE_THROWS_WITH(causal_self_attention(Tensor::ones({1, 2, 7}), 1), Catch::Contains("causal_self_attention") &&
+                                                                               Catch::Contains("[1, 2, 7]"));
+}
+
 TEST_CASE("attention, tiled: gradients for T = 1, 5 and 37 (several partial row blocks)", "[attention][grad]") {
   auto attn = [](const std::vector<Tensor>& in) {
     return causal_attention(in[0], in[1], in[2], AttentionMemory::tiled).y;
