@@ -33,10 +33,6 @@ int64_t even_piece(int64_t n, int64_t most, int64_t unit) {
   return (piece + unit - 1) / unit * unit;
 }
 
-// C[0..m, 0..n) (=|+=) Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= ROWS <= MR,
-// n <= NV * kLanes. NV = 2, ROWS = MR is the main kernel; NV = 1 serves a last panel at most one
-// vector wide, and ROWS < MR a last row panel (128 rows are 21 panels of 6 and one of 2), each at
-// a fraction of the cost. Every C element sums over k in the same order, so the bits never change.
 // Where C starts from: its own values (accumulate), bias[0..n) on every row, or zero.
 struct Start {
   bool accumulate;
@@ -48,6 +44,10 @@ struct Start {
   }
 };
 
+// C[0..m, 0..n) = start + Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= ROWS <= MR,
+// n <= NV * kLanes. NV = 2, ROWS = MR is the main kernel; NV = 1 serves a last panel at most one
+// vector wide, and ROWS < MR a last row panel (128 rows are 21 panels of 6 and one of 2), each at
+// a fraction of the cost. Every C element sums over k in the same order, so the bits never change.
 template <int NV, int ROWS = MR>
 void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restrict Bp, float* C, int64_t ldc,
                   Start start, int m, int n) {
@@ -116,6 +116,16 @@ void prefetch_ahead(const float* stretch, int64_t n) {
   for (int64_t i = 0; i < n; i += 64 / sizeof(float)) __builtin_prefetch(stretch + i);
 }
 
+// One k of a packed panel: dst[0..W) = src[0..valid), zeros after (a partial last panel).
+template <int W>
+void copy_padded(float* dst, const float* src, int64_t valid) {
+  if (valid >= W) {
+    std::memcpy(dst, src, W * sizeof(float));
+  } else {
+    for (int c = 0; c < W; ++c) dst[c] = c < valid ? src[c] : 0.0f;
+  }
+}
+
 // Ap[panel][k][r] = A(i0 + panel*MR + r, p0 + k), zero beyond row m.
 void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* Ap) {
   const int64_t panels = (m + MR - 1) / MR;
@@ -131,15 +141,8 @@ void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* 
       if (k + 1 < kc)
         for (float* dst = Ap + k * MR; panel < vector_panels; ++panel, dst += kc * MR)
           store(dst, load(s + panel * MR));
-      for (; panel < panels; ++panel) {
-        float* dst = Ap + panel * kc * MR + k * MR;
-        const int64_t rows = std::min<int64_t>(MR, m - panel * MR);
-        if (rows == MR) {
-          std::memcpy(dst, s + panel * MR, MR * sizeof(float));
-        } else {
-          for (int r = 0; r < MR; ++r) dst[r] = r < rows ? s[panel * MR + r] : 0.0f;
-        }
-      }
+      for (; panel < panels; ++panel)
+        copy_padded<MR>(Ap + panel * kc * MR + k * MR, s + panel * MR, m - panel * MR);
     }
     return;
   }
@@ -176,15 +179,8 @@ void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* 
       for (int64_t k = 0; k < kc; ++k) {
         const float* s = B.data + (p0 + k) * B.row_stride + j0;
         prefetch_ahead(s + kPrefetchRows * B.row_stride + g * NR, (std::min(g + kGroup, panels) - g) * NR);
-        for (int64_t panel = g; panel < std::min(g + kGroup, panels); ++panel) {
-          float* dst = Bp + panel * kc * NR + k * NR;
-          const int64_t cols = std::min<int64_t>(NR, n - panel * NR);
-          if (cols == NR) {
-            std::memcpy(dst, s + panel * NR, NR * sizeof(float));
-          } else {
-            for (int64_t c = 0; c < NR; ++c) dst[c] = c < cols ? s[panel * NR + c] : 0.0f;
-          }
-        }
+        for (int64_t panel = g; panel < std::min(g + kGroup, panels); ++panel)
+          copy_padded<NR>(Bp + panel * kc * NR + k * NR, s + panel * NR, n - panel * NR);
       }
     return;
   }

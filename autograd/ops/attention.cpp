@@ -75,16 +75,17 @@ void softmax_row(float* p, int64_t n) {
 }
 
 // One block of query rows [i0, i0 + rows) of one head: the scores strip S = Q Kᵀ / sqrt(hs) over the
-// keys the block can see (0 .. i0 + rows), the causal softmax of each row in place (0 past the
-// diagonal), so that P[r, j] (row r = query i0 + r, `ld` floats apart) holds the weights.
+// keys the block can see (0 .. i0 + rows), the causal softmax of each row in place, and 0 past the
+// diagonal up to key zero_to (>= i0 + rows; T where the whole row is read later), so that P[r, j]
+// (row r = query i0 + r, `ld` floats apart) holds the weights.
 // Forward and the tiled backward both call this: the recomputed weights are the forward's bits.
 void weights_strip(const float* qh, int64_t q_row, const float* key_t, int64_t T, int64_t hs, float scale,
-                   int64_t i0, int64_t rows, float* P, int64_t ld) {
+                   int64_t i0, int64_t rows, float* P, int64_t ld, int64_t zero_to) {
   const int64_t n = i0 + rows;
   small_gemm({rows, n, hs, qh + i0 * q_row, q_row, 1, key_t, T, P, ld, scale});
   for (int64_t r = 0; r < rows; ++r) {  // query i0 + r sees keys 0 .. i0 + r
     softmax_row(P + r * ld, i0 + r + 1);
-    std::fill(P + r * ld + i0 + r + 1, P + r * ld + n, 0.0f);
+    std::fill(P + r * ld + i0 + r + 1, P + r * ld + zero_to, 0.0f);
   }
 }
 
@@ -154,7 +155,7 @@ struct AttentionBackward {
     transpose_head(V.at(b, h), V.row(), T, hs, value_t);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
-      weights_strip(qh, hs, key_t, T, hs, scale, i0, rows, P, T);
+      weights_strip(qh, hs, key_t, T, hs, scale, i0, rows, P, T, n);
       small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, T, dS, T});  // dP = dY Vᵀ
       score_gradient_strip(P, dS, i0, rows, T, scale);
       if (dq.data)  // dQ += dS K
@@ -202,9 +203,8 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
       for (int64_t i0 = 0; i0 < T; i0 += kRows) {
         const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;  // keys the block can see
         float* P = tiled ? strip : out.weights.data() + bh * T * T + i0 * T;
-        weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, T);
-        if (!tiled)  // the kept weights are read whole (inspection): the keys past the block are 0 too
-          for (int64_t r = 0; r < rows; ++r) std::fill(P + r * T + n, P + (r + 1) * T, 0.0f);
+        // The kept weights are read whole (inspection): 0 past the block's keys too.
+        weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, T, tiled ? n : T);
         small_gemm({rows, hs, n, P, T, 1, vh, hs, yh + i0 * y_row, y_row});  // y = P V
       }
     }

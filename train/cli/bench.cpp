@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <vector>
 
 #include "train/benchmark.h"
 #include "train/cli/commands.h"
@@ -59,8 +60,9 @@ void add_bench(CLI::App& app) {
     fmt::print("memory     peak RSS {:.1f} MB; parameters + gradients + moments + activations by formula {:.1f} MB\n",
                r.peak_rss_mb, r.formula_mb);
     fmt::print("\n{:<14} {:>9}\n", "phase", "ms/step");
-    for (const char* p : {"forward", "backward", "rank-wait", "allreduce", "optimizer", "zero-grad"})
-      if (r.ranks > 1 || (std::string(p) != "allreduce" && std::string(p) != "rank-wait")) fmt::print("{:<14} {:>9.3f}\n", p, r.phase_ms.at(p));
+    std::vector<const char*> phases = {"forward", "backward", "optimizer", "zero-grad"};
+    if (r.ranks > 1) phases.insert(phases.begin() + 2, {"rank-wait", "allreduce"});  // only MPI runs have them
+    for (const char* p : phases) fmt::print("{:<14} {:>9.3f}\n", p, r.phase_ms.at(p));
     fmt::print("\n{:<14} {:>9} {:>7}\n", "op family", "ms/step", "share");
     double total = 0;
     for (auto& [f, ms] : r.family_ms) total += ms;
