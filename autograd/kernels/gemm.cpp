@@ -228,17 +228,18 @@ void multiply_packed(int64_t kc, const float* Ap, const float* Bp, float* C, int
     }
 }
 
-}  // namespace
+// Depth blocks of equal size, at most KC deep (768 is two of 384, not 512 + 256): every path
+// splits K the same way, so every C element sums the same terms in the same order.
+struct DepthBlocks {
+  int64_t K, most, count;
+  explicit DepthBlocks(int64_t K) : K(K), most(even_piece(K, KC, 8)), count((K + most - 1) / most) {}
+  int64_t depth(int64_t block) const { return std::min(most, K - block * most); }
+};
 
-void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-          const float* bias) {
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    if (!accumulate)
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = bias ? bias[j] : 0.0f;
-    return;
-  }
+// C with many rows: threads share tiles of C. B is packed once into memory, shared by all; each
+// task packs its rows of A (once per row band) and runs the band's tiles against the packed B.
+void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
+                const float* bias, DepthBlocks blocks) {
   // Tiles: cache-sized, balanced, and at least two per thread where the shape allows.
   int64_t mc = even_piece(M, MC, MR), nc = even_piece(N, NC, NR);
   const int64_t want = 2 * num_threads();
@@ -247,14 +248,13 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
     else nc = even_piece(N, nc / 2, NR);
   }
   const int64_t m_tiles = (M + mc - 1) / mc, n_tiles = (N + nc - 1) / nc, n_panels = (N + NR - 1) / NR;
-  // Depth blocks of equal size (768 is two of 384, not 512 + 256). B is packed for as many blocks at
-  // once as fit kPackedBMost, so that a small product runs two parallel loops in all (pack B, then
-  // the tiles, each through its whole depth) instead of two per block; a wide B (an lm_head) still
-  // goes one block at a time.
-  const int64_t kc_most = even_piece(K, KC, 8), blocks = (K + kc_most - 1) / kc_most;
+  // B is packed for as many depth blocks at once as fit kPackedBMost, so that a small product runs
+  // two parallel loops in all (pack B, then the tiles, each through its whole depth) instead of two
+  // per block; a wide B (an lm_head) still goes one block at a time.
+  const int64_t kc_most = blocks.most;
   constexpr int64_t kPackedBMost = int64_t{1} << 22;  // floats: 16 MB
   const int64_t block_floats = n_panels * kc_most * NR;
-  const int64_t blocks_together = std::clamp<int64_t>(kPackedBMost / block_floats, 1, blocks);
+  const int64_t blocks_together = std::clamp<int64_t>(kPackedBMost / block_floats, 1, blocks.count);
   // Packed panels: B's shared by all tasks, A's one share per thread (+ slack: narrow_kernel reads,
   // and pack_a's vector stores spill, a little past the last panel). Reused blocks (memory.h).
   Buffer packed_b(blocks_together * block_floats);
@@ -262,13 +262,12 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
   Buffer packed_a(max_slots() * kAShare);
   const int64_t groups = (n_panels + kGroup - 1) / kGroup;
 
-  for (int64_t first = 0; first < blocks; first += blocks_together) {
-    const int64_t last = std::min(blocks, first + blocks_together);
-    auto depth = [&](int64_t block) { return std::min(kc_most, K - block * kc_most); };
+  for (int64_t first = 0; first < blocks.count; first += blocks_together) {
+    const int64_t last = std::min(blocks.count, first + blocks_together);
     auto packed_block = [&](int64_t block) { return packed_b.data() + (block - first) * block_floats; };
     parallel_for((last - first) * groups, grain_for(kGroup * kc_most * NR, 16384), [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
-        const int64_t block = first + q / groups, panel = (q % groups) * kGroup, kc = depth(block);
+        const int64_t block = first + q / groups, panel = (q % groups) * kGroup, kc = blocks.depth(block);
         pack_b(B, panel * NR, std::min(N, (panel + kGroup) * NR) - panel * NR, block * kc_most, kc,
                packed_block(block) + panel * kc * NR);
       }
@@ -279,7 +278,7 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
         const int64_t band = t / n_tiles, band_end = std::min(t1, (band + 1) * n_tiles);
         const int64_t i0 = band * mc, m = std::min(mc, M - i0);
         for (int64_t block = first; block < last; ++block) {
-          const int64_t kc = depth(block);
+          const int64_t kc = blocks.depth(block);
           pack_a(A, i0, m, block * kc_most, kc, Ap);
           for (int64_t u = t; u < band_end; ++u) {
             const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
@@ -291,6 +290,53 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
       }
     });
   }
+}
+
+// Most rows of a short C (a dW whose rows are a few output features): A packed whole for a depth
+// block (at most 192 x 512 floats) stays in L2.
+constexpr int64_t kShortMost = 32 * MR;
+
+// C with few rows: threads split the columns; each task packs all of A for a depth block, then
+// packs B a few panels at a time just before using them. Against the tiled path: no second
+// parallel loop, B's panels go to L2 instead of out to memory and back (a dW's B is its input X),
+// and two threads get equal work where row bands of a short C would not (bench_matmul, dW of
+// 768 tokens, 128 -> 65 features, 2 threads: 97-116 -> 145-146 GFLOP/s over three runs).
+void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
+                const float* bias, DepthBlocks blocks) {
+  const int64_t n_panels = (N + NR - 1) / NR;
+  const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
+  const int64_t a_share = ((M + MR - 1) / MR) * MR * blocks.most + 16, b_share = kGroup * NR * blocks.most;
+  Buffer packed(max_slots() * (a_share + b_share));
+  parallel_for_slots(slices, 1, [&](int slot, int64_t s0, int64_t s1) {
+    float* Ap = packed.data() + slot * (a_share + b_share);
+    float* Bp = Ap + a_share;
+    const int64_t j_begin = s0 * slice_panels * NR, j_end = std::min(N, s1 * slice_panels * NR);
+    for (int64_t block = 0; block < blocks.count; ++block) {
+      const int64_t kc = blocks.depth(block), p0 = block * blocks.most;
+      pack_a(A, 0, M, p0, kc, Ap);
+      for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR) {
+        const int64_t n = std::min(kGroup * NR, j_end - j0);
+        pack_b(B, j0, n, p0, kc, Bp);
+        multiply_packed(kc, Ap, Bp, C + j0, ldc, M, n, {accumulate || block > 0, bias ? bias + j0 : nullptr});
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
+          const float* bias) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = bias ? bias[j] : 0.0f;
+    return;
+  }
+  const DepthBlocks blocks(K);
+  if (M <= kShortMost && (N + NR - 1) / NR >= num_threads()) gemm_short(M, N, A, B, C, ldc, accumulate, bias, blocks);
+  else gemm_tiled(M, N, A, B, C, ldc, accumulate, bias, blocks);
 }
 
 }  // namespace tinygpt

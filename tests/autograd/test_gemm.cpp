@@ -7,6 +7,7 @@
 
 #include "autograd/kernels/gemm.h"
 #include "autograd/kernels/small_gemm.h"
+#include "autograd/parallel.h"
 #include "gradcheck.h"
 
 using namespace tinygpt;
@@ -51,6 +52,26 @@ TEST_CASE("gemm: a bias row added in the product's store equals adding it after"
     gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, after.data(), N, true);
     REQUIRE(fused.to_vector() == after.to_vector());  // the same bits: one addition, either order
   }
+}
+
+TEST_CASE("gemm: a short C (columns split, B packed as used) has the bits of a tall one's rows", "[gemm]") {
+  // 192 rows go the short way, 200 the tiled way; both split K = 1100 into the same depth blocks.
+  const int64_t tall = 200, rows = 192, N = 90, K = 1100;
+  Tensor a = Tensor::uniform({tall * K}, 1, -1, 1), b = Tensor::uniform({K * N}, 2, -1, 1);
+  for (bool ta : {false, true}) {
+    const MatrixView av = ta ? MatrixView{a.data(), 1, tall} : MatrixView{a.data(), K, 1};
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      Tensor whole = Tensor::empty({tall * N}), part = Tensor::empty({rows * N});
+      gemm(tall, N, K, av, {b.data(), N, 1}, whole.data(), N, false);
+      gemm(rows, N, K, av, {b.data(), N, 1}, part.data(), N, false);
+      std::vector<float> head = whole.to_vector();
+      head.resize(rows * N);
+      INFO("transposed A " << ta << ", threads " << threads);
+      REQUIRE(part.to_vector() == head);
+    }
+  }
+  set_num_threads(0);
 }
 
 TEST_CASE("gemm: K = 0 gives zeros or leaves C alone", "[gemm]") {
