@@ -5,6 +5,7 @@
 // Each figure is the best of several rounds (default 5) that alternate ours and OpenBLAS's.
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -87,8 +88,17 @@ int main(int argc, char** argv) {
   // of fresh pages each call, as OpenBLAS keeps its own buffer between calls.
   memory::Reuse reuse;
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 5;
-  const std::string only = argc > 2 ? argv[2] : "";  // e.g. "768x512x128": time just that shape
-  const int64_t shapes[][3] = {{768, 128, 384}, {768, 512, 128}, {768, 128, 65}, {1024, 1024, 1024}};
+  // A second argument, e.g. "4096x384x1152", times just that shape instead of the default ones.
+  std::vector<std::array<int64_t, 3>> shapes = {{768, 128, 384}, {768, 512, 128}, {768, 128, 65}, {1024, 1024, 1024}};
+  if (argc > 2) {
+    std::array<int64_t, 3> shape{};
+    if (std::sscanf(argv[2], "%ldx%ldx%ld", &shape[0], &shape[1], &shape[2]) != 3 || shape[0] <= 0 || shape[1] <= 0 ||
+        shape[2] <= 0) {
+      fmt::print(stderr, "bench_matmul: shape '{}' is not MxKxN with positive sizes\n", argv[2]);
+      return 2;
+    }
+    shapes = {shape};
+  }
   fmt::print("# gemm GFLOP/s, CPU: {}, hardware threads: {}\n", cpu_model(), std::thread::hardware_concurrency());
   fmt::print("# one core's FMA peak: {:.1f} GFLOP/s (12 independent chains in registers)\n", fma_peak_gflops());
 #ifdef TINYGPT_HAVE_OPENBLAS
@@ -98,7 +108,6 @@ int main(int argc, char** argv) {
              "ratio");
   for (auto& s : shapes) {
     const int64_t M = s[0], K = s[1], N = s[2];
-    if (!only.empty() && only != fmt::format("{}x{}x{}", M, K, N)) continue;
     const Product products[] = {{"Y=XWt", M, N, K, false, true}, {"dX=dYW", M, K, N, false, false},
                                 {"dW=dYtX", N, K, M, true, false}};
     for (const Product& p : products) {

@@ -250,9 +250,12 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   const int64_t m_tiles = (M + mc - 1) / mc, n_tiles = (N + nc - 1) / nc, n_panels = (N + NR - 1) / NR;
   // B is packed for as many depth blocks at once as fit kPackedBMost, so that a small product runs
   // two parallel loops in all (pack B, then the tiles, each through its whole depth) instead of two
-  // per block; a wide B (an lm_head) still goes one block at a time.
+  // per block. A larger B goes one block at a time: every row band rereads the packed blocks, and
+  // all of them at once (a dW 4096 tokens deep: 6 MB) fall out of the cache between bands
+  // (bench_matmul 5 4096x384x1152, dW: 0.92x / 0.87x OpenBLAS with 1 / 2 threads at 16 MB here,
+  // 0.99x / 0.96x at 1 MB).
   const int64_t kc_most = blocks.most;
-  constexpr int64_t kPackedBMost = int64_t{1} << 22;  // floats: 16 MB
+  constexpr int64_t kPackedBMost = int64_t{1} << 18;  // floats: 1 MB
   const int64_t block_floats = n_panels * kc_most * NR;
   const int64_t blocks_together = std::clamp<int64_t>(kPackedBMost / block_floats, 1, blocks.count);
   // Packed panels: B's shared by all tasks, A's one share per thread (+ slack: narrow_kernel reads,
