@@ -1,8 +1,10 @@
-// Blocked GEMM in the style of GotoBLAS/BLIS:
+// Blocked GEMM in the style of GotoBLAS/BLIS (gemm_tiled):
 //   for each depth block (at most KC deep): pack B[block, :] into column panels NR wide, shared (L3)
 //     for each C tile (at most MC x NC), in parallel: pack A[tile rows, block] into row panels (L2)
 //       for each B panel (stays in L1), for each A panel (streams from L2):
 //         micro-kernel: an MR x NR block of C held in registers, one rank-1 update per k.
+// A short C (gemm_short: at most 192 rows) instead splits its columns over threads; each packs all
+// of A per depth block and B a few panels at a time, just before it uses them.
 #include "autograd/kernels/gemm.h"
 #include "autograd/kernels/simd.h"
 
