@@ -49,10 +49,12 @@ struct Start {
 // C[0..m, 0..n) = start + Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= ROWS <= MR,
 // n <= NV * kLanes. NV = 2, ROWS = MR is the main kernel; NV = 1 serves a last panel at most one
 // vector wide, and ROWS < MR a last row panel (128 rows are 21 panels of 6 and one of 2), each at
-// a fraction of the cost. Every C element sums over k in the same order, so the bits never change.
+// a fraction of the cost. NV = 4 spans two B panels, the second one b_panel floats after the first:
+// a last panel of MR / 3 rows then still has the eight independent sums that keep both FMA units
+// busy. Every C element sums over k in the same order, so the bits never change.
 template <int NV, int ROWS = MR>
 void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restrict Bp, float* C, int64_t ldc,
-                  Start start, int m, int n) {
+                  Start start, int m, int n, int64_t b_panel = 0) {
   vfloat acc[ROWS][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
@@ -63,7 +65,7 @@ void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restric
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k, Ap += MR, Bp += NR) {
     vfloat b[NV];
-    for (int v = 0; v < NV; ++v) b[v] = load_aligned(Bp + v * kLanes);
+    for (int v = 0; v < NV; ++v) b[v] = load_aligned(Bp + (v / 2) * b_panel + (v % 2) * kLanes);
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
       const vfloat a = broadcast(Ap + r);
@@ -212,9 +214,12 @@ void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* 
 }
 
 // C[m, n] at C (=|+=) one packed A row band (m rows) · the packed B panels from Bp on: the
-// micro-kernel over MR x NR blocks, with the narrower kernels at the right and bottom edges.
+// micro-kernel over MR x NR blocks, with the narrower kernels at the right and bottom edges. A last
+// row panel of at most MR / 3 rows takes two B panels at once, while the first is still in L1.
 void multiply_packed(int64_t kc, const float* Ap, const float* Bp, float* C, int64_t ldc, int64_t m, int64_t n,
                      Start start) {
+  const bool short_last = m % MR != 0 && m % MR <= MR / 3;
+  const int64_t last = m - m % MR;  // first row of a partial last panel
   for (int64_t j = 0; j < n; j += NR)
     for (int64_t i = 0; i < m; i += MR) {
       const int rows = static_cast<int>(std::min<int64_t>(MR, m - i));
@@ -222,6 +227,12 @@ void multiply_packed(int64_t kc, const float* Ap, const float* Bp, float* C, int
       const float *a = Ap + (i / MR) * kc * MR, *b = Bp + (j / NR) * kc * NR;
       float* c = C + i * ldc + j;
       const Start s = start.at_column(j);
+      if (short_last && i == last && n - j >= NR) {
+        const bool first_of_pair = (j / NR) % 2 == 0;
+        if (first_of_pair && n - j >= 2 * NR) micro_kernel<4, MR / 3>(kc, a, b, c, ldc, s, rows, 2 * NR, kc * NR);
+        else if (first_of_pair) micro_kernel<2, MR / 3>(kc, a, b, c, ldc, s, rows, cols);
+        continue;  // the second panel of a pair: done with the first
+      }
       if (cols <= 4) narrow_kernel(kc, a, b, c, ldc, s, rows, cols);
       else if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, s, rows, cols);
       else if (rows <= MR / 3) micro_kernel<2, MR / 3>(kc, a, b, c, ldc, s, rows, cols);
