@@ -256,16 +256,16 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   // Tiles: cache-sized, balanced, and at least two per thread where the shape allows.
   int64_t mc = even_piece(M, MC, MR), nc = even_piece(N, NC, NR);
   const int64_t threads = num_threads(), want = 2 * threads;
-  auto tiles = [&] { return ((M + mc - 1) / mc) * ((N + nc - 1) / nc); };
-  while (tiles() < want && (mc > 2 * MR || nc > NR)) {
+  auto tiles = [&](int64_t band_rows) { return ((M + band_rows - 1) / band_rows) * ((N + nc - 1) / nc); };
+  while (tiles(mc) < want && (mc > 2 * MR || nc > NR)) {
     if (mc > 2 * MR) mc = even_piece(M, mc / 2, MR);
     else nc = even_piece(N, nc / 2, NR);
   }
   // A few more row bands where that gives every thread the same number of tiles: 768 rows are 7
   // bands of 114 by size alone, which two threads share 4 : 3.
-  for (int64_t bands = (M + mc - 1) / mc, extra = 1; tiles() % threads != 0 && extra < threads; ++extra) {
+  for (int64_t bands = (M + mc - 1) / mc, extra = 1; tiles(mc) % threads != 0 && extra < threads; ++extra) {
     const int64_t narrower = even_piece(M, (M + bands + extra - 1) / (bands + extra), MR);
-    if (narrower >= MR && ((M + narrower - 1) / narrower) * ((N + nc - 1) / nc) % threads == 0) mc = narrower;
+    if (narrower >= MR && tiles(narrower) % threads == 0) mc = narrower;
   }
   const int64_t m_tiles = (M + mc - 1) / mc, n_tiles = (N + nc - 1) / nc, n_panels = (N + NR - 1) / NR;
   // B is packed for as many depth blocks at once as fit kPackedBMost, so that a small product runs
