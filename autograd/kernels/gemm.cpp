@@ -305,7 +305,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
           pack_a(A, i0, m, block * kc_most, kc, Ap);
           for (int64_t u = t; u < band_end; ++u) {
             const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
-            const Start start{accumulate || block > 0, bias ? bias + j0 : nullptr};
+            const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
             multiply_packed(kc, Ap, packed_block(block) + (j0 / NR) * kc * NR, C + i0 * ldc + j0, ldc, m, n, start);
           }
         }
@@ -340,7 +340,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
       for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR) {
         const int64_t n = std::min(kGroup * NR, j_end - j0);
         pack_b(B, j0, n, p0, kc, Bp);
-        multiply_packed(kc, Ap, Bp, C + j0, ldc, M, n, {accumulate || block > 0, bias ? bias + j0 : nullptr});
+        multiply_packed(kc, Ap, Bp, C + j0, ldc, M, n, Start{accumulate || block > 0, bias}.at_column(j0));
       }
     }
   });

@@ -74,6 +74,25 @@ TEST_CASE("gemm: a short C (columns split, B packed as used) has the bits of a t
   set_num_threads(0);
 }
 
+TEST_CASE("gemm: row bands evened out over 2 and 3 threads match the reference and one thread", "[gemm]") {
+  // 768 rows by size alone are 7 bands (a single column tile here): 8 bands for 2 threads, 9 for 3.
+  const int64_t M = 768, N = 40, K = 30;
+  Tensor a = Tensor::uniform({M * K}, 1, -1, 1), b = Tensor::uniform({K * N}, 2, -1, 1);
+  Tensor ref = Tensor::empty({M * N}), one = Tensor::empty({M * N});
+  gemm_reference(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, ref.data(), N, false);
+  set_num_threads(1);
+  gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, one.data(), N, false);
+  for (int threads : {2, 3}) {
+    set_num_threads(threads);
+    Tensor many = Tensor::empty({M * N});
+    gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, many.data(), N, false);
+    INFO("threads " << threads);
+    REQUIRE(many.to_vector() == one.to_vector());
+    tinygpt::testing::require_close(many.to_vector(), ref.to_vector(), 2e-5 * std::sqrt(double(K)) + 1e-6);
+  }
+  set_num_threads(0);
+}
+
 TEST_CASE("gemm: K = 0 gives zeros or leaves C alone", "[gemm]") {
   float c[4] = {1, 2, 3, 4};
   float dummy = 0;
