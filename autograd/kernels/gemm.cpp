@@ -6,6 +6,7 @@
 // A short C (gemm_short: at most 192 rows) instead splits its columns over threads; each packs all
 // of A per depth block and B a few panels at a time, just before it uses them.
 #include "autograd/kernels/gemm.h"
+#include "autograd/kernels/pack.h"
 #include "autograd/kernels/simd.h"
 
 #include <algorithm>
@@ -20,12 +21,10 @@ namespace {
 
 using namespace simd;
 
-constexpr int NR = 2 * kLanes;  // two vectors of C per row of the micro-tile
 constexpr int64_t KC = 512;     // deepest block: deep enough that C's update costs little, shallow
                                 // enough that the micro-kernel's panels stream from L2 at full speed
 constexpr int64_t MC = 20 * MR; // most rows of a tile: its packed A (MC x KC) stays in L2
 constexpr int64_t NC = 16 * NR; // most columns of a tile
-constexpr int64_t kGroup = 4;   // B panels packed together: pack_b reads rows in stretches this wide
 
 // Splits n into the fewest pieces of at most `most`, of equal size rounded up to a multiple of
 // `unit`, so that threads get balanced work (the result's bits never depend on the split).
@@ -109,107 +108,6 @@ void narrow_kernel(int64_t kc, const float* __restrict Ap, const float* __restri
   for (int c = 0; c < n; ++c) {
     for (int v = 0; v < kRowVectors; ++v) store(column + v * kLanes, acc[c][v]);
     for (int r = 0; r < m; ++r) C[r * ldc + c] = start.value(C[r * ldc + c], column[r], c);
-  }
-}
-
-// Packing reads a short stretch of each of many rows, which the hardware prefetcher is slow to
-// follow: ask for the stretch a few rows ahead (measured: dW = dYᵀ·X of 4096 tokens, 384 x 384,
-// one thread, 80 -> 86 GFLOP/s).
-constexpr int64_t kPrefetchRows = 16;
-void prefetch_ahead(const float* stretch, int64_t n) {
-  for (int64_t i = 0; i < n; i += 64 / sizeof(float)) __builtin_prefetch(stretch + i);
-}
-
-// One k of a packed panel: dst[0..W) = src[0..valid), zeros after (a partial last panel).
-template <int W>
-void copy_padded(float* dst, const float* src, int64_t valid) {
-  if (valid >= W) {
-    std::memcpy(dst, src, W * sizeof(float));
-  } else {
-    for (int c = 0; c < W; ++c) dst[c] = c < valid ? src[c] : 0.0f;
-  }
-}
-
-// Ap[panel][k][r] = A(i0 + panel*MR + r, p0 + k), zero beyond row m.
-void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* Ap) {
-  const int64_t panels = (m + MR - 1) / MR;
-  const float* src = A.data + i0 * A.row_stride + p0 * A.col_stride;
-  if (A.row_stride == 1) {  // A stored transposed: each k holds every panel's MR values side by side
-    // Panels copied a vector at a time: full ones whose vector stays inside the m values of a row
-    // (the MR..kLanes spill lands in the next k's place, written next; so never on the last k).
-    const int64_t vector_panels = kLanes >= MR && m >= kLanes ? (m - kLanes) / MR + 1 : 0;
-    for (int64_t k = 0; k < kc; ++k) {  // one stored row at a time: contiguous reads
-      const float* s = src + k * A.col_stride;
-      prefetch_ahead(s + kPrefetchRows * A.col_stride, m);
-      int64_t panel = 0;
-      if (k + 1 < kc)
-        for (float* dst = Ap + k * MR; panel < vector_panels; ++panel, dst += kc * MR)
-          store(dst, load(s + panel * MR));
-      for (; panel < panels; ++panel)
-        copy_padded<MR>(Ap + panel * kc * MR + k * MR, s + panel * MR, m - panel * MR);
-    }
-    return;
-  }
-  for (int64_t panel = 0; panel < panels; ++panel) {  // row-major A: walk MR rows side by side
-    float* dst = Ap + panel * kc * MR;
-    const float* rows[MR];
-    for (int r = 0; r < MR; ++r) {
-      const int64_t i = std::min<int64_t>(panel * MR + r, m - 1);  // rows past m are zeroed below
-      rows[r] = src + i * A.row_stride;
-    }
-    int64_t k = 0;
-#ifdef TINYGPT_HAS_TRANSPOSE8
-    static_assert(MR <= 8);
-    if (A.col_stride == 1)
-      for (; k + 8 <= kc; k += 8) {  // 8 k's of the MR rows at once, turned into 8 rows of the panel
-        vfloat v[8];
-        for (int r = 0; r < 8; ++r) v[r] = r < MR ? load(rows[r] + k) : zero();
-        transpose8(v);
-        for (int j = 0; j < 8; ++j) store(dst + (k + j) * MR, v[j]);  // 8 wide: the next k overwrites the spill
-      }
-#endif
-    for (; k < kc; ++k)
-      for (int r = 0; r < MR; ++r) dst[k * MR + r] = rows[r][k * A.col_stride];
-    for (int64_t r = m - panel * MR; r < MR; ++r)
-      for (int64_t k = 0; k < kc; ++k) dst[k * MR + r] = 0.0f;
-  }
-}
-
-// Bp[panel][k][c] = B(p0 + k, j0 + panel*NR + c), zero beyond column n.
-void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* Bp) {
-  const int64_t panels = (n + NR - 1) / NR;
-  if (B.col_stride == 1) {  // row-major B: read each row's stretch in turn, a few panels at a time
-    for (int64_t g = 0; g < panels; g += kGroup)
-      for (int64_t k = 0; k < kc; ++k) {
-        const float* s = B.data + (p0 + k) * B.row_stride + j0;
-        prefetch_ahead(s + kPrefetchRows * B.row_stride + g * NR, (std::min(g + kGroup, panels) - g) * NR);
-        for (int64_t panel = g; panel < std::min(g + kGroup, panels); ++panel)
-          copy_padded<NR>(Bp + panel * kc * NR + k * NR, s + panel * NR, n - panel * NR);
-      }
-    return;
-  }
-  for (int64_t panel = 0; panel < panels; ++panel) {  // B stored transposed: walk each column
-    float* dst = Bp + panel * kc * NR;
-    const int64_t cols = std::min<int64_t>(NR, n - panel * NR);
-    const float* src = B.data + p0 * B.row_stride + (j0 + panel * NR) * B.col_stride;
-    int64_t k0 = 0;
-#ifdef TINYGPT_HAS_TRANSPOSE8
-    if (B.row_stride == 1 && cols == NR)
-      for (; k0 + 8 <= kc; k0 += 8)  // 8 k's of 8 columns at once
-        for (int h = 0; h < NR; h += 8) {
-          vfloat v[8];
-          for (int c = 0; c < 8; ++c) v[c] = load(src + (h + c) * B.col_stride + k0);
-          transpose8(v);
-          for (int j = 0; j < 8; ++j) store(dst + (k0 + j) * NR + h, v[j]);
-        }
-#endif
-    for (int64_t c = 0; c < NR; ++c) {
-      const float* s = src + c * B.col_stride;
-      if (c < cols)
-        for (int64_t k = k0; k < kc; ++k) dst[k * NR + c] = s[k * B.row_stride];
-      else
-        for (int64_t k = k0; k < kc; ++k) dst[k * NR + c] = 0.0f;
-    }
   }
 }
 

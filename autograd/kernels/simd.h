@@ -59,4 +59,7 @@ inline vfloat fma(vfloat a, vfloat b, vfloat c) { return a * b + c; }
 #endif
 inline vfloat add(vfloat a, vfloat b) { return a + b; }
 
+// Columns of a register tile and of a packed B panel: two vectors.
+constexpr int NR = 2 * kLanes;
+
 }  // namespace tinygpt::simd

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "autograd/kernels/pack.h"
 #include "autograd/kernels/simd.h"
 
 namespace tinygpt {
@@ -9,7 +10,7 @@ namespace tinygpt {
 namespace {
 // Tiles of up to MR rows (simd.h: 6 with AVX2, 12 with AVX-512) x 2 vectors: 2 MR accumulators in
 // registers, as in gemm's micro-kernel, so that the FMAs, not the loads, set the pace.
-constexpr int kTileRows = simd::MR, kTileCols = 2 * simd::kLanes;
+constexpr int kTileRows = simd::MR, kTileCols = simd::NR;
 
 // ROWS rows x 2 full vectors of C, one rank-1 update per p.
 template <int ROWS>
@@ -19,8 +20,9 @@ void full_width_tile(const SmallGemmArgs& g, int64_t i0, int64_t j0) {
 #pragma GCC unroll 12
   for (int r = 0; r < ROWS; ++r) acc[r][0] = acc[r][1] = zero();
   const float* a = g.a + i0 * g.a_row;
+  const float* panel = g.b.data + (j0 / kTileCols) * g.b.panel;
   for (int64_t p = 0; p < g.k; ++p) {
-    const float* b = g.b + p * g.b_row + j0;
+    const float* b = panel + p * g.b.row;
     const vfloat b0 = load(b), b1 = load(b + kLanes);
 #pragma GCC unroll 12
     for (int r = 0; r < ROWS; ++r) {
@@ -50,15 +52,25 @@ void rows_tile(int64_t rows, const SmallGemmArgs& g, int64_t i0, int64_t j0) {
 
 // A tile narrower than two vectors: plain loops, the same order of summation.
 void edge_tile(const SmallGemmArgs& g, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
+  const float* panel = g.b.data + (j0 / kTileCols) * g.b.panel;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
       float acc = 0.0f;
-      for (int64_t p = 0; p < g.k; ++p) acc += g.a[(i0 + r) * g.a_row + p * g.a_col] * g.b[p * g.b_row + j0 + c];
+      for (int64_t p = 0; p < g.k; ++p) acc += g.a[(i0 + r) * g.a_row + p * g.a_col] * panel[p * g.b.row + c];
       float& out = g.c[(i0 + r) * g.c_row + j0 + c];
       out = g.accumulate ? out + g.alpha * acc : g.alpha * acc;
     }
 }
 }  // namespace
+
+SmallB row_major(const float* b, int64_t ld) { return {b, ld, kTileCols}; }
+
+SmallB packed(MatrixView B, int64_t k, int64_t n, float* out) {
+  pack_b(B, 0, n, 0, k, out);
+  return {out, kTileCols, k * kTileCols};
+}
+
+int64_t packed_size(int64_t k, int64_t n) { return k * ((n + kTileCols - 1) / kTileCols * kTileCols); }
 
 void small_gemm(const SmallGemmArgs& g) {
   for (int64_t i0 = 0; i0 < g.m; i0 += kTileRows)

@@ -1,17 +1,31 @@
 #pragma once
 // C[m, n] (=|+=) alpha * A[m, k] · B[k, n] for the small products inside one attention head.
-// Serial, so it can run inside a parallel loop over heads; no packing: A is read through any
-// strides, B row by row (unit column stride). Register tiles of up to MR rows x 2 vectors.
+// Serial, so it can run inside a parallel loop over heads. A is read in place through any strides;
+// B row by row or, faster, from pack_b's column panels (contiguous whatever B's strides: a row
+// stride of T = 256 floats otherwise maps every row of a tile to the same few L1 sets).
+// Register tiles of up to MR rows x NR columns.
 #include <cstdint>
 
+#include "autograd/kernels/gemm.h"
+
 namespace tinygpt {
+
+// B(p, j) = data[p * row + (j / NR) * panel + j % NR].
+struct SmallB {
+  const float* data;
+  int64_t row, panel;
+  SmallB from_row(int64_t p) const { return {data + p * row, row, panel}; }  // B without its first p rows
+};
+SmallB row_major(const float* b, int64_t ld);
+// B[k, n] packed whole into out (k x n rounded up to NR floats).
+SmallB packed(MatrixView B, int64_t k, int64_t n, float* out);
+int64_t packed_size(int64_t k, int64_t n);
 
 struct SmallGemmArgs {
   int64_t m, n, k;
   const float* a;
   int64_t a_row, a_col;  // A(i, p) = a[i * a_row + p * a_col]
-  const float* b;
-  int64_t b_row;         // B(p, j) = b[p * b_row + j]
+  SmallB b;
   float* c;
   int64_t c_row;         // C(i, j) = c[i * c_row + j]
   float alpha = 1.0f;

@@ -47,20 +47,16 @@ GradHeads<F> contiguous_heads(F* data, int64_t nh, int64_t T, int64_t hs) {
   return {data, nh * T * hs, T * hs, hs};
 }
 
-// out[d, j] = x[j, d] for one head: x has T rows of hs values, `row` floats apart.
-void transpose_head(const float* x, int64_t row, int64_t T, int64_t hs, float* out) {
-  for (int64_t j = 0; j < T; ++j)
-    for (int64_t d = 0; d < hs; ++d) out[d * T + j] = x[j * row + d];
+// One head's [T, hs] rows (`row` floats apart), packed as small_gemm's B: as they are (rows of
+// B: keys or queries) or transposed (columns of B: Kᵀ, Vᵀ).
+SmallB head_rows(const float* x, int64_t row, int64_t T, int64_t hs, float* out) {
+  return packed({x, row, 1}, T, hs, out);
 }
-
-// x's T rows of hs values, `row` floats apart (a head inside qkv: 3 C apart), packed into out with
-// rows hs apart, so that the products below stream them from L1 instead of one cache line per row
-// at a stride that maps every row to the same few cache sets. Returns x itself when already packed.
-const float* packed_rows(const float* x, int64_t row, int64_t T, int64_t hs, float* out) {
-  if (row == hs) return x;
-  for (int64_t j = 0; j < T; ++j) std::copy_n(x + j * row, hs, out + j * hs);
-  return out;
+SmallB head_transposed(const float* x, int64_t row, int64_t T, int64_t hs, float* out) {
+  return packed({x, 1, row}, hs, T, out);
 }
+// Floats of either packing of one head.
+int64_t head_panels(int64_t T, int64_t hs) { return std::max(packed_size(T, hs), packed_size(hs, T)); }
 
 // Queries are handled kRows at a time: a block of rows sees keys 0 .. (last row), so the products
 // below skip the masked future block by block (about half of the work for long contexts).
@@ -79,10 +75,10 @@ void softmax_row(float* p, int64_t n) {
 // diagonal up to key zero_to (>= i0 + rows; T where the whole row is read later), so that P[r, j]
 // (row r = query i0 + r, `ld` floats apart) holds the weights.
 // Forward and the tiled backward both call this: the recomputed weights are the forward's bits.
-void weights_strip(const float* qh, int64_t q_row, const float* key_t, int64_t T, int64_t hs, float scale,
-                   int64_t i0, int64_t rows, float* P, int64_t ld, int64_t zero_to) {
+void weights_strip(const float* qh, int64_t q_row, SmallB key_t, int64_t hs, float scale, int64_t i0,
+                   int64_t rows, float* P, int64_t ld, int64_t zero_to) {
   const int64_t n = i0 + rows;
-  small_gemm({rows, n, hs, qh + i0 * q_row, q_row, 1, key_t, T, P, ld, scale});
+  small_gemm({rows, n, hs, qh + i0 * q_row, q_row, 1, key_t, P, ld, scale});
   for (int64_t r = 0; r < rows; ++r) {  // query i0 + r sees keys 0 .. i0 + r
     softmax_row(P + r * ld, i0 + r + 1);
     std::fill(P + r * ld + i0 + r + 1, P + r * ld + zero_to, 0.0f);
@@ -110,63 +106,66 @@ struct AttentionBackward {
   GradHeads<float> dq, dk, dv;  // accumulated into
   GradHeads<const float> dy;    // the gradient of y
 
-  // With the kept weights. Scratch: T x T (dS) + 3 x hs x T (Vᵀ, packed K and Q rows) floats.
+  // With the kept weights. Scratch: T x T (dS) + packed Vᵀ, K, Q and dY.
   void with_weights(int64_t bh, const float* P, float* scratch) const {
     const HeadView Q{q}, K{k}, V{v};
     const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh;
     const float* gh = dy.at(b, h);
-    const int64_t g_row = dy.row;
-    float *dS = scratch, *value_t = dS + T * T;
-    const float* kh = packed_rows(K.at(b, h), K.row(), T, hs, value_t + hs * T);
-    const float* qh = packed_rows(Q.at(b, h), Q.row(), T, hs, value_t + 2 * hs * T);
-    transpose_head(V.at(b, h), V.row(), T, hs, value_t);
+    const int64_t g_row = dy.row, per = head_panels(T, hs);
+    float *dS = scratch, *panels = dS + T * T;
+    const SmallB value_t = head_transposed(V.at(b, h), V.row(), T, hs, panels);
+    const SmallB keys = head_rows(K.at(b, h), K.row(), T, hs, panels + per);
+    const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 2 * per);
+    const SmallB grads = head_rows(gh, g_row, T, hs, panels + 3 * per);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       float* ds = dS + i0 * T;
-      small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, T, ds, T});  // dP = dY Vᵀ
+      small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, ds, T});  // dP = dY Vᵀ
       score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale);
       if (dq.data)  // dQ += dS K
-        small_gemm({rows, hs, n, ds, T, 1, kh, hs, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true});
+        small_gemm({rows, hs, n, ds, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true});
     }
     for (int64_t j0 = 0; j0 < T; j0 += kRows) {  // keys j0.. are seen by queries j0..T-1
       const int64_t rows = std::min(kRows, T - j0), k = T - j0;
       // dK += dSᵀ Q and dV += Pᵀ dY: the transposes are stride swaps
       if (dk.data)
-        small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, qh + j0 * hs, hs, dk.at(b, h) + j0 * dk.row, dk.row, 1.0f,
+        small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, queries.from_row(j0), dk.at(b, h) + j0 * dk.row, dk.row, 1.0f,
                     true});
       if (dv.data)
-        small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, gh + j0 * g_row, g_row, dv.at(b, h) + j0 * dv.row, dv.row,
-                    1.0f, true});
+        small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, grads.from_row(j0), dv.at(b, h) + j0 * dv.row, dv.row, 1.0f,
+                    true});
     }
   }
 
   // Tiled: each block of query rows recomputes its strip of P from Q and K (the forward's bits),
-  // then adds its share to dQ, dK and dV. Scratch: 2 strips of kRows x T (P, dS) + 4 x hs x T
-  // (Kᵀ, Vᵀ, packed K and Q rows).
+  // then adds its share to dQ, dK and dV. Scratch: 2 strips of kRows x T (P, dS) + packed Kᵀ, Vᵀ,
+  // K, Q and dY.
   void tiled(int64_t bh, float* scratch) const {
     const HeadView Q{q}, K{k}, V{v};
     const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh;
     const float* gh = dy.at(b, h);
-    const int64_t g_row = dy.row;
-    float *P = scratch, *dS = P + kRows * T, *key_t = dS + kRows * T, *value_t = key_t + hs * T;
-    const float* kh = packed_rows(K.at(b, h), K.row(), T, hs, value_t + hs * T);
-    const float* qh = packed_rows(Q.at(b, h), Q.row(), T, hs, value_t + 2 * hs * T);
-    transpose_head(kh, hs, T, hs, key_t);
-    transpose_head(V.at(b, h), V.row(), T, hs, value_t);
+    const int64_t g_row = dy.row, per = head_panels(T, hs);
+    float *P = scratch, *dS = P + kRows * T, *panels = dS + kRows * T;
+    const SmallB key_t = head_transposed(K.at(b, h), K.row(), T, hs, panels);
+    const SmallB value_t = head_transposed(V.at(b, h), V.row(), T, hs, panels + per);
+    const SmallB keys = head_rows(K.at(b, h), K.row(), T, hs, panels + 2 * per);
+    const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 3 * per);
+    const SmallB grads = head_rows(gh, g_row, T, hs, panels + 4 * per);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
-      weights_strip(qh, hs, key_t, T, hs, scale, i0, rows, P, T, n);
-      small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, T, dS, T});  // dP = dY Vᵀ
+      weights_strip(Q.at(b, h), Q.row(), key_t, hs, scale, i0, rows, P, T, n);
+      small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, dS, T});  // dP = dY Vᵀ
       score_gradient_strip(P, dS, i0, rows, T, scale);
       if (dq.data)  // dQ += dS K
-        small_gemm({rows, hs, n, dS, T, 1, kh, hs, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true});
-      if (dk.data) small_gemm({n, hs, rows, dS, 1, T, qh + i0 * hs, hs, dk.at(b, h), dk.row, 1.0f, true});  // dK += dSᵀ Q
+        small_gemm({rows, hs, n, dS, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true});
+      if (dk.data)  // dK += dSᵀ Q
+        small_gemm({n, hs, rows, dS, 1, T, queries.from_row(i0), dk.at(b, h), dk.row, 1.0f, true});
       if (dv.data)  // dV += Pᵀ dY
-        small_gemm({n, hs, rows, P, 1, T, gh + i0 * g_row, g_row, dv.at(b, h), dv.row, 1.0f, true});
+        small_gemm({n, hs, rows, P, 1, T, grads.from_row(i0), dv.at(b, h), dv.row, 1.0f, true});
     }
   }
-  static int64_t weights_scratch(int64_t T, int64_t hs) { return T * T + 3 * hs * T; }
-  static int64_t tiled_scratch(int64_t T, int64_t hs) { return 2 * kRows * T + 4 * hs * T; }
+  static int64_t weights_scratch(int64_t T, int64_t hs) { return T * T + 4 * head_panels(T, hs); }
+  static int64_t tiled_scratch(int64_t T, int64_t hs) { return 2 * kRows * T + 5 * head_panels(T, hs); }
 };
 
 }  // namespace
@@ -187,25 +186,24 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
   if (!tiled) out.weights = Tensor::empty({B, nh, T, T});  // every entry is written below
   const HeadView Q{q}, K{k}, V{v};
 
-  // Per thread: a head's keys transposed [hs, T], its values packed [T, hs], (tiled) one strip of
-  // weights [kRows, T].
-  const int64_t share = 2 * hs * T + (tiled ? kRows * T : 0);
+  // Per thread: a head's keys transposed and its values, packed; (tiled) one strip of weights.
+  const int64_t per = head_panels(T, hs), share = 2 * per + (tiled ? kRows * T : 0);
   Buffer scratch(max_slots() * share);
   parallel_for_slots(B * nh, grain_for(T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
-    float *key_t = scratch.data() + slot * share, *value_rows = key_t + hs * T, *strip = value_rows + hs * T;
+    float *panels = scratch.data() + slot * share, *strip = panels + 2 * per;
     for (int64_t bh = t0; bh < t1; ++bh) {
       const int64_t b = bh / nh, h = bh % nh;
       const float* qh = Q.at(b, h);
-      const float* vh = packed_rows(V.at(b, h), V.row(), T, hs, value_rows);
-      transpose_head(K.at(b, h), K.row(), T, hs, key_t);
+      const SmallB key_t = head_transposed(K.at(b, h), K.row(), T, hs, panels);
+      const SmallB values = head_rows(V.at(b, h), V.row(), T, hs, panels + per);
       float* yh = out.y.data() + b * out.y.strides()[0] + h * out.y.strides()[1];
       const int64_t y_row = out.y.strides()[2];
       for (int64_t i0 = 0; i0 < T; i0 += kRows) {
         const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;  // keys the block can see
         float* P = tiled ? strip : out.weights.data() + bh * T * T + i0 * T;
         // The kept weights are read whole (inspection): 0 past the block's keys too.
-        weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, T, tiled ? n : T);
-        small_gemm({rows, hs, n, P, T, 1, vh, hs, yh + i0 * y_row, y_row});  // y = P V
+        weights_strip(qh, Q.row(), key_t, hs, scale, i0, rows, P, T, tiled ? n : T);
+        small_gemm({rows, hs, n, P, T, 1, values, yh + i0 * y_row, y_row});  // y = P V
       }
     }
   });
