@@ -34,17 +34,19 @@ struct HeadView {
 Tensor unit_last_stride(const Tensor& t) { return t.strides()[3] == 1 ? t : t.contiguous(); }
 
 // Where head (b, h) of a gradient laid out as [B, nh, T, hs] (or inside [B, T, 3C]) starts, and
-// its row stride. Null data: no gradient wanted.
+// its row stride. Null data: no gradient wanted. Fresh: an unwritten buffer, which the backward
+// with kept weights writes (=) instead of adding to (it makes each element in one product).
 template <class F>
 struct GradHeads {
   F* data;
   int64_t batch, head, row;
+  bool fresh = false;
   F* at(int64_t b, int64_t h) const { return data + b * batch + h * head; }
 };
 // A contiguous [B, nh, T, hs] buffer.
 template <class F>
-GradHeads<F> contiguous_heads(F* data, int64_t nh, int64_t T, int64_t hs) {
-  return {data, nh * T * hs, T * hs, hs};
+GradHeads<F> contiguous_heads(F* data, int64_t nh, int64_t T, int64_t hs, bool fresh = false) {
+  return {data, nh * T * hs, T * hs, hs, fresh};
 }
 
 // One head's [T, hs] rows (`row` floats apart), packed as small_gemm's B: as they are (rows of
@@ -103,7 +105,7 @@ void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, i
 struct AttentionBackward {
   Tensor q, k, v;
   float scale;
-  GradHeads<float> dq, dk, dv;  // accumulated into
+  GradHeads<float> dq, dk, dv;  // accumulated into, or written where fresh (kept weights only)
   GradHeads<const float> dy;    // the gradient of y
 
   // With the kept weights. Scratch: T x T (dS) + packed Vᵀ, K, Q and dY.
@@ -123,17 +125,17 @@ struct AttentionBackward {
       small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, ds, T});  // dP = dY Vᵀ
       score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale);
       if (dq.data)  // dQ += dS K
-        small_gemm({rows, hs, n, ds, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true});
+        small_gemm({rows, hs, n, ds, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, !dq.fresh});
     }
     for (int64_t j0 = 0; j0 < T; j0 += kRows) {  // keys j0.. are seen by queries j0..T-1
       const int64_t rows = std::min(kRows, T - j0), k = T - j0;
       // dK += dSᵀ Q and dV += Pᵀ dY: the transposes are stride swaps
       if (dk.data)
         small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, queries.from_row(j0), dk.at(b, h) + j0 * dk.row, dk.row, 1.0f,
-                    true});
+                    !dk.fresh});
       if (dv.data)
         small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, grads.from_row(j0), dv.at(b, h) + j0 * dv.row, dv.row, 1.0f,
-                    true});
+                    !dv.fresh});
     }
   }
 
@@ -242,9 +244,17 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
                                                                                              const Tensor& g) {
     AttentionBackward bw = backward;
     const int64_t nh = bw.q.size(1), T = bw.q.size(2), hs = bw.q.size(3);
-    bw.dq = contiguous_heads(grad_sink(bw.q), nh, T, hs);
-    bw.dk = contiguous_heads(grad_sink(bw.k), nh, T, hs);
-    bw.dv = contiguous_heads(grad_sink(bw.v), nh, T, hs);
+    // Fresh buffers are written, not added to, by the backward with kept weights (the tiled one adds
+    // to dK and dV block by block). q, k and v may be one tensor: its first sink is the fresh one, and
+    // dQ is made before dK, dK before dV.
+    auto heads = [&](const Tensor& t) {
+      bool fresh = false;
+      float* sink = tiled ? grad_sink(t) : grad_sink(t, fresh);
+      return contiguous_heads(sink, nh, T, hs, fresh);
+    };
+    bw.dq = heads(bw.q);
+    bw.dk = heads(bw.k);
+    bw.dv = heads(bw.v);
     bw.dy = contiguous_heads<const float>(g.data(), nh, T, hs);  // the gradient is contiguous [B, nh, T, hs]
     run_backward(bw, weights, tiled);
   });
@@ -270,13 +280,16 @@ AttentionResult causal_self_attention(const Tensor& qkv_in, int64_t n_head, Atte
   const AttentionBackward backward{q, k, v, scale, {}, {}, {}, {}};
   Tensor out = attach(y, "causal_attention", {qkv}, [backward, qkv, weights = f.weights, tiled](const Tensor&,
                                                                                                const Tensor& g) {
-    float* dqkv = grad_sink(qkv);  // the three gradients go straight into their places in [B, T, 3C]
+    // The three gradients go straight into their places in [B, T, 3C]; a fresh buffer is written
+    // (=) by the backward with kept weights, which makes every element in one product.
+    bool fresh = false;
+    float* dqkv = tiled ? grad_sink(qkv) : grad_sink(qkv, fresh);
     if (!dqkv) return;
     AttentionBackward bw = backward;
     const int64_t T = qkv.size(1), C3 = qkv.size(2), C = C3 / 3, hs = bw.q.size(3);
-    bw.dq = {dqkv, T * C3, hs, C3};
-    bw.dk = {dqkv + C, T * C3, hs, C3};
-    bw.dv = {dqkv + 2 * C, T * C3, hs, C3};
+    bw.dq = {dqkv, T * C3, hs, C3, fresh};
+    bw.dk = {dqkv + C, T * C3, hs, C3, fresh};
+    bw.dv = {dqkv + 2 * C, T * C3, hs, C3, fresh};
     bw.dy = {g.data(), T * C, hs, C};  // the gradient is contiguous [B, T, C] = [B, T, nh, hs]
     run_backward(bw, weights, tiled);
   });

@@ -66,6 +66,24 @@ TEST_CASE("attention: gradients for T = 1 and T > 1, from strided q, k, v", "[at
       {Tensor::uniform({B, T, 3 * C}, 4, -1, 1)});
 }
 
+TEST_CASE("attention: gradients where q, k and v are one tensor, and where qkv feeds other ops too",
+          "[attention][grad]") {
+  // The backward with kept weights writes a fresh gradient buffer instead of adding to it: the other
+  // uses of the same tensor must still add their shares, whichever runs first.
+  const int64_t B = 2, nh = 2, hs = 3, C = nh * hs, T = 5;
+  for (AttentionMemory memory : {AttentionMemory::weights, AttentionMemory::tiled}) {
+    INFO("tiled " << (memory == AttentionMemory::tiled));
+    check_gradients([&](const std::vector<Tensor>& in) { return causal_attention(in[0], in[0], in[0], memory).y; },
+                    {Tensor::uniform({B, nh, T, hs}, 8, -1, 1)});
+    check_gradients(
+        [&](const std::vector<Tensor>& in) { return causal_self_attention(in[0], nh, memory).y + split(in[0], C, 2)[1]; },
+        {Tensor::uniform({B, T, 3 * C}, 9, -1, 1)});
+    check_gradients(
+        [&](const std::vector<Tensor>& in) { return split(in[0], C, 2)[2] * causal_self_attention(in[0], nh, memory).y; },
+        {Tensor::uniform({B, T, 3 * C}, 10, -1, 1)});
+  }
+}
+
 TEST_CASE("attention from qkv: gradients, and the same bits as the split-and-view path", "[attention][grad]") {
   const int64_t B = 2, nh = 2, hs = 3, C = nh * hs;
   for (int64_t T : {1, 4, 37}) {
