@@ -1,23 +1,22 @@
 #pragma once
 // C[m, n] (=|+=) alpha * A[m, k] · B[k, n] for the small products inside one attention head.
 // Serial, so it can run inside a parallel loop over heads. A is read in place through any strides;
-// B row by row or, faster, from pack_b's column panels (contiguous whatever B's strides: a row
-// stride of T = 256 floats otherwise maps every row of a tile to the same few L1 sets).
-// Register tiles of up to MR rows x NR columns.
+// B from pack_b's column panels: contiguous whatever B's own strides (a row stride of T = 256
+// floats would map a tile's rows of B to a few L1 sets), and zero past column n, so that every tile
+// computes whole vectors. Register tiles of up to MR rows x NR columns.
 #include <cstdint>
 
 #include "autograd/kernels/gemm.h"
 
 namespace tinygpt {
 
-// B(p, j) = data[p * row + (j / NR) * panel + j % NR].
+// B packed: B(p, j) = data[(j / NR) * panel + p * NR + j % NR].
 struct SmallB {
   const float* data;
-  int64_t row, panel;
-  SmallB from_row(int64_t p) const { return {data + p * row, row, panel}; }  // B without its first p rows
+  int64_t panel;
+  SmallB from_row(int64_t p) const;  // B without its first p rows
 };
-SmallB row_major(const float* b, int64_t ld);
-// B[k, n] packed whole into out (k x n rounded up to NR floats).
+// B[k, n] packed whole into out, which holds packed_size(k, n) floats.
 SmallB packed(MatrixView B, int64_t k, int64_t n, float* out);
 int64_t packed_size(int64_t k, int64_t n);
 
