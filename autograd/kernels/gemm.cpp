@@ -122,7 +122,7 @@ void multiply_packed(int64_t kc, const float* Ap, const float* Bp, float* C, int
     for (int64_t i = 0; i < m; i += MR) {
       const int rows = static_cast<int>(std::min<int64_t>(MR, m - i));
       const int cols = static_cast<int>(std::min<int64_t>(NR, n - j));
-      const float *a = Ap + (i / MR) * kc * MR, *b = Bp + (j / NR) * kc * NR;
+      const float *a = Ap + (i / MR) * a_panel_stride(kc), *b = Bp + (j / NR) * kc * NR;
       float* c = C + i * ldc + j;
       const Start s = start.at_column(j);
       if (short_last && i == last && n - j >= NR) {
@@ -176,10 +176,9 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   constexpr int64_t kPackedBMost = int64_t{1} << 18;  // floats: 1 MB
   const int64_t block_floats = n_panels * kc_most * NR;
   const int64_t blocks_together = std::clamp<int64_t>(kPackedBMost / block_floats, 1, blocks.count);
-  // Packed panels: B's shared by all tasks, A's one share per thread (+ slack: narrow_kernel reads,
-  // and pack_a's vector stores spill, a little past the last panel). Reused blocks (memory.h).
+  // Packed panels: B's shared by all tasks, A's one share per thread. Reused blocks (memory.h).
   Buffer packed_b(blocks_together * block_floats);
-  const int64_t kAShare = MC * kc_most + 16;
+  const int64_t kAShare = packed_a_size(MC, kc_most);
   Buffer packed_a(max_slots() * kAShare);
   const int64_t groups = (n_panels + kGroup - 1) / kGroup;
 
@@ -226,7 +225,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
                 const float* bias, DepthBlocks blocks) {
   const int64_t n_panels = (N + NR - 1) / NR;
   const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
-  const int64_t a_share = ((M + MR - 1) / MR) * MR * blocks.most + 16, b_share = kGroup * NR * blocks.most;
+  const int64_t a_share = packed_a_size(M, blocks.most), b_share = kGroup * NR * blocks.most;
   Buffer packed(max_slots() * (a_share + b_share));
   parallel_for_slots(slices, 1, [&](int slot, int64_t s0, int64_t s1) {
     float* Ap = packed.data() + slot * (a_share + b_share);

@@ -43,15 +43,15 @@ void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* 
       prefetch_ahead(s + kPrefetchRows * A.col_stride, m);
       int64_t panel = 0;
       if (k + 1 < kc)
-        for (float* dst = Ap + k * MR; panel < vector_panels; ++panel, dst += kc * MR)
+        for (float* dst = Ap + k * MR; panel < vector_panels; ++panel, dst += a_panel_stride(kc))
           store(dst, load(s + panel * MR));
       for (; panel < panels; ++panel)
-        copy_padded<MR>(Ap + panel * kc * MR + k * MR, s + panel * MR, m - panel * MR);
+        copy_padded<MR>(Ap + panel * a_panel_stride(kc) + k * MR, s + panel * MR, m - panel * MR);
     }
     return;
   }
   for (int64_t panel = 0; panel < panels; ++panel) {  // row-major A: walk MR rows side by side
-    float* dst = Ap + panel * kc * MR;
+    float* dst = Ap + panel * a_panel_stride(kc);
     const float* rows[MR];
     for (int r = 0; r < MR; ++r) {
       const int64_t i = std::min<int64_t>(panel * MR + r, m - 1);  // rows past m are zeroed below
