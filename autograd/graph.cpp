@@ -83,9 +83,14 @@ void run_backward(const Tensor& root, const Tensor& seed) {
     throw std::invalid_argument(fmt::format("backward: seed gradient of shape {} for a tensor of shape {}",
                                             to_string(seed.shape()), to_string(root.shape())));
   memory::Vector<ImplPtr> order = topological_order(root.impl_ptr());
-  Tensor seed_c = seed.contiguous();
-  float* g = grad_sink(root);
-  for (int64_t i = 0; i < root.numel(); ++i) g[i] += seed_c.data()[i];
+  const Tensor seed_c = seed.contiguous();
+  const float* s = seed_c.data();
+  const int64_t n = root.numel();
+  bool fresh = false;
+  float* g = grad_sink(root, fresh);
+  if (fresh) std::copy_n(s, n, g);
+  else
+    for (int64_t i = 0; i < n; ++i) g[i] += s[i];
 
   NoGradGuard no_grad;  // backward computes plain numbers, it builds no graph
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
