@@ -15,6 +15,7 @@
 #include "autograd/graph.h"
 #include "autograd/kernels/fast_exp.h"
 #include "autograd/kernels/rows.h"
+#include "autograd/kernels/simd.h"
 #include "autograd/kernels/small_gemm.h"
 #include "autograd/ops.h"
 #include "autograd/parallel.h"
@@ -61,8 +62,9 @@ SmallB head_transposed(const float* x, int64_t row, int64_t T, int64_t hs, float
 int64_t head_panels(int64_t T, int64_t hs) { return std::max(packed_size(T, hs), packed_size(hs, T)); }
 
 // Queries are handled kRows at a time: a block of rows sees keys 0 .. (last row), so the products
-// below skip the masked future block by block (about half of the work for long contexts).
-constexpr int64_t kRows = 16;
+// below skip the masked future block by block (about half of the work for long contexts). Two of
+// small_gemm's register tiles of rows: blocks of 16 rows made a third tile of 4, which ran slower.
+constexpr int64_t kRows = 2 * simd::MR;
 
 // p[0..n) = softmax(p[0..n)), with the maximum taken out first.
 void softmax_row(float* p, int64_t n) {

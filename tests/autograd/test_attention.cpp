@@ -106,7 +106,7 @@ TEST_CASE("attention from qkv: gradients, and the same bits as the split-and-vie
     REQUIRE(fused.weights.defined() == (memory == AttentionMemory::weights));
     if (fused.weights.defined()) {
       REQUIRE(fused.weights.to_vector() == apart.weights.to_vector());
-      const std::vector<float> w = fused.weights.to_vector();  // the future is 0, past the 16-row blocks too
+      const std::vector<float> w = fused.weights.to_vector();  // the future is 0, past the row blocks too
       for (int64_t head = 0; head < B * nh; ++head)
         for (int64_t i = 0; i < T; ++i)
           for (int64_t j = i + 1; j < T; ++j) REQUIRE(w[(head * T + i) * T + j] == 0.0f);
