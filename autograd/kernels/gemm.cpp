@@ -1,6 +1,7 @@
 // Blocked GEMM in the style of GotoBLAS/BLIS (gemm_tiled):
 //   for each depth block (at most KC deep): pack B[block, :] into column panels NR wide, shared (L3)
 //     for each C tile (at most MC x NC), in parallel: pack A[tile rows, block] into row panels (L2)
+//       (a row-major A one block deep is read in place instead)
 //       for each B panel (stays in L1), for each A panel (streams from L2):
 //         micro-kernel: an MR x NR block of C held in registers, one rank-1 update per k.
 // A short C (gemm_short: at most 192 rows) instead splits its columns over threads; each packs all
@@ -51,25 +52,30 @@ struct Start {
 // a fraction of the cost. NV = 4 spans two B panels, the second one b_panel floats after the first:
 // a last panel of MR / 3 rows then still has the eight independent sums that keep both FMA units
 // busy. Every C element sums over k in the same order, so the bits never change.
-template <int NV, int ROWS = MR>
+// IN_PLACE: A is not a packed panel but m rows of a row-major A, a_row floats apart (rows past m
+// read row m - 1 again; their sums are never stored).
+template <int NV, int ROWS = MR, bool IN_PLACE = false>
 void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restrict Bp, float* C, int64_t ldc,
-                  Start start, int m, int n, int64_t b_panel = 0) {
+                  Start start, int m, int n, int64_t b_panel = 0, int64_t a_row = 0) {
   vfloat acc[ROWS][NV];
+  [[maybe_unused]] const float* a_rows[ROWS];
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
     for (int v = 0; v < NV; ++v) acc[r][v] = zero();
+    if constexpr (IN_PLACE) a_rows[r] = Ap + std::min(r, m - 1) * a_row;
     __builtin_prefetch(C + r * ldc, 1);  // the C rows are needed once the k loop ends
     __builtin_prefetch(C + r * ldc + NV * kLanes - 1, 1);
   }
 #pragma GCC unroll 4
-  for (int64_t k = 0; k < kc; ++k, Ap += MR, Bp += NR) {
+  for (int64_t k = 0; k < kc; ++k, Bp += NR) {
     vfloat b[NV];
     for (int v = 0; v < NV; ++v) b[v] = load_aligned(Bp + (v / 2) * b_panel + (v % 2) * kLanes);
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
-      const vfloat a = broadcast(Ap + r);
+      const vfloat a = IN_PLACE ? broadcast(a_rows[r] + k) : broadcast(Ap + r);
       for (int v = 0; v < NV; ++v) acc[r][v] = fma(a, b[v], acc[r][v]);
     }
+    if constexpr (!IN_PLACE) Ap += MR;
   }
   if (m == ROWS && n == NV * kLanes) {
 #pragma GCC unroll 16
@@ -111,31 +117,35 @@ void narrow_kernel(int64_t kc, const float* __restrict Ap, const float* __restri
   }
 }
 
-// C[m, n] at C (=|+=) one packed A row band (m rows) · the packed B panels from Bp on: the
-// micro-kernel over MR x NR blocks, with the narrower kernels at the right and bottom edges. A last
-// row panel of at most MR / 3 rows takes two B panels at once, while the first is still in L1.
-void multiply_packed(int64_t kc, const float* Ap, const float* Bp, float* C, int64_t ldc, int64_t m, int64_t n,
-                     Start start) {
+// C[m, n] at C (=|+=) one A row band (m rows) · the packed B panels from Bp on: the micro-kernel
+// over MR x NR blocks, with the narrower kernels at the right and bottom edges. A last row panel of
+// at most MR / 3 rows takes two B panels at once, while the first is still in L1. The band is
+// packed, or (IN_PLACE) read in place, rows a_row floats apart; then no panel may be 4 columns or
+// narrower (narrow_kernel reads packed panels only).
+template <bool IN_PLACE = false>
+void multiply_band(int64_t kc, const float* Ap, const float* Bp, float* C, int64_t ldc, int64_t m, int64_t n,
+                   Start start, int64_t a_row = 0) {
   const bool short_last = m % MR != 0 && m % MR <= MR / 3;
   const int64_t last = m - m % MR;  // first row of a partial last panel
   for (int64_t j = 0; j < n; j += NR)
     for (int64_t i = 0; i < m; i += MR) {
       const int rows = static_cast<int>(std::min<int64_t>(MR, m - i));
       const int cols = static_cast<int>(std::min<int64_t>(NR, n - j));
-      const float *a = Ap + (i / MR) * a_panel_stride(kc), *b = Bp + (j / NR) * kc * NR;
+      const float *a = IN_PLACE ? Ap + i * a_row : Ap + (i / MR) * a_panel_stride(kc), *b = Bp + (j / NR) * kc * NR;
       float* c = C + i * ldc + j;
       const Start s = start.at_column(j);
       if (short_last && i == last && n - j >= NR) {
         const bool first_of_pair = (j / NR) % 2 == 0;
-        if (first_of_pair && n - j >= 2 * NR) micro_kernel<4, MR / 3>(kc, a, b, c, ldc, s, rows, 2 * NR, kc * NR);
-        else if (first_of_pair) micro_kernel<2, MR / 3>(kc, a, b, c, ldc, s, rows, cols);
+        if (first_of_pair && n - j >= 2 * NR)
+          micro_kernel<4, MR / 3, IN_PLACE>(kc, a, b, c, ldc, s, rows, 2 * NR, kc * NR, a_row);
+        else if (first_of_pair) micro_kernel<2, MR / 3, IN_PLACE>(kc, a, b, c, ldc, s, rows, cols, 0, a_row);
         continue;  // the second panel of a pair: done with the first
       }
-      if (cols <= 4) narrow_kernel(kc, a, b, c, ldc, s, rows, cols);
-      else if (cols <= kLanes) micro_kernel<1>(kc, a, b, c, ldc, s, rows, cols);
-      else if (rows <= MR / 3) micro_kernel<2, MR / 3>(kc, a, b, c, ldc, s, rows, cols);
-      else if (rows <= 2 * MR / 3) micro_kernel<2, 2 * MR / 3>(kc, a, b, c, ldc, s, rows, cols);
-      else micro_kernel<2>(kc, a, b, c, ldc, s, rows, cols);
+      if (cols <= 4 && !IN_PLACE) narrow_kernel(kc, a, b, c, ldc, s, rows, cols);
+      else if (cols <= kLanes) micro_kernel<1, MR, IN_PLACE>(kc, a, b, c, ldc, s, rows, cols, 0, a_row);
+      else if (rows <= MR / 3) micro_kernel<2, MR / 3, IN_PLACE>(kc, a, b, c, ldc, s, rows, cols, 0, a_row);
+      else if (rows <= 2 * MR / 3) micro_kernel<2, 2 * MR / 3, IN_PLACE>(kc, a, b, c, ldc, s, rows, cols, 0, a_row);
+      else micro_kernel<2, MR, IN_PLACE>(kc, a, b, c, ldc, s, rows, cols, 0, a_row);
     }
 }
 
@@ -181,6 +191,12 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   const int64_t kAShare = packed_a_size(MC, kc_most);
   Buffer packed_a(max_slots() * kAShare);
   const int64_t groups = (n_panels + kGroup - 1) / kGroup;
+  // A row-major A one depth block deep is read in place, unpacked: each band is then whole rows,
+  // contiguous streams the hardware prefetcher follows, and packing it cost more than it saved
+  // (bench_matmul 7, three alternating runs, one thread: dX 768x128x384 +5%, Y 768x512x128 +4%,
+  // dX 768x128x65 +3%, the rest level). Slabs of deeper rows are packed (in place, products 1536
+  // deep ran 1-2% slower), and so is a band with a narrow last panel.
+  const bool in_place = A.col_stride == 1 && blocks.count == 1 && (N % NR == 0 || N % NR > 4);
 
   for (int64_t first = 0; first < blocks.count; first += blocks_together) {
     const int64_t last = std::min(blocks.count, first + blocks_together);
@@ -199,11 +215,13 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
         const int64_t i0 = band * mc, m = std::min(mc, M - i0);
         for (int64_t block = first; block < last; ++block) {
           const int64_t kc = blocks.depth(block);
-          pack_a(A, i0, m, block * kc_most, kc, Ap);
+          if (!in_place) pack_a(A, i0, m, block * kc_most, kc, Ap);
           for (int64_t u = t; u < band_end; ++u) {
             const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
             const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
-            multiply_packed(kc, Ap, packed_block(block) + (j0 / NR) * kc * NR, C + i0 * ldc + j0, ldc, m, n, start);
+            const float* b = packed_block(block) + (j0 / NR) * kc * NR;
+            if (in_place) multiply_band<true>(kc, A.data + i0 * A.row_stride, b, C + i0 * ldc + j0, ldc, m, n, start, A.row_stride);
+            else multiply_band(kc, Ap, b, C + i0 * ldc + j0, ldc, m, n, start);
           }
         }
         t = band_end;
@@ -237,7 +255,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
       for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR) {
         const int64_t n = std::min(kGroup * NR, j_end - j0);
         pack_b(B, j0, n, p0, kc, Bp);
-        multiply_packed(kc, Ap, Bp, C + j0, ldc, M, n, Start{accumulate || block > 0, bias}.at_column(j0));
+        multiply_band(kc, Ap, Bp, C + j0, ldc, M, n, Start{accumulate || block > 0, bias}.at_column(j0));
       }
     }
   });

@@ -137,3 +137,22 @@ TEST_CASE("small_gemm: packed B read from row p on is B without its first p rows
   gemm_reference(M, N, K, {a.data(), K, 1}, {b.data() + skip * N, N, 1}, expected.data(), N, false);
   tinygpt::testing::require_close(fast, expected, 1e-5);
 }
+
+TEST_CASE("gemm: a row-major A read in place has the bits of the same A packed from its transpose", "[gemm]") {
+  // Row-major A one depth block deep (K <= 512) is read in place; stored transposed it is packed.
+  // Rows 199, 200, 250: last row panels of 1, 2 (two B panels at once) and 4 rows; N = 40 and 37:
+  // last panels of 8 and 5 columns.
+  for (int64_t M : {199, 200, 250})
+    for (int64_t N : {48, 40, 37})
+      for (int64_t K : {1, 300, 512}) {
+        Tensor a = Tensor::uniform({M * K}, M + K, -1, 1), b = Tensor::uniform({K * N}, N, -1, 1);
+        Tensor a_t = a.view({M, K}).transpose(0, 1).contiguous();  // [K, M]: the same A, stored transposed
+        Tensor in_place = Tensor::empty({M * N}), packed = Tensor::empty({M * N}), ref = Tensor::empty({M * N});
+        gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, in_place.data(), N, false);
+        gemm(M, N, K, {a_t.data(), 1, M}, {b.data(), N, 1}, packed.data(), N, false);
+        gemm_reference(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, ref.data(), N, false);
+        INFO("M " << M << " N " << N << " K " << K);
+        REQUIRE(in_place.to_vector() == packed.to_vector());
+        tinygpt::testing::require_close(in_place.to_vector(), ref.to_vector(), 2e-5 * std::sqrt(double(K)) + 1e-6);
+      }
+}
