@@ -5,7 +5,8 @@
 //   output  Y = P V                       [T, hs]
 // Backward needs P. Below T = 512 the forward keeps it ([B, nh, T, T], also shown by `tinygpt
 // attention`); from there on (tiled) backward recomputes it one block of query rows at a time with
-// the forward's own code, so the extra memory per thread is two strips of kRows x T.
+// the forward's own code, so the extra memory per thread is two strips of kRows x T (and a head's
+// packed operands, as in every mode).
 #include <fmt/format.h>
 
 #include <algorithm>
