@@ -186,17 +186,17 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   constexpr int64_t kPackedBMost = int64_t{1} << 18;  // floats: 1 MB
   const int64_t block_floats = n_panels * kc_most * NR;
   const int64_t blocks_together = std::clamp<int64_t>(kPackedBMost / block_floats, 1, blocks.count);
-  // Packed panels: B's shared by all tasks, A's one share per thread. Reused blocks (memory.h).
-  Buffer packed_b(blocks_together * block_floats);
-  const int64_t kAShare = packed_a_size(MC, kc_most);
-  Buffer packed_a(max_slots() * kAShare);
-  const int64_t groups = (n_panels + kGroup - 1) / kGroup;
   // A row-major A one depth block deep is read in place, unpacked: each band is then whole rows,
   // contiguous streams the hardware prefetcher follows, and packing it cost more than it saved
   // (bench_matmul 7, three alternating runs, one thread: dX 768x128x384 +5%, Y 768x512x128 +4%,
   // dX 768x128x65 +3%, the rest level). Slabs of deeper rows are packed (in place, products 1536
   // deep ran 1-2% slower), and so is a band with a narrow last panel.
   const bool in_place = A.col_stride == 1 && blocks.count == 1 && (N % NR == 0 || N % NR > 4);
+  // Packed panels: B's shared by all tasks, A's one share per thread. Reused blocks (memory.h).
+  Buffer packed_b(blocks_together * block_floats);
+  const int64_t kAShare = in_place ? 0 : packed_a_size(MC, kc_most);
+  Buffer packed_a(max_slots() * kAShare);
+  const int64_t groups = (n_panels + kGroup - 1) / kGroup;
 
   for (int64_t first = 0; first < blocks.count; first += blocks_together) {
     const int64_t last = std::min(blocks.count, first + blocks_together);
@@ -220,8 +220,9 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
             const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
             const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
             const float* b = packed_block(block) + (j0 / NR) * kc * NR;
-            if (in_place) multiply_band<true>(kc, A.data + i0 * A.row_stride, b, C + i0 * ldc + j0, ldc, m, n, start, A.row_stride);
-            else multiply_band(kc, Ap, b, C + i0 * ldc + j0, ldc, m, n, start);
+            float* c = C + i0 * ldc + j0;
+            if (in_place) multiply_band<true>(kc, A.data + i0 * A.row_stride, b, c, ldc, m, n, start, A.row_stride);
+            else multiply_band(kc, Ap, b, c, ldc, m, n, start);
           }
         }
         t = band_end;

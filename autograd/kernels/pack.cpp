@@ -30,7 +30,7 @@ void copy_padded(float* dst, const float* src, int64_t valid) {
 
 }  // namespace
 
-// Ap[panel][k][r] = A(i0 + panel*MR + r, p0 + k), zero beyond row m.
+// Ap[panel * a_panel_stride(kc) + k * MR + r] = A(i0 + panel * MR + r, p0 + k), zero beyond row m.
 void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* Ap) {
   const int64_t panels = (m + MR - 1) / MR;
   const float* src = A.data + i0 * A.row_stride + p0 * A.col_stride;

@@ -121,8 +121,8 @@ TEST_CASE("small_gemm: the register-tiled kernel matches the reference, edges an
           gemm_reference(M, N, K, av, bv, product.data(), N, false);
           std::vector<float> expected = product.to_vector();  // (accumulate ? c0 : 0) + 0.5 A·B
           for (size_t i = 0; i < expected.size(); ++i) expected[i] = (accumulate ? c0[i] : 0.0f) + 0.5f * expected[i];
-          INFO("M " << M << " N " << N << " K " << K << " transposed A " << transposed_a << " transposed B " << transposed_b
-                    << " acc " << accumulate);
+          INFO("M " << M << " N " << N << " K " << K << " transposed A " << transposed_a << " transposed B "
+                    << transposed_b << " acc " << accumulate);
           tinygpt::testing::require_close(fast.to_vector(), expected, 2e-5 * std::sqrt(double(K)) + 1e-6);
         }
 }
@@ -147,7 +147,8 @@ TEST_CASE("gemm: a row-major A read in place has the bits of the same A packed f
       for (int64_t K : {1, 300, 512}) {
         Tensor a = Tensor::uniform({M * K}, M + K, -1, 1), b = Tensor::uniform({K * N}, N, -1, 1);
         Tensor a_t = a.view({M, K}).transpose(0, 1).contiguous();  // [K, M]: the same A, stored transposed
-        Tensor in_place = Tensor::empty({M * N}), packed = Tensor::empty({M * N}), ref = Tensor::empty({M * N});
+        Tensor in_place = Tensor::empty({M * N}), packed = Tensor::empty({M * N});
+        Tensor ref = Tensor::empty({M * N});
         gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, in_place.data(), N, false);
         gemm(M, N, K, {a_t.data(), 1, M}, {b.data(), N, 1}, packed.data(), N, false);
         gemm_reference(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, ref.data(), N, false);
