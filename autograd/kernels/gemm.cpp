@@ -184,7 +184,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   // 0.99x / 0.96x at 1 MB).
   const int64_t kc_most = blocks.most;
   constexpr int64_t kPackedBMost = int64_t{1} << 18;  // floats: 1 MB
-  const int64_t block_floats = n_panels * kc_most * NR;
+  const int64_t block_floats = packed_b_size(kc_most, N);
   const int64_t blocks_together = std::clamp<int64_t>(kPackedBMost / block_floats, 1, blocks.count);
   // A row-major A one depth block deep is read in place, unpacked: each band is then whole rows,
   // contiguous streams the hardware prefetcher follows, and packing it cost more than it saved
@@ -244,7 +244,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
                 const float* bias, DepthBlocks blocks) {
   const int64_t n_panels = (N + NR - 1) / NR;
   const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
-  const int64_t a_share = packed_a_size(M, blocks.most), b_share = kGroup * NR * blocks.most;
+  const int64_t a_share = packed_a_size(M, blocks.most), b_share = packed_b_size(blocks.most, kGroup * NR);
   Buffer packed(max_slots() * (a_share + b_share));
   parallel_for_slots(slices, 1, [&](int slot, int64_t s0, int64_t s1) {
     float* Ap = packed.data() + slot * (a_share + b_share);

@@ -30,21 +30,20 @@ void copy_padded(float* dst, const float* src, int64_t valid) {
 
 }  // namespace
 
-// Ap[panel * a_panel_stride(kc) + k * MR + r] = A(i0 + panel * MR + r, p0 + k), zero beyond row m.
+// The layout of pack.h; rows past m are zero.
 void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* Ap) {
   const int64_t panels = (m + MR - 1) / MR;
   const float* src = A.data + i0 * A.row_stride + p0 * A.col_stride;
   if (A.row_stride == 1) {  // A stored transposed: each k holds every panel's MR values side by side
     // Panels copied a vector at a time: full ones whose vector stays inside the m values of a row
-    // (the MR..kLanes spill lands in the next k's place, written next; so never on the last k).
+    // (the MR..kLanes spill lands in the next k's place, written next, or in the panel's padding).
     const int64_t vector_panels = kLanes >= MR && m >= kLanes ? (m - kLanes) / MR + 1 : 0;
     for (int64_t k = 0; k < kc; ++k) {  // one stored row at a time: contiguous reads
       const float* s = src + k * A.col_stride;
       prefetch_ahead(s + kPrefetchRows * A.col_stride, m);
       int64_t panel = 0;
-      if (k + 1 < kc)
-        for (float* dst = Ap + k * MR; panel < vector_panels; ++panel, dst += a_panel_stride(kc))
-          store(dst, load(s + panel * MR));
+      for (float* dst = Ap + k * MR; panel < vector_panels; ++panel, dst += a_panel_stride(kc))
+        store(dst, load(s + panel * MR));
       for (; panel < panels; ++panel)
         copy_padded<MR>(Ap + panel * a_panel_stride(kc) + k * MR, s + panel * MR, m - panel * MR);
     }
@@ -75,7 +74,7 @@ void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* 
   }
 }
 
-// Bp[panel][k][c] = B(p0 + k, j0 + panel*NR + c), zero beyond column n.
+// The layout of pack.h; columns past n are zero.
 void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* Bp) {
   const int64_t panels = (n + NR - 1) / NR;
   if (B.col_stride == 1) {  // row-major B: read each row's stretch in turn, a few panels at a time

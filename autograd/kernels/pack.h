@@ -2,8 +2,10 @@
 // Packing for the register-tiled kernels (gemm, small_gemm): an operand copied into panels, k-major
 // and zero-padded, so that every load of the inner loop is contiguous and stays in one cache set
 // range whatever the operand's strides.
-//   A: row panels of MR rows:       Ap[panel * a_panel_stride(kc) + k * MR + r] = A(i0 + panel * MR + r, p0 + k)
-//   B: column panels of NR columns: Bp[panel][k][c] = B(p0 + k, j0 + panel * NR + c)
+//   A: row panels of MR rows:
+//      Ap[panel * a_panel_stride(kc) + k * MR + r] = A(i0 + panel * MR + r, p0 + k)
+//   B: column panels of NR columns:
+//      Bp[panel * kc * NR + k * NR + c] = B(p0 + k, j0 + panel * NR + c)
 #include <cstdint>
 
 #include "autograd/kernels/gemm.h"
@@ -16,12 +18,17 @@ constexpr int64_t kGroup = 4;
 
 // Floats from one packed A panel to the next: kc x MR and one cache line. pack_a writes an A stored
 // transposed one k at a time across all its panels; kc x MR apart (12 KB for kc = 512) those stores
-// would all fall into one L1 set (bench_matmul 5 4096x384x1152, dW, three alternating runs: 89.4-89.9
-// -> 90.4-92.5 GFLOP/s on one thread, 153-160 -> 165-168 on two).
+// would all fall into one L1 set (bench_matmul 5 4096x384x1152, dW, three alternating runs:
+// 89.4-89.9 -> 90.4-92.5 GFLOP/s on one thread, 153-160 -> 165-168 on two). The line after each
+// panel also takes the spill of pack_a's vector stores at its last k.
 inline int64_t a_panel_stride(int64_t kc) { return kc * simd::MR + 16; }
-// Floats of a packed A of m rows, with room for pack_a's vector stores and narrow_kernel's vector
-// reads, which run a little past the last panel.
-inline int64_t packed_a_size(int64_t m, int64_t kc) { return (m + simd::MR - 1) / simd::MR * a_panel_stride(kc) + 16; }
+// Floats of a packed A of m rows, with room for narrow_kernel's vector reads, which run a little
+// past the last panel.
+inline int64_t packed_a_size(int64_t m, int64_t kc) {
+  return (m + simd::MR - 1) / simd::MR * a_panel_stride(kc) + 16;
+}
+// Floats of a packed B of kc rows and n columns.
+inline int64_t packed_b_size(int64_t kc, int64_t n) { return (n + simd::NR - 1) / simd::NR * kc * simd::NR; }
 
 // m rows of A from i0 and kc of its columns from p0, in ceil(m / MR) panels (rows past m are 0).
 void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* Ap);

@@ -64,8 +64,6 @@ SmallB packed(MatrixView B, int64_t k, int64_t n, float* out) {
   return {out, k * NR};
 }
 
-int64_t packed_size(int64_t k, int64_t n) { return k * ((n + NR - 1) / NR * NR); }
-
 void small_gemm(const SmallGemmArgs& g) {
   for (int64_t i0 = 0; i0 < g.m; i0 += MR)
     for (int64_t j0 = 0; j0 < g.n; j0 += NR)

@@ -16,9 +16,8 @@ struct SmallB {
   int64_t panel;
   SmallB from_row(int64_t p) const;  // B without its first p rows
 };
-// B[k, n] packed whole into out, which holds packed_size(k, n) floats.
+// B[k, n] packed whole into out, which holds packed_b_size(k, n) floats (pack.h).
 SmallB packed(MatrixView B, int64_t k, int64_t n, float* out);
-int64_t packed_size(int64_t k, int64_t n);
 
 struct SmallGemmArgs {
   int64_t m, n, k;

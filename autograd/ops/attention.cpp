@@ -16,6 +16,7 @@
 #include "autograd/graph.h"
 #include "autograd/kernels/fast_exp.h"
 #include "autograd/kernels/rows.h"
+#include "autograd/kernels/pack.h"
 #include "autograd/kernels/simd.h"
 #include "autograd/kernels/small_gemm.h"
 #include "autograd/ops.h"
@@ -60,7 +61,7 @@ SmallB head_transposed(const float* x, int64_t row, int64_t T, int64_t hs, float
   return packed({x, 1, row}, hs, T, out);
 }
 // Floats of either packing of one head.
-int64_t head_panels(int64_t T, int64_t hs) { return std::max(packed_size(T, hs), packed_size(hs, T)); }
+int64_t head_panels(int64_t T, int64_t hs) { return std::max(packed_b_size(T, hs), packed_b_size(hs, T)); }
 
 // Queries are handled kRows at a time: a block of rows sees keys 0 .. (last row), so the products
 // below skip the masked future block by block (about half of the work for long contexts). Two of

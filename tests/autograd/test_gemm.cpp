@@ -6,6 +6,7 @@
 #include <array>
 
 #include "autograd/kernels/gemm.h"
+#include "autograd/kernels/pack.h"
 #include "autograd/kernels/small_gemm.h"
 #include "autograd/parallel.h"
 #include "gradcheck.h"
@@ -113,7 +114,7 @@ TEST_CASE("small_gemm: the register-tiled kernel matches the reference, edges an
           const Tensor a = Tensor::uniform({M * K}, M + K, -1, 1), b = Tensor::uniform({K * N}, N + K, -1, 1);
           const MatrixView av = transposed_a ? MatrixView{a.data(), 1, M} : MatrixView{a.data(), K, 1};
           const MatrixView bv = transposed_b ? MatrixView{b.data(), 1, K} : MatrixView{b.data(), N, 1};
-          std::vector<float> panels(packed_size(K, N), -1.0f);
+          std::vector<float> panels(packed_b_size(K, N), -1.0f);
           const SmallB sb = packed(bv, K, N, panels.data());
           const std::vector<float> c0 = Tensor::uniform({M * N}, 5, -1, 1).to_vector();
           Tensor fast = Tensor::from_vector({M * N}, c0), product = Tensor::empty({M * N});
@@ -130,7 +131,7 @@ TEST_CASE("small_gemm: the register-tiled kernel matches the reference, edges an
 TEST_CASE("small_gemm: packed B read from row p on is B without its first p rows", "[gemm]") {
   const int64_t M = 7, N = 21, K = 9, skip = 4;
   const Tensor a = Tensor::uniform({M * K}, 1, -1, 1), b = Tensor::uniform({(K + skip) * N}, 2, -1, 1);
-  std::vector<float> panels(packed_size(K + skip, N));
+  std::vector<float> panels(packed_b_size(K + skip, N));
   const SmallB whole = packed({b.data(), N, 1}, K + skip, N, panels.data());
   std::vector<float> fast(M * N), expected(M * N);
   small_gemm({M, N, K, a.data(), K, 1, whole.from_row(skip), fast.data(), N});
