@@ -11,6 +11,31 @@ using namespace simd;
 
 namespace {
 
+// How a tile walks its rows of A: along them (a_col == 1: Q Kᵀ, P V, dY Vᵀ, dS K), down the columns
+// (a_row == 1: dSᵀ Q, Pᵀ dY), or through any strides. The first two keep address arithmetic out of
+// the loop over p, which with general strides issued 32 instructions for 12 FMAs: the front end,
+// not the FMA units, set the pace.
+enum class Walk { rows, columns, strided };
+
+// acc[r] += A(r, p) * Bp[p] over p < k, in order of p; Bp: one packed panel of NR columns.
+template <int ROWS, Walk W>
+void update(vfloat (&acc)[ROWS][2], const float* a, int64_t a_row, int64_t a_col, const float* Bp, int64_t k) {
+  [[maybe_unused]] const float* rows[ROWS];
+  if constexpr (W == Walk::rows)
+    for (int r = 0; r < ROWS; ++r) rows[r] = a + r * a_row;
+  for (int64_t p = 0; p < k; ++p, Bp += NR) {
+    const vfloat b0 = load(Bp), b1 = load(Bp + kLanes);
+#pragma GCC unroll 12
+    for (int r = 0; r < ROWS; ++r) {
+      const vfloat ar = W == Walk::rows      ? broadcast(rows[r] + p)
+                        : W == Walk::columns ? broadcast(a + p * a_col + r)
+                                             : broadcast(a + r * a_row + p * a_col);
+      acc[r][0] = fma(ar, b0, acc[r][0]);
+      acc[r][1] = fma(ar, b1, acc[r][1]);
+    }
+  }
+}
+
 // ROWS rows x NR columns of C (the first `cols` stored), one rank-1 update per p: 2 ROWS
 // accumulators in registers, as in gemm's micro-kernel, so that the FMAs, not the loads, set the
 // pace. Every C element sums over p in the same order, whatever the tile.
@@ -21,15 +46,9 @@ void tile(const SmallGemmArgs& g, int64_t i0, int64_t j0, int64_t cols) {
   for (int r = 0; r < ROWS; ++r) acc[r][0] = acc[r][1] = zero();
   const float* a = g.a + i0 * g.a_row;
   const float* panel = g.b.data + (j0 / NR) * g.b.panel;
-  for (int64_t p = 0; p < g.k; ++p) {
-    const vfloat b0 = load(panel + p * NR), b1 = load(panel + p * NR + kLanes);
-#pragma GCC unroll 12
-    for (int r = 0; r < ROWS; ++r) {
-      const vfloat ar = broadcast(a + r * g.a_row + p * g.a_col);
-      acc[r][0] = fma(ar, b0, acc[r][0]);
-      acc[r][1] = fma(ar, b1, acc[r][1]);
-    }
-  }
+  if (g.a_col == 1) update<ROWS, Walk::rows>(acc, a, g.a_row, 1, panel, g.k);
+  else if (g.a_row == 1) update<ROWS, Walk::columns>(acc, a, 1, g.a_col, panel, g.k);
+  else update<ROWS, Walk::strided>(acc, a, g.a_row, g.a_col, panel, g.k);
   const vfloat alpha = broadcast(&g.alpha);
 #pragma GCC unroll 12
   for (int r = 0; r < ROWS; ++r) {

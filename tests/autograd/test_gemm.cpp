@@ -106,13 +106,16 @@ TEST_CASE("gemm: K = 0 gives zeros or leaves C alone", "[gemm]") {
 TEST_CASE("small_gemm: the register-tiled kernel matches the reference, edges and strided A and B included",
           "[gemm]") {
   const int64_t shapes[][3] = {{4, 16, 8}, {16, 32, 64}, {7, 19, 5}, {33, 50, 70}, {1, 1, 1}, {5, 64, 256}};
+  enum { rows, transposed, every_other };  // A stored row by row, column by column, or every other float
   for (auto& s : shapes)
-    for (bool transposed_a : {false, true})
+    for (int layout : {rows, transposed, every_other})
       for (bool transposed_b : {false, true})
         for (bool accumulate : {false, true}) {
           const int64_t M = s[0], N = s[1], K = s[2];
-          const Tensor a = Tensor::uniform({M * K}, M + K, -1, 1), b = Tensor::uniform({K * N}, N + K, -1, 1);
-          const MatrixView av = transposed_a ? MatrixView{a.data(), 1, M} : MatrixView{a.data(), K, 1};
+          const Tensor a = Tensor::uniform({2 * M * K}, M + K, -1, 1), b = Tensor::uniform({K * N}, N + K, -1, 1);
+          const MatrixView av = layout == rows         ? MatrixView{a.data(), K, 1}
+                                : layout == transposed ? MatrixView{a.data(), 1, M}
+                                                       : MatrixView{a.data(), 2 * K, 2};
           const MatrixView bv = transposed_b ? MatrixView{b.data(), 1, K} : MatrixView{b.data(), N, 1};
           std::vector<float> panels(packed_b_size(K, N), -1.0f);
           const SmallB sb = packed(bv, K, N, panels.data());
@@ -122,7 +125,7 @@ TEST_CASE("small_gemm: the register-tiled kernel matches the reference, edges an
           gemm_reference(M, N, K, av, bv, product.data(), N, false);
           std::vector<float> expected = product.to_vector();  // (accumulate ? c0 : 0) + 0.5 A·B
           for (size_t i = 0; i < expected.size(); ++i) expected[i] = (accumulate ? c0[i] : 0.0f) + 0.5f * expected[i];
-          INFO("M " << M << " N " << N << " K " << K << " transposed A " << transposed_a << " transposed B "
+          INFO("M " << M << " N " << N << " K " << K << " A layout " << layout << " transposed B "
                     << transposed_b << " acc " << accumulate);
           tinygpt::testing::require_close(fast.to_vector(), expected, 2e-5 * std::sqrt(double(K)) + 1e-6);
         }
