@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "autograd/kernels/strided.h"
 #include "autograd/profile.h"
 
 namespace tinygpt {
@@ -88,9 +89,8 @@ void run_backward(const Tensor& root, const Tensor& seed) {
   const int64_t n = root.numel();
   bool fresh = false;
   float* g = grad_sink(root, fresh);
-  if (fresh) std::copy_n(s, n, g);
-  else
-    for (int64_t i = 0; i < n; ++i) g[i] += s[i];
+  if (fresh) copy_into(g, s, n);
+  else add_into(g, s, n);
 
   NoGradGuard no_grad;  // backward computes plain numbers, it builds no graph
   for (auto it = order.rbegin(); it != order.rend(); ++it) {

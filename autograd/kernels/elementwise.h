@@ -18,7 +18,7 @@ void binary_map(Shape shape, const float* a, Strides sa, const float* b, Strides
   coalesce(shape, {&sa, &sb, &so});
   const int64_t cols = shape.empty() ? 1 : shape.back();
   const int64_t ca = shape.empty() ? 0 : sa.back(), cb = shape.empty() ? 0 : sb.back();
-  for_each_row(shape, so, [&](int64_t r, int64_t) {
+  for_each_row(shape, so, [&](int64_t r, int64_t, int64_t c0, int64_t c1) {
     int64_t oa = 0, ob = 0, rest = r;
     for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) {
       oa += (rest % shape[d]) * sa[d];
@@ -29,13 +29,13 @@ void binary_map(Shape shape, const float* a, Strides sa, const float* b, Strides
     const float* pb = b + ob;
     float* po = out + r * cols;
     if (ca == 1 && cb == 1)  // the common cases get loops the compiler vectorizes
-      for (int64_t c = 0; c < cols; ++c) po[c] = f(pa[c], pb[c]);
+      for (int64_t c = c0; c < c1; ++c) po[c] = f(pa[c], pb[c]);
     else if (ca == 1 && cb == 0)
-      for (int64_t c = 0; c < cols; ++c) po[c] = f(pa[c], pb[0]);
+      for (int64_t c = c0; c < c1; ++c) po[c] = f(pa[c], pb[0]);
     else if (ca == 0 && cb == 1)
-      for (int64_t c = 0; c < cols; ++c) po[c] = f(pa[0], pb[c]);
+      for (int64_t c = c0; c < c1; ++c) po[c] = f(pa[0], pb[c]);
     else
-      for (int64_t c = 0; c < cols; ++c) po[c] = f(pa[c * ca], pb[c * cb]);
+      for (int64_t c = c0; c < c1; ++c) po[c] = f(pa[c * ca], pb[c * cb]);
   });
 }
 

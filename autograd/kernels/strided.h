@@ -1,5 +1,6 @@
 #pragma once
 // Walking an N-d strided view row by row (all axes but the last, then a strided inner loop).
+#include <algorithm>
 #include <cstdint>
 
 #include "autograd/parallel.h"
@@ -7,21 +8,26 @@
 
 namespace tinygpt {
 
-// Calls row(r, offset) for every row r (row-major over shape[0..n-2]) with the storage offset of
-// element [.., 0] in a view of `strides`. Rows are split over threads.
+// Calls row(r, offset, c0, c1) for every row r (row-major over shape[0..n-2]) with the storage
+// offset of element [.., 0] in a view of `strides`, for a piece [c0, c1) of its columns. Rows and
+// pieces of long rows are split over threads: a contiguous tensor that binary_map coalesces into
+// one row of a million floats still runs on every thread.
 template <class RowFn>
 void for_each_row(const Shape& shape, const Strides& strides, const RowFn& row) {
+  constexpr int64_t kPiece = 16384;  // columns: a task's work, as in add_into
   const int64_t ndim = static_cast<int64_t>(shape.size());
   const int64_t cols = ndim ? shape.back() : 1;
   const int64_t rows = cols ? numel(shape) / cols : 0;
-  parallel_for(rows, grain_for(cols), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
+  const int64_t pieces = std::max<int64_t>(1, (cols + kPiece - 1) / kPiece), width = (cols + pieces - 1) / pieces;
+  parallel_for(rows * pieces, grain_for(width), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t r = t / pieces, c0 = (t % pieces) * width;
       int64_t offset = 0, rest = r;
       for (int64_t d = ndim - 2; d >= 0; --d) {
         offset += (rest % shape[d]) * strides[d];
         rest /= shape[d];
       }
-      row(r, offset);
+      row(r, offset, c0, std::min(cols, c0 + width));
     }
   });
 }
@@ -30,13 +36,13 @@ void for_each_row(const Shape& shape, const Strides& strides, const RowFn& row) 
 inline void strided_copy(const float* src, const Shape& shape, const Strides& strides, float* dst) {
   const int64_t cols = shape.empty() ? 1 : shape.back();
   const int64_t step = shape.empty() ? 0 : strides.back();
-  for_each_row(shape, strides, [&](int64_t r, int64_t offset) {
+  for_each_row(shape, strides, [&](int64_t r, int64_t offset, int64_t c0, int64_t c1) {
     const float* s = src + offset;
     float* d = dst + r * cols;
     if (step == 1)
-      for (int64_t c = 0; c < cols; ++c) d[c] = s[c];
+      for (int64_t c = c0; c < c1; ++c) d[c] = s[c];
     else
-      for (int64_t c = 0; c < cols; ++c) d[c] = s[c * step];
+      for (int64_t c = c0; c < c1; ++c) d[c] = s[c * step];
   });
 }
 
@@ -44,13 +50,13 @@ inline void strided_copy(const float* src, const Shape& shape, const Strides& st
 inline void strided_add(const float* src, const Shape& shape, const Strides& strides, float* dst) {
   const int64_t cols = shape.empty() ? 1 : shape.back();
   const int64_t step = shape.empty() ? 0 : strides.back();
-  for_each_row(shape, strides, [&](int64_t r, int64_t offset) {
+  for_each_row(shape, strides, [&](int64_t r, int64_t offset, int64_t c0, int64_t c1) {
     const float* s = src + r * cols;
     float* d = dst + offset;
     if (step == 1)
-      for (int64_t c = 0; c < cols; ++c) d[c] += s[c];
+      for (int64_t c = c0; c < c1; ++c) d[c] += s[c];
     else
-      for (int64_t c = 0; c < cols; ++c) d[c * step] += s[c];
+      for (int64_t c = c0; c < c1; ++c) d[c * step] += s[c];
   });
 }
 
@@ -59,6 +65,11 @@ inline void add_into(float* dst, const float* src, int64_t n) {
   parallel_for(n, 16384, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) dst[i] += src[i];
   });
+}
+
+// dst[0..n) = src[0..n), in parallel: a gradient passed on whole into a fresh buffer.
+inline void copy_into(float* dst, const float* src, int64_t n) {
+  parallel_for(n, 16384, [&](int64_t i0, int64_t i1) { std::copy(src + i0, src + i1, dst + i0); });
 }
 
 }  // namespace tinygpt

@@ -29,14 +29,14 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
   for (const Tensor& x : xs) {  // copy each input into its slab of the output
     offsets.push_back(start * out_strides[a]);
     Tensor slab = make_view(out, x.shape(), out_strides, offsets.back());
-    for_each_row(x.shape(), x.strides(), [&](int64_t r, int64_t offset) {
+    for_each_row(x.shape(), x.strides(), [&](int64_t r, int64_t offset, int64_t c0, int64_t c1) {
       int64_t dst = 0, rest = r;
       for (int64_t d = x.dim() - 2; d >= 0; --d) {
         dst += (rest % x.shape()[d]) * out_strides[d];
         rest /= x.shape()[d];
       }
-      const int64_t cols = x.dim() ? x.shape().back() : 1, step = x.dim() ? x.strides().back() : 1;
-      for (int64_t c = 0; c < cols; ++c) slab.data()[dst + c] = x.data()[offset + c * step];
+      const int64_t step = x.dim() ? x.strides().back() : 1;
+      for (int64_t c = c0; c < c1; ++c) slab.data()[dst + c] = x.data()[offset + c * step];
     });
     start += x.shape()[a];
   }

@@ -25,12 +25,18 @@ void sum_middle_axis(const float* x, int64_t A, int64_t R, int64_t K, float* out
     });
     return;
   }
-  constexpr int64_t kBlock = 256;  // columns per task: each task owns its outputs
-  const int64_t blocks = (K + kBlock - 1) / kBlock;
-  parallel_for(A * blocks, grain_for(R * kBlock), [&](int64_t t0, int64_t t1) {
+  // Columns per task, at most kBlock: each task owns its outputs, and every column sums its rows in
+  // order whatever the blocks. A single row of blocks (a bias gradient) gets a multiple of the
+  // threads: 1152 columns are 6 blocks of 192 for 2 threads, not 5 of 256 shared 3 : 2.
+  constexpr int64_t kBlock = 256;
+  int64_t blocks = (K + kBlock - 1) / kBlock;
+  if (A == 1) blocks = (blocks + num_threads() - 1) / num_threads() * num_threads();
+  const int64_t width = std::min(kBlock, ((K + blocks - 1) / blocks + 7) / 8 * 8);
+  blocks = (K + width - 1) / width;
+  parallel_for(A * blocks, grain_for(R * width), [&](int64_t t0, int64_t t1) {
     float acc[kBlock];
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t a = t / blocks, k0 = (t % blocks) * kBlock, n = std::min(kBlock, K - k0);
+      const int64_t a = t / blocks, k0 = (t % blocks) * width, n = std::min(width, K - k0);
       std::fill(acc, acc + n, 0.0f);
       for (int64_t r = 0; r < R; ++r) {
         const float* src = x + (a * R + r) * K + k0;
@@ -59,7 +65,7 @@ void sum_to(const float* x, const Shape& from, float* out, const Shape& to, bool
   const int64_t n_out = numel(to);
   if (std::none_of(groups.begin(), groups.end(), [](auto& g) { return g.second; })) {
     if (accumulate) add_into(out, x, n_out);
-    else std::copy(x, x + n_out, out);
+    else copy_into(out, x, n_out);
     return;
   }
   // Reduce the innermost reduced group, one group at a time, until none is left.

@@ -68,3 +68,14 @@ TEST_CASE("determinism: reductions and broadcasting do not depend on threads", "
   require_thread_independent([](const std::vector<Tensor>& in) { return sum(in[0] * in[1], {0}); },
                              {Tensor::uniform({3000, 130}, 1, -1, 1), Tensor::uniform({130}, 2, -1, 1)});
 }
+
+TEST_CASE("determinism: long contiguous rows are split into pieces with the same values", "[determinism]") {
+  // [3, 50000] coalesces into one row of 150000 floats: for_each_row splits it into pieces.
+  const Tensor a = Tensor::uniform({3, 50000}, 1, -1, 1), b = Tensor::uniform({3, 50000}, 2, -1, 1);
+  auto f = [](const std::vector<Tensor>& in) { return (in[0] + in[1]) * in[0]; };
+  require_thread_independent(f, {a, b});
+  set_num_threads(2);
+  const std::vector<float> y = f({a, b}).to_vector(), av = a.to_vector(), bv = b.to_vector();
+  set_num_threads(0);
+  for (size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == (av[i] + bv[i]) * av[i]);
+}
