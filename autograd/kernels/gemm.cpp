@@ -11,7 +11,6 @@
 #include "autograd/kernels/simd.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "autograd/parallel.h"
 #include "autograd/tensor.h"
