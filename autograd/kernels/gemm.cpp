@@ -1,6 +1,7 @@
 // Blocked GEMM in the style of GotoBLAS/BLIS (gemm_tiled):
 //   for each depth block (at most KC deep): pack B[block, :] into column panels NR wide, shared (L3)
-//     for each C tile (at most MC x NC), in parallel: pack A[tile rows, block] into row panels (L2)
+//     for each row band of C (at most MC rows; with few bands, each tile of it), in parallel:
+//       pack A[band rows, block] into row panels (L2)
 //       (a row-major A one block deep is read in place instead)
 //       for each B panel (stays in L1), for each A panel (streams from L2):
 //         micro-kernel: an MR x NR block of C held in registers, one rank-1 update per k.
