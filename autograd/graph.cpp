@@ -85,12 +85,9 @@ void run_backward(const Tensor& root, const Tensor& seed) {
                                             to_string(seed.shape()), to_string(root.shape())));
   memory::Vector<ImplPtr> order = topological_order(root.impl_ptr());
   const Tensor seed_c = seed.contiguous();
-  const float* s = seed_c.data();
-  const int64_t n = root.numel();
   bool fresh = false;
   float* g = grad_sink(root, fresh);
-  if (fresh) copy_into(g, s, n);
-  else add_into(g, s, n);
+  pass_into(g, seed_c.data(), root.numel(), fresh);
 
   NoGradGuard no_grad;  // backward computes plain numbers, it builds no graph
   for (auto it = order.rbegin(); it != order.rend(); ++it) {

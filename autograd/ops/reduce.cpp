@@ -66,8 +66,7 @@ void sum_to(const float* x, const Shape& from, float* out, const Shape& to, bool
   }
   const int64_t n_out = numel(to);
   if (std::none_of(groups.begin(), groups.end(), [](auto& g) { return g.second; })) {
-    if (accumulate) add_into(out, x, n_out);
-    else copy_into(out, x, n_out);
+    pass_into(out, x, n_out, !accumulate);
     return;
   }
   // Reduce the innermost reduced group, one group at a time, until none is left.

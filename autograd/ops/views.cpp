@@ -20,8 +20,7 @@ auto same_order_backward(const Tensor& input) {
   return [input](const Tensor& out, const Tensor& g) {
     bool fresh = false;
     float* gi = grad_sink(input, fresh);
-    if (gi && fresh) copy_into(gi, g.data(), out.numel());
-    else if (gi) add_into(gi, g.data(), out.numel());
+    if (gi) pass_into(gi, g.data(), out.numel(), fresh);
   };
 }
 
