@@ -20,7 +20,8 @@ void for_each_row(const Shape& shape, const Strides& strides, const RowFn& row) 
   const int64_t ndim = static_cast<int64_t>(shape.size());
   const int64_t cols = ndim ? shape.back() : 1;
   const int64_t rows = cols ? numel(shape) / cols : 0;
-  const int64_t pieces = std::max<int64_t>(1, (cols + kElementsPerTask - 1) / kElementsPerTask), width = (cols + pieces - 1) / pieces;
+  const int64_t pieces = std::max<int64_t>(1, (cols + kElementsPerTask - 1) / kElementsPerTask);
+  const int64_t width = (cols + pieces - 1) / pieces;
   parallel_for(rows * pieces, grain_for(width), [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t r = t / pieces, c0 = (t % pieces) * width;
