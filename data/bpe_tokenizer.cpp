@@ -100,13 +100,20 @@ std::vector<Merge> BpeTrainer::train(int64_t vocab_size) const {
 // ---- the tokenizer -------------------------------------------------------------------------------
 
 BpeTokenizer::BpeTokenizer(std::vector<Merge> merges, Split split) : merges_(std::move(merges)), split_(split) {
+  if (merges_.size() > static_cast<size_t>(kMaxMerges))
+    throw std::invalid_argument(fmt::format("bpe tokenizer: {} merges, more than {}", merges_.size(), kMaxMerges));
   for (int b = 0; b < 256; ++b) bytes_.push_back(std::string(1, static_cast<char>(b)));
+  size_t total = 256;  // bytes of all tokens' text: merges of merges could double it each time
   for (size_t k = 0; k < merges_.size(); ++k) {
     const auto [a, b] = merges_[k];
     const auto next = static_cast<int32_t>(256 + k);
     if (a < 0 || b < 0 || a >= next || b >= next)
       throw std::invalid_argument(fmt::format("bpe tokenizer: merge {} joins ({}, {}), which are not tokens yet", k,
                                               a, b));
+    total += bytes_[a].size() + bytes_[b].size();
+    if (total > kMaxTokenBytes)
+      throw std::invalid_argument(fmt::format("bpe tokenizer: by merge {} the tokens' text exceeds {} MiB", k,
+                                              kMaxTokenBytes >> 20));
     bytes_.push_back(bytes_[a] + bytes_[b]);
     ranks_.emplace(pair_key(a, b), static_cast<int32_t>(k));
   }

@@ -30,6 +30,10 @@ class BpeTrainer {
 
 class BpeTokenizer : public Tokenizer {
  public:
+  // Limits on merges from a file: a list whose merges join earlier merges could make each token
+  // twice as long as the one before.
+  static constexpr int64_t kMaxMerges = int64_t{1} << 24;
+  static constexpr size_t kMaxTokenBytes = size_t{256} << 20;
   BpeTokenizer(std::vector<Merge> merges, Split split);
   static BpeTokenizer train(std::string_view text, int64_t vocab_size, Split split = Split::gpt2);
 

@@ -3,11 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <stdexcept>
 
+#include "data/input_file.h"
 #include "data/utf8.h"
 
 namespace tinygpt::data {
@@ -28,8 +26,7 @@ size_t cut_point(std::string_view buf, BlockCut cut) {
 
 void for_each_block(const std::string& path, BlockCut cut,
                     const std::function<void(std::string_view, int64_t, int64_t)>& block, size_t block_bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  InputFile in(path);
   std::string buf;
   int64_t offset = 0, lines = 0;
   bool eof = false, any = false;
@@ -37,10 +34,9 @@ void for_each_block(const std::string& path, BlockCut cut,
     if (!eof && (buf.size() < block_bytes || cut == BlockCut::whole_file)) {
       const size_t old = buf.size();
       buf.resize(old + block_bytes);
-      in.read(buf.data() + old, static_cast<std::streamsize>(block_bytes));
-      buf.resize(old + static_cast<size_t>(in.gcount()));
-      if (in.bad()) throw std::runtime_error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-      eof = in.eof();
+      const size_t got = in.read(buf.data() + old, block_bytes);
+      buf.resize(old + got);
+      eof = got < block_bytes;
       continue;
     }
     const size_t end = eof ? buf.size() : cut_point(buf, cut);

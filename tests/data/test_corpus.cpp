@@ -57,7 +57,7 @@ TEST_CASE("corpus: bpe tokens match encoding the whole text", "[corpus]") {
 TEST_CASE("corpus: bad input names the file and the place", "[corpus][errors]") {
   TempDir dir;
   REQUIRE_THROWS_WITH(load_corpus({.files = {dir.file("missing.txt")}}),
-                      Catch::Contains("cannot open") && Catch::Contains("missing.txt") && Catch::Contains("No such file"));
+                      Catch::Contains("missing.txt': no such file"));
   REQUIRE_THROWS_WITH(load_corpus({.files = {dir.write("empty.txt", "")}}), Catch::Contains("empty.txt' is empty"));
   REQUIRE_THROWS_WITH(load_corpus({.files = {dir.write("bad.txt", "good\ntext\xC3(")}}),
                       Catch::Contains("bad.txt' is not valid UTF-8 at byte offset 9"));

@@ -85,3 +85,12 @@ TEST_CASE("bpe: training is deterministic and a cut character decodes to U+FFFD"
   REQUIRE_THROWS_WITH(bytes_only.decode(std::vector<int32_t>{256}), Catch::Contains("token id 256 is out of range"));
   REQUIRE_THROWS_WITH(BpeTokenizer({{1, 300}}, Split::gpt2), Catch::Contains("merge 0 joins (1, 300)"));
 }
+
+TEST_CASE("bpe: merges from a file that would blow up the tokens' text are refused", "[bpe][errors]") {
+  std::vector<Merge> doubling = {{97, 97}};  // "aa", then each merge joins the last token with itself
+  for (int32_t k = 1; k < 40; ++k) doubling.push_back({255 + k, 255 + k});
+  REQUIRE_THROWS_WITH(BpeTokenizer(doubling, Split::none), Catch::Contains("the tokens' text exceeds 256 MiB"));
+  REQUIRE_THROWS_WITH(BpeTokenizer({{97, 300}}, Split::none), Catch::Contains("merge 0 joins (97, 300)"));
+  doubling.resize(20);  // 2^20 bytes in its longest token: allowed
+  REQUIRE(BpeTokenizer(doubling, Split::none).token_bytes(275).size() == size_t{1} << 20);
+}
