@@ -9,7 +9,10 @@ namespace tinygpt {
 
 int64_t numel(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      throw std::invalid_argument(fmt::format("shape {}: {}", to_string(shape),
+                                              d < 0 ? "a negative size" : "more elements than a 64-bit count holds"));
   return n;
 }
 

@@ -13,7 +13,7 @@ using Shape = memory::Vector<int64_t>;
 using Strides = memory::Vector<int64_t>;
 using Axes = memory::Vector<int64_t>;  // axis numbers (sum, mean, permute)
 
-int64_t numel(const Shape& shape);
+int64_t numel(const Shape& shape);  // throws on a negative size or a count past int64
 Strides contiguous_strides(const Shape& shape);
 std::string to_string(const Shape& shape);  // "[2, 3]"
 

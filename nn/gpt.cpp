@@ -11,20 +11,38 @@
 namespace tinygpt::nn {
 
 void GPTConfig::validate() const {
-  auto positive = [](int64_t v, const char* name) {
-    if (v <= 0) throw std::invalid_argument(fmt::format("GPT config: {} must be positive, got {}", name, v));
+  auto in_range = [](int64_t v, const char* name, int64_t max) {
+    if (v < 1 || v > max)
+      throw std::invalid_argument(
+          fmt::format("GPT config: {} must be {} (got {})", name, v < 1 ? "at least 1" : fmt::format("at most {}", max), v));
   };
-  positive(vocab_size, "vocab_size");
-  positive(block_size, "block_size");
-  positive(n_layer, "n_layer");
-  positive(n_head, "n_head");
-  positive(n_embd, "n_embd");
+  in_range(vocab_size, "vocab_size", kMaxVocab);
+  in_range(block_size, "block_size", kMaxBlock);
+  in_range(n_layer, "n_layer", kMaxLayers);
+  in_range(n_head, "n_head", kMaxHeads);
+  in_range(n_embd, "n_embd", kMaxEmbd);
   if (n_embd % n_head != 0)
     throw std::invalid_argument(
         fmt::format("GPT config: n_embd {} is not divisible by n_head {} (each head gets n_embd / n_head)", n_embd,
                     n_head));
   if (!(dropout >= 0.0f && dropout < 1.0f))
     throw std::invalid_argument(fmt::format("GPT config: dropout {} is not in [0, 1)", dropout));
+}
+
+std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& c) {
+  const int64_t C = c.n_embd;
+  std::vector<std::pair<std::string, Shape>> out = {{"transformer.wte.weight", {c.vocab_size, C}},
+                                                    {"transformer.wpe.weight", {c.block_size, C}}};
+  const std::vector<std::pair<std::string, Shape>> block = {
+      {"ln_1.weight", {C}},          {"ln_1.bias", {C}},          {"attn.c_attn.weight", {3 * C, C}},
+      {"attn.c_attn.bias", {3 * C}}, {"attn.c_proj.weight", {C, C}}, {"attn.c_proj.bias", {C}},
+      {"ln_2.weight", {C}},          {"ln_2.bias", {C}},          {"mlp.c_fc.weight", {4 * C, C}},
+      {"mlp.c_fc.bias", {4 * C}},    {"mlp.c_proj.weight", {C, 4 * C}}, {"mlp.c_proj.bias", {C}}};
+  for (int64_t i = 0; i < c.n_layer; ++i)
+    for (const auto& [name, shape] : block) out.emplace_back(fmt::format("transformer.h.{}.{}", i, name), shape);
+  out.emplace_back("transformer.ln_f.weight", Shape{C});
+  out.emplace_back("transformer.ln_f.bias", Shape{C});
+  return out;
 }
 
 // ---- MLP -------------------------------------------------------------------------------------

@@ -7,11 +7,18 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "nn/layers.h"
 
 namespace tinygpt::nn {
+
+// The largest sizes a GPT may have: far beyond any CPU run, and small enough that no shape or
+// parameter count overflows a 64-bit integer.
+constexpr int64_t kMaxVocab = int64_t{1} << 24, kMaxBlock = 65536, kMaxLayers = 1024, kMaxHeads = 1024,
+                  kMaxEmbd = 65536;
 
 struct GPTConfig {
   int64_t vocab_size = 65;
@@ -20,8 +27,13 @@ struct GPTConfig {
   int64_t n_head = 4;
   int64_t n_embd = 128;
   float dropout = 0.0f;
-  void validate() const;  // throws on zero sizes, n_embd % n_head != 0, dropout outside [0, 1)
+  // Throws on a size outside [1, its kMax], n_embd % n_head != 0, dropout outside [0, 1).
+  void validate() const;
 };
+
+// The names and shapes of a GPT's parameters for `config`, in named_parameters() order, without
+// building one: a checkpoint's datasets are checked against them before a model is allocated.
+std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& config);
 
 // Feed-forward: c_fc (C -> 4C), GELU (tanh), c_proj (4C -> C).
 class MLP : public Module {

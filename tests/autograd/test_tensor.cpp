@@ -20,6 +20,13 @@ TEST_CASE("tensor: creation, shape, strides and element access", "[tensor]") {
   REQUIRE_THROWS_WITH(t.item(), Catch::Contains("[2, 3] has 6 elements"));
 }
 
+TEST_CASE("tensor: element counts that overflow or sizes below zero are errors, not wrapped numbers", "[tensor][errors]") {
+  REQUIRE(numel(Shape{int64_t{1} << 31, int64_t{1} << 31}) == int64_t{1} << 62);
+  REQUIRE_THROWS_WITH(numel(Shape{int64_t{1} << 32, int64_t{1} << 32}), Catch::Contains("more elements than"));
+  REQUIRE_THROWS_WITH(Tensor::empty({int64_t{1} << 40, int64_t{1} << 40}), Catch::Contains("more elements than"));
+  REQUIRE_THROWS_WITH(numel(Shape{3, -2}), Catch::Contains("[3, -2]: a negative size"));
+}
+
 TEST_CASE("tensor: seeded random tensors repeat bit for bit", "[tensor]") {
   REQUIRE(Tensor::randn({100}, 7).to_vector() == Tensor::randn({100}, 7).to_vector());
   REQUIRE(Tensor::randn({100}, 7).to_vector() != Tensor::randn({100}, 8).to_vector());

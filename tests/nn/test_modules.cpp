@@ -58,9 +58,20 @@ TEST_CASE("modules: parameter count has the closed form", "[nn]") {
   REQUIRE(GPT(GPTConfig{50257, 1024, 12, 12, 768}).parameter_count() == 124439808);  // GPT-2 small, as published
 }
 
+TEST_CASE("modules: parameter_shapes lists a GPT's parameters without building one", "[nn]") {
+  for (GPTConfig c : {GPTConfig{65, 64, 4, 4, 128}, GPTConfig{3, 2, 1, 1, 2}, GPTConfig{100, 16, 3, 2, 6}}) {
+    GPT model(c);
+    std::vector<std::pair<std::string, Shape>> built;
+    for (const auto& [name, p] : model.named_parameters()) built.emplace_back(name, p.shape());
+    REQUIRE(parameter_shapes(c) == built);
+  }
+}
+
 TEST_CASE("modules: invalid configs are rejected clearly", "[nn][errors]") {
   REQUIRE_THROWS_WITH(GPT(GPTConfig{65, 64, 4, 3, 128}), Catch::Contains("n_embd 128 is not divisible by n_head 3"));
-  REQUIRE_THROWS_WITH(GPT(GPTConfig{0, 64, 4, 4, 128}), Catch::Contains("vocab_size must be positive"));
-  REQUIRE_THROWS_WITH(GPT(GPTConfig{65, 64, 0, 4, 128}), Catch::Contains("n_layer must be positive"));
+  REQUIRE_THROWS_WITH(GPT(GPTConfig{0, 64, 4, 4, 128}), Catch::Contains("vocab_size must be at least 1 (got 0)"));
+  REQUIRE_THROWS_WITH(GPT(GPTConfig{65, 64, 0, 4, 128}), Catch::Contains("n_layer must be at least 1 (got 0)"));
   REQUIRE_THROWS_WITH(GPT(GPTConfig{65, 64, 4, 4, 128, 1.5f}), Catch::Contains("dropout 1.5"));
+  REQUIRE_THROWS_WITH(GPT(GPTConfig{65, 64, 300000, 4, 128}), Catch::Contains("n_layer must be at most 1024 (got 300000)"));
+  REQUIRE_THROWS_WITH(GPT(GPTConfig{int64_t{1} << 40, 64, 4, 4, 128}), Catch::Contains("vocab_size must be at most"));
 }
