@@ -12,6 +12,7 @@
 #include "autograd/random.h"
 #include "optim/adamw.h"
 #include "optim/grad_clip.h"
+#include "train/memory_budget.h"
 
 namespace tinygpt::train {
 
@@ -40,20 +41,11 @@ double measure_peak_gflops() {
   return 2.0 * n * n * n / (best * 1e-3) / 1e9;
 }
 
-// Bytes the step needs by construction: parameters, gradients and two AdamW moments, plus the
-// activations the graph keeps for backward (per block: about 16 B T C floats and the B nh T T
-// attention weights unless attention is tiled; around the blocks 3 B T C, and the logits and their
-// gradient, 2 B T V).
-double formula_bytes(const nn::GPTConfig& c, int64_t params, int64_t B, bool tiled) {
-  const double T = static_cast<double>(c.block_size), C = static_cast<double>(c.n_embd);
-  const double per_block = 16 * B * T * C + (tiled ? 0.0 : static_cast<double>(B * c.n_head) * T * T);
-  const double activations = c.n_layer * per_block + 3 * B * T * C + 2 * B * T * static_cast<double>(c.vocab_size);
-  return 4.0 * (4.0 * static_cast<double>(params) + activations);
-}
-
 }  // namespace
 
 BenchResult run_benchmark(const BenchOptions& o, const Communicator& comm) {
+  o.config.validate();
+  require_memory(training_bytes(o.config, o.batch, o.attention), "this benchmark");
   set_num_threads(static_cast<int>(o.threads));
   memory::Reuse reuse;  // as in training: steps take the memory earlier steps freed
   nn::GPT model(o.config, 1337);
@@ -121,8 +113,7 @@ BenchResult run_benchmark(const BenchOptions& o, const Communicator& comm) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   r.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
-  r.formula_mb =
-      formula_bytes(c, r.parameters, B, attention_is_tiled(o.attention, c.block_size)) / (1024.0 * 1024.0);
+  r.formula_mb = training_bytes(c, B, o.attention) / (1024.0 * 1024.0);
   return r;
 }
 

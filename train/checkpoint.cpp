@@ -2,33 +2,47 @@
 
 #include <H5Cpp.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 
 #include "data/bpe_tokenizer.h"
 #include "data/char_tokenizer.h"
+#include "train/checkpoint_file.h"
+#include "train/output_files.h"
 
 namespace tinygpt::train {
 
 namespace {
 
 constexpr int kFormatVersion = 1;
+constexpr double kMany = 1e12;
+constexpr int64_t kMaxRanks = 65536;
 
 // ---- writing -----------------------------------------------------------------------------------
 
-H5::StrType string_type() {
-  H5::StrType t(H5::PredType::C_S1, H5T_VARIABLE);
+// Fixed-length UTF-8 strings: variable-length ones live in HDF5's global heap, which damaged files
+// turn into crashes inside libhdf5.
+H5::StrType string_type(const std::string& value) {
+  H5::StrType t(H5::PredType::C_S1, std::max<size_t>(1, value.size()));
   t.setCset(H5T_CSET_UTF8);
+  t.setStrpad(H5T_STR_NULLPAD);
   return t;
 }
 
 void put(H5::H5Object& at, const char* name, const std::string& value) {
-  at.createAttribute(name, string_type(), H5::DataSpace(H5S_SCALAR)).write(string_type(), value);
+  const H5::StrType type = string_type(value);
+  std::string padded = value;
+  padded.resize(type.getSize(), '\0');
+  at.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, padded.data());
 }
 void put(H5::H5Object& at, const char* name, int64_t value) {
   at.createAttribute(name, H5::PredType::STD_I64LE, H5::DataSpace(H5S_SCALAR)).write(H5::PredType::NATIVE_INT64, &value);
@@ -42,11 +56,17 @@ void put(H5::H5Object& at, const char* name, const std::vector<std::string>& val
   put(at, name, joined);
 }
 
-void put_floats(H5::Group& g, const std::string& name, const Tensor& t) {
+// A float tensor, refused when it holds NaN or infinity (a diverged run must not replace a good
+// checkpoint), or negative values where it must not (second moments).
+void put_floats(H5::Group& g, const std::string& name, const Tensor& t, bool non_negative = false) {
+  const Tensor c = t.contiguous();
+  const float* x = c.data();
+  for (int64_t i = 0; i < c.numel(); ++i)
+    if (!std::isfinite(x[i]) || (non_negative && x[i] < 0))
+      throw std::runtime_error(fmt::format("{} holds {} at element {} (the run diverged)", name, x[i], i));
   std::vector<hsize_t> dims(t.shape().begin(), t.shape().end());
   H5::DataSet ds = g.createDataSet(name, H5::PredType::IEEE_F32LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()));
-  const Tensor c = t.contiguous();
-  ds.write(c.data(), H5::PredType::NATIVE_FLOAT);
+  ds.write(x, H5::PredType::NATIVE_FLOAT);
 }
 
 void put_ints(H5::Group& g, const std::string& name, const std::vector<int32_t>& values, std::vector<hsize_t> dims) {
@@ -87,12 +107,14 @@ void write_train_state(H5::H5File& file, const TrainState& s) {
   put(g, "train_tokens", s.train_tokens);
   put(g, "val_tokens", s.val_tokens);
   TrainOptions o = s.options;
-  for_each_option(o, [&](const char* name, auto& field, const char*) { put(g, name, field); });
+  for_each_option(o, [&](const char* name, auto& field, const char*, const Range&) { put(g, name, field); });
 }
 
 void write_file(const std::string& path, const nn::GPT& model, const data::Tokenizer& tokenizer,
                 const optim::AdamW* optimizer, const TrainState* state) {
-  H5::H5File file(path, H5F_ACC_TRUNC);
+  H5::FileCreatPropList create;
+  create.setUserblock(kUserBlockBytes);  // room for the seal
+  H5::H5File file(path, H5F_ACC_TRUNC, create);
   put(file, "format", std::string("tinygpt"));
   file.createAttribute("format_version", H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
       .write(H5::PredType::NATIVE_INT, &kFormatVersion);
@@ -115,7 +137,7 @@ void write_file(const std::string& path, const nn::GPT& model, const data::Token
     put(g, "eps", static_cast<double>(optimizer->options().eps));
     put(g, "weight_decay", static_cast<double>(optimizer->options().weight_decay));
     H5::Group m = g.createGroup("m"), v = g.createGroup("v");
-    for (const auto& s : optimizer->state()) put_floats(m, s.name, s.m), put_floats(v, s.name, s.v);
+    for (const auto& s : optimizer->state()) put_floats(m, s.name, s.m), put_floats(v, s.name, s.v, true);
   }
   if (state) write_train_state(file, *state);
   file.close();
@@ -128,183 +150,297 @@ void fsync_path(const std::string& path, int flags) {
   ::close(fd);
 }
 
+// A new, uniquely named file beside `target` (".run.h5.tmp-XXXXXX"): nothing that exists is reused.
+std::string temporary_beside(const std::filesystem::path& target) {
+  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  std::string name = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) throw std::runtime_error(std::strerror(errno));
+  const mode_t mask = ::umask(0);  // mkstemp makes it private; the checkpoint gets the usual mode
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  ::close(fd);
+  return name;
+}
+
 // ---- reading -----------------------------------------------------------------------------------
 
-// Reads from one file, remembering which item it is at so that any failure names it.
+// Reads one checkpoint's tree, range-checking every value, with errors that name the file and item.
 class Reader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
+  Reader(std::string path, const hdf5::File& file) : path_(std::move(path)), file_(file) {}
+
   [[noreturn]] void fail(const std::string& what) const {
     throw std::runtime_error(fmt::format("checkpoint '{}': {}", path_, what));
   }
-  H5::H5File& open() {
-    if (!std::filesystem::exists(path_)) fail("no such file");
-    if (H5::H5File::isHdf5(path_.c_str()) <= 0) fail("not an HDF5 file (or truncated)");
-    file_ = H5::H5File(path_, H5F_ACC_RDONLY);
-    return file_;
+
+  const hdf5::Group* find_group(const std::string& path) const {
+    const hdf5::Group* g = &file_.root();
+    for (const std::string& part : parts(path)) {
+      const auto it = g->groups.find(part);
+      if (it == g->groups.end()) return nullptr;
+      g = &it->second;
+    }
+    return g;
   }
-  std::vector<hsize_t> dims_of(const std::string& item) {
-    if (!has(item)) fail(fmt::format("missing dataset {}", item));
-    H5::DataSpace space = file_.openDataSet(item).getSpace();
-    std::vector<hsize_t> dims(space.getSimpleExtentNdims());
-    space.getSimpleExtentDims(dims.data());
-    return dims;
+  const hdf5::Group& group(const std::string& path) const {
+    const hdf5::Group* g = find_group(path);
+    if (!g) fail(fmt::format("missing group {}", path));
+    return *g;
   }
-  bool has(const std::string& item) {
-    return H5Lexists(file_.getId(), item.c_str(), H5P_DEFAULT) > 0;
+  // A dataset of exactly this shape.
+  const hdf5::Dataset& dataset(const std::string& path, const Shape& shape) const {
+    const hdf5::Dataset& d = dataset(path);
+    if (!std::equal(d.shape.begin(), d.shape.end(), shape.begin(), shape.end()))
+      fail(fmt::format("dataset {} has shape [{}], expected {}", path, fmt::join(d.shape, ", "), to_string(shape)));
+    return d;
   }
-  H5::Group group(const std::string& item) {
-    if (!has(item)) fail(fmt::format("missing group {}", item));
-    return file_.openGroup(item);
+  const hdf5::Dataset& dataset(const std::string& path) const {
+    const size_t slash = path.rfind('/');
+    if (const hdf5::Group* g = find_group(path.substr(0, slash))) {
+      const auto it = g->datasets.find(path.substr(slash + 1));
+      if (it != g->datasets.end()) return it->second;
+    }
+    fail(fmt::format("missing dataset {}", path));
   }
-  H5::Attribute attribute(H5::H5Object& at, const std::string& where, const char* name) {
-    if (!at.attrExists(name)) fail(fmt::format("missing attribute '{}' of {}", name, where));
-    return at.openAttribute(name);
+
+  // Float values, refused when not finite (or negative, where they must not be).
+  void floats(const std::string& path, const Tensor& into, bool non_negative = false) const {
+    const hdf5::Dataset& d = dataset(path, into.shape());
+    float* x = into.data();
+    guard([&] { file_.read(d, path, x); });
+    for (int64_t i = 0; i < into.numel(); ++i)
+      if (!std::isfinite(x[i]) || (non_negative && x[i] < 0))
+        fail(fmt::format("dataset {} holds {} at element {}{}", path, x[i], i,
+                         std::isfinite(x[i]) ? " (a second moment cannot be negative)" : ""));
   }
-  std::string text(H5::H5Object& at, const std::string& where, const char* name) {
-    H5::Attribute a = attribute(at, where, name);
-    if (a.getTypeClass() != H5T_STRING) fail(fmt::format("attribute '{}' of {} is not a string", name, where));
-    std::string s;
-    a.read(a.getStrType(), s);
-    return s;
+  std::vector<int64_t> integers(const std::string& path, const Shape& shape) const {
+    const hdf5::Dataset& d = dataset(path, shape);
+    std::vector<int64_t> v;
+    guard([&] { v = file_.read_integers(d, path); });
+    return v;
   }
-  template <class T>
-  T number(H5::H5Object& at, const std::string& where, const char* name) {
-    H5::Attribute a = attribute(at, where, name);
-    const H5T_class_t cls = a.getTypeClass();
-    if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || a.getSpace().getSimpleExtentNpoints() != 1)
-      fail(fmt::format("attribute '{}' of {} is not a number", name, where));
-    T value{};
-    a.read(std::is_floating_point_v<T> ? H5::PredType::NATIVE_DOUBLE : H5::PredType::NATIVE_INT64, &value);
-    return value;
+
+  const hdf5::Attribute& attribute(const hdf5::Group& g, const std::string& where, const char* name) const {
+    const auto it = g.attributes.find(name);
+    if (it == g.attributes.end()) fail(fmt::format("missing attribute '{}' of {}", name, where));
+    return it->second;
   }
-  // A dataset of the expected shape, as floats or ints.
-  template <class T>
-  std::vector<T> data(const std::string& item, const std::vector<hsize_t>& shape) {
-    if (!has(item)) fail(fmt::format("missing dataset {}", item));
-    H5::DataSet ds = file_.openDataSet(item);
-    H5::DataSpace space = ds.getSpace();
-    std::vector<hsize_t> dims(space.getSimpleExtentNdims());
-    space.getSimpleExtentDims(dims.data());
-    if (dims != shape)
-      fail(fmt::format("dataset {} has shape [{}], expected [{}]", item, fmt::join(dims, ", "), fmt::join(shape, ", ")));
-    std::vector<T> values(space.getSimpleExtentNpoints());
-    if (!values.empty())
-      ds.read(values.data(), std::is_same_v<T, float> ? H5::PredType::NATIVE_FLOAT : H5::PredType::NATIVE_INT32);
-    return values;
+  const hdf5::Attribute& scalar(const hdf5::Group& g, const std::string& where, const char* name) const {
+    const hdf5::Attribute& a = attribute(g, where, name);
+    if (a.count() != 1) fail(fmt::format("attribute '{}' of {} holds {} values, not one", name, where, a.count()));
+    return a;
   }
-  Tensor tensor(const std::string& item, const Shape& shape) {
-    return Tensor::from_vector(shape, data<float>(item, std::vector<hsize_t>(shape.begin(), shape.end())));
+  std::string text(const hdf5::Group& g, const std::string& where, const char* name) const {
+    const hdf5::Attribute& a = scalar(g, where, name);
+    if (a.kind != hdf5::Attribute::Kind::text) fail(fmt::format("attribute '{}' of {} is not a string", name, where));
+    return a.texts.at(0);
   }
+  int64_t integer(const hdf5::Group& g, const std::string& where, const char* name, const Range& range) const {
+    const hdf5::Attribute& a = scalar(g, where, name);
+    if (a.kind == hdf5::Attribute::Kind::floating)
+      fail(fmt::format("attribute '{}' of {} must be an integer (got {})", name, where, a.floats.at(0)));
+    if (a.kind != hdf5::Attribute::Kind::integer)
+      fail(fmt::format("attribute '{}' of {} must be an integer", name, where));
+    if (a.is_unsigned && a.uints.at(0) > static_cast<uint64_t>(INT64_MAX))
+      fail(fmt::format("attribute '{}' of {} {}", name, where, range_problem(a.uints.at(0), range)));
+    const int64_t v = a.is_unsigned ? static_cast<int64_t>(a.uints.at(0)) : a.ints.at(0);
+    check(range_problem(v, range), name, where);
+    return v;
+  }
+  double number(const hdf5::Group& g, const std::string& where, const char* name, const Range& range,
+                bool nan_allowed = false) const {
+    const hdf5::Attribute& a = scalar(g, where, name);
+    double v = 0;
+    if (a.kind == hdf5::Attribute::Kind::floating) v = a.floats.at(0);
+    else if (a.kind == hdf5::Attribute::Kind::integer) v = a.is_unsigned ? double(a.uints.at(0)) : double(a.ints.at(0));
+    else fail(fmt::format("attribute '{}' of {} is not a number", name, where));
+    if (!(nan_allowed && std::isnan(v))) check(range_problem(v, range), name, where);
+    return v;
+  }
+  // n xoshiro256** states, each of 4 words and not all zero (that state only ever yields zeros).
+  std::vector<Rng::State> rng_states(const hdf5::Group& g, const char* name, int64_t n) const {
+    const hdf5::Attribute& a = attribute(g, "/train", name);
+    if (a.kind != hdf5::Attribute::Kind::integer || !a.is_unsigned || a.count() != 4 * n)
+      fail(fmt::format("attribute '{}' of /train must hold {} unsigned 64-bit numbers", name, 4 * n));
+    std::vector<Rng::State> states(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) {
+      for (int k = 0; k < 4; ++k) states[r][k] = a.uints[static_cast<size_t>(4 * r + k)];
+      if (states[r] == Rng::State{})
+        fail(fmt::format("attribute '{}' of /train holds an all-zero generator state{} (xoshiro256** never leaves it)",
+                         name, n > 1 ? fmt::format(" for rank {}", r) : ""));
+    }
+    return states;
+  }
+
   const std::string& path() const { return path_; }
 
  private:
+  static std::vector<std::string> parts(const std::string& path) {
+    std::vector<std::string> out;
+    for (size_t start = 1; start <= path.size();) {
+      size_t end = path.find('/', start);
+      if (end == std::string::npos) end = path.size();
+      if (end > start) out.push_back(path.substr(start, end - start));
+      start = end + 1;
+    }
+    return out;
+  }
+  void check(const std::string& problem, const char* name, const std::string& where) const {
+    if (!problem.empty()) fail(fmt::format("attribute '{}' of {} {}", name, where, problem));
+  }
+  template <class F>
+  void guard(F&& read) const {
+    try {
+      read();
+    } catch (const std::runtime_error& e) {
+      fail(e.what());
+    }
+  }
+
   std::string path_;
-  H5::H5File file_;
+  const hdf5::File& file_;
 };
 
-std::shared_ptr<const data::Tokenizer> read_tokenizer(Reader& r) {
-  H5::Group g = r.group("/tokenizer");
+nn::GPTConfig read_config(const Reader& r) {
+  const hdf5::Group& g = r.group("/config");
+  nn::GPTConfig c;
+  c.vocab_size = r.integer(g, "/config", "vocab_size", Range{1, double(nn::kMaxVocab)});
+  c.block_size = r.integer(g, "/config", "block_size", Range{1, double(nn::kMaxBlock)});
+  c.n_layer = r.integer(g, "/config", "n_layer", Range{1, double(nn::kMaxLayers)});
+  c.n_head = r.integer(g, "/config", "n_head", Range{1, double(nn::kMaxHeads)});
+  c.n_embd = r.integer(g, "/config", "n_embd", Range{1, double(nn::kMaxEmbd)});
+  try {
+    c.validate();
+  } catch (const std::exception& e) {
+    r.fail(fmt::format("/config is invalid: {}", e.what()));
+  }
+  return c;
+}
+
+// /config and /model agree: every parameter of that config is there in its shape, and nothing else
+// is; checked on the shapes alone, before a model is allocated.
+void check_model_datasets(const Reader& r, const nn::GPTConfig& c, const std::string& group) {
+  std::set<std::string> names;
+  for (const auto& [name, shape] : nn::parameter_shapes(c)) {
+    r.dataset(group + "/" + name, shape);
+    names.insert(name);
+  }
+  for (const auto& [name, d] : r.group(group).datasets)
+    if (!names.count(name))
+      r.fail(fmt::format("dataset {}/{} is not a parameter of the model that /config describes ({} layers)", group,
+                         name, c.n_layer));
+}
+
+std::shared_ptr<const data::Tokenizer> read_tokenizer(const Reader& r) {
+  const hdf5::Group& g = r.group("/tokenizer");
   const std::string kind = r.text(g, "/tokenizer", "kind");
+  auto int32s = [&](const std::string& path, const Shape& shape) {
+    std::vector<int32_t> out;
+    for (int64_t v : r.integers(path, shape)) {
+      if (v < INT32_MIN || v > INT32_MAX) r.fail(fmt::format("dataset {} holds {}, outside 32-bit integers", path, v));
+      out.push_back(static_cast<int32_t>(v));
+    }
+    return out;
+  };
   if (kind == "char") {
-    const std::vector<hsize_t> dims = r.dims_of("/tokenizer/vocab");
-    return std::make_shared<data::CharTokenizer>(r.data<int32_t>("/tokenizer/vocab", {dims.empty() ? 0 : dims[0]}));
+    const auto& dims = r.dataset("/tokenizer/vocab").shape;
+    if (dims.size() != 1) r.fail("dataset /tokenizer/vocab must be one-dimensional");
+    return std::make_shared<data::CharTokenizer>(int32s("/tokenizer/vocab", {dims[0]}));
   }
   if (kind == "bpe") {
-    const std::vector<hsize_t> dims = r.dims_of("/tokenizer/merges");
-    const hsize_t n = dims.empty() ? 0 : dims[0];
-    const std::vector<int32_t> flat = r.data<int32_t>("/tokenizer/merges", {n, 2});
+    const auto& dims = r.dataset("/tokenizer/merges").shape;
+    if (dims.size() != 2 || dims[1] != 2) r.fail("dataset /tokenizer/merges must have shape [n_merges, 2]");
+    const std::vector<int32_t> flat = int32s("/tokenizer/merges", {dims[0], 2});
     std::vector<data::Merge> merges;
-    for (size_t k = 0; k < n; ++k) merges.push_back({flat[2 * k], flat[2 * k + 1]});
-    return std::make_shared<data::BpeTokenizer>(std::move(merges),
-                                                data::split_from_name(r.text(g, "/tokenizer", "split")));
+    for (size_t k = 0; k < flat.size() / 2; ++k) merges.push_back({flat[2 * k], flat[2 * k + 1]});
+    const std::string split = r.text(g, "/tokenizer", "split");
+    if (split != "gpt2" && split != "none") r.fail(fmt::format("unknown split '{}' in /tokenizer", split));
+    return std::make_shared<data::BpeTokenizer>(std::move(merges), data::split_from_name(split));
   }
   r.fail(fmt::format("unknown tokenizer kind '{}' in /tokenizer", kind));
 }
 
-TrainState read_train_state(Reader& r) {
-  H5::Group g = r.group("/train");
-  TrainState s;
-  s.iteration = r.number<int64_t>(g, "/train", "iteration");
-  H5::Attribute rng = r.attribute(g, "/train", "rng_state");
-  if (rng.getSpace().getSimpleExtentNpoints() != 4) r.fail("attribute 'rng_state' of /train does not hold 4 numbers");
-  rng.read(H5::PredType::NATIVE_UINT64, s.sampler_states.at(0).data());
-  const int64_t world = g.attrExists("world_size") ? r.number<int64_t>(g, "/train", "world_size") : 1;
-  if (world < 1) r.fail(fmt::format("attribute 'world_size' of /train is {}", world));
-  if (world > 1) {
-    H5::Attribute all = r.attribute(g, "/train", "rank_rng_states");
-    if (all.getSpace().getSimpleExtentNpoints() != 4 * world)
-      r.fail(fmt::format("attribute 'rank_rng_states' of /train does not hold {} x 4 numbers", world));
-    s.sampler_states.resize(static_cast<size_t>(world));
-    all.read(H5::PredType::NATIVE_UINT64, s.sampler_states.data());
+void read_optimizer(const Reader& r, Checkpoint& ck) {
+  const hdf5::Group& g = r.group("/optim");
+  auto hyper = [&](const char* name, const Range& range) { return static_cast<float>(r.number(g, "/optim", name, range)); };
+  ck.optim = optim::AdamWOptions{hyper("lr", Range{0, 10, true}), hyper("beta1", Range{0, 1, false, true}),
+                                 hyper("beta2", Range{0, 1, false, true}), hyper("eps", Range{0, 1, true}),
+                                 hyper("weight_decay", Range{0, 100})};
+  ck.optim_step = r.integer(g, "/optim", "step", Range{0, kMany});
+  check_model_datasets(r, ck.config, "/optim/m");
+  check_model_datasets(r, ck.config, "/optim/v");
+  for (const auto& [name, p] : ck.model->named_parameters()) {
+    ck.m[name] = Tensor::empty(p.shape());
+    ck.v[name] = Tensor::empty(p.shape());
+    r.floats("/optim/m/" + name, ck.m[name]);
+    r.floats("/optim/v/" + name, ck.v[name], true);
   }
-  s.dropout_counter = static_cast<uint64_t>(r.number<int64_t>(g, "/train", "dropout_counter"));
-  s.train_loss = r.number<double>(g, "/train", "train_loss");
-  s.val_loss = r.number<double>(g, "/train", "val_loss");
-  s.tokens_seen = r.number<int64_t>(g, "/train", "tokens_seen");
-  s.seconds = r.number<double>(g, "/train", "seconds");
-  s.train_tokens = r.number<int64_t>(g, "/train", "train_tokens");
-  s.val_tokens = r.number<int64_t>(g, "/train", "val_tokens");
-  for_each_option(s.options, [&](const char* name, auto& field, const char*) {
+}
+
+TrainState read_train_state(const Reader& r) {
+  const hdf5::Group& g = r.group("/train");
+  const std::string where = "/train";
+  TrainState s;
+  s.iteration = r.integer(g, where, "iteration", Range{0, kMany});
+  const int64_t world = g.attributes.count("world_size") ? r.integer(g, where, "world_size", Range{1, kMaxRanks}) : 1;
+  s.sampler_states = r.rng_states(g, "rng_state", 1);
+  if (world > 1) s.sampler_states = r.rng_states(g, "rank_rng_states", world);
+  s.dropout_counter = static_cast<uint64_t>(r.integer(g, where, "dropout_counter", Range{0, 9.2e18}));
+  s.train_loss = r.number(g, where, "train_loss", Range{0, 1e30});
+  s.val_loss = r.number(g, where, "val_loss", Range{0, 1e30}, true);  // NaN: no estimate yet
+  s.tokens_seen = r.integer(g, where, "tokens_seen", Range{0, 9.2e18});
+  s.seconds = r.number(g, where, "seconds", Range{0, 1e12});
+  s.train_tokens = r.integer(g, where, "train_tokens", Range{0, 9.2e18});
+  s.val_tokens = r.integer(g, where, "val_tokens", Range{0, 9.2e18});
+  for_each_option(s.options, [&](const char* name, auto& field, const char*, const Range& range) {
     using T = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<T, std::string>) {
-      field = r.text(g, "/train", name);
+      field = r.text(g, where, name);
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
       field.clear();
-      const std::string joined = r.text(g, "/train", name);
+      const std::string joined = r.text(g, where, name);
       for (size_t start = 0; start < joined.size();) {
         size_t end = joined.find('\n', start);
         if (end == std::string::npos) end = joined.size();
         field.push_back(joined.substr(start, end - start));
         start = end + 1;
       }
+    } else if constexpr (std::is_integral_v<T>) {
+      field = r.integer(g, where, name, range);
     } else {
-      field = r.number<T>(g, "/train", name);
+      field = r.number(g, where, name, range);
     }
   });
+  try {
+    validate(s.options);
+  } catch (const std::exception& e) {
+    r.fail(fmt::format("the run options in /train are invalid: {}", e.what()));
+  }
+  if (s.iteration > s.options.iters)
+    r.fail(fmt::format("/train is at iteration {}, past its iters {}", s.iteration, s.options.iters));
   return s;
 }
 
-Checkpoint read_file(Reader& r) {
-  H5::H5File& file = r.open();
-  if (!file.attrExists("format") || r.text(file, "/", "format") != "tinygpt")
+Checkpoint read_file(const Reader& r, bool sealed) {
+  const hdf5::Group& root = r.group("/");
+  if (!root.attributes.count("format") || r.text(root, "/", "format") != "tinygpt")
     r.fail("not a tinygpt checkpoint (the root attribute format is not \"tinygpt\")");
-  const int64_t version = r.number<int64_t>(file, "/", "format_version");
+  const int64_t version = r.integer(root, "/", "format_version", Range{0, kMany});
   if (version != kFormatVersion)
     r.fail(fmt::format("format_version {} is not supported (this tinygpt reads version {})", version, kFormatVersion));
   Checkpoint ck;
-  H5::Group config = r.group("/config");
-  ck.config.vocab_size = r.number<int64_t>(config, "/config", "vocab_size");
-  ck.config.block_size = r.number<int64_t>(config, "/config", "block_size");
-  ck.config.n_layer = r.number<int64_t>(config, "/config", "n_layer");
-  ck.config.n_head = r.number<int64_t>(config, "/config", "n_head");
-  ck.config.n_embd = r.number<int64_t>(config, "/config", "n_embd");
-  try {
-    ck.config.validate();
-  } catch (const std::exception& e) {
-    r.fail(fmt::format("/config is invalid: {}", e.what()));
-  }
-  // The expected names and shapes are those of a model of that config; the weights go straight in.
-  ck.model = std::make_shared<nn::GPT>(ck.config);
-  for (auto& [name, p] : ck.model->named_parameters()) p.copy_from_(r.tensor("/model/" + name, p.shape()));
+  ck.sealed = sealed;
+  ck.config = read_config(r);
+  check_model_datasets(r, ck.config, "/model");
   ck.tokenizer = read_tokenizer(r);
   if (ck.tokenizer->vocab_size() != ck.config.vocab_size)
     r.fail(fmt::format("the tokenizer has {} tokens but /config vocab_size is {}", ck.tokenizer->vocab_size(),
                        ck.config.vocab_size));
-  if (r.has("/optim")) {
-    H5::Group g = r.group("/optim");
-    ck.optim = optim::AdamWOptions{static_cast<float>(r.number<double>(g, "/optim", "lr")),
-                                   static_cast<float>(r.number<double>(g, "/optim", "beta1")),
-                                   static_cast<float>(r.number<double>(g, "/optim", "beta2")),
-                                   static_cast<float>(r.number<double>(g, "/optim", "eps")),
-                                   static_cast<float>(r.number<double>(g, "/optim", "weight_decay"))};
-    ck.optim_step = r.number<int64_t>(g, "/optim", "step");
-    for (const auto& [name, p] : ck.model->named_parameters()) {
-      ck.m[name] = r.tensor("/optim/m/" + name, p.shape());
-      ck.v[name] = r.tensor("/optim/v/" + name, p.shape());
-    }
-  }
-  if (r.has("/train")) ck.train = read_train_state(r);
+  ck.model = std::make_shared<nn::GPT>(ck.config);  // its size is bounded: every weight is in the file
+  for (auto& [name, p] : ck.model->named_parameters()) r.floats("/model/" + name, p);
+  if (r.find_group("/optim")) read_optimizer(r, ck);
+  if (r.find_group("/train")) ck.train = read_train_state(r);
   return ck;
 }
 
@@ -313,13 +449,19 @@ Checkpoint read_file(Reader& r) {
 void write_checkpoint(const std::string& path, const nn::GPT& model, const data::Tokenizer& tokenizer,
                       const optim::AdamW* optimizer, const TrainState* state) {
   H5::Exception::dontPrint();
+  check_output_path(path, OutputKind::checkpoint);
   const std::filesystem::path target(path);
-  const std::string tmp = path + ".tmp";
+  std::string tmp;
   try {
+    tmp = temporary_beside(target);
     write_file(tmp, model, tokenizer, optimizer, state);
+    seal_checkpoint(tmp);
   } catch (const H5::Exception& e) {
-    std::remove(tmp.c_str());
+    if (!tmp.empty()) std::remove(tmp.c_str());
     throw std::runtime_error(fmt::format("cannot write checkpoint '{}': {}", path, e.getDetailMsg()));
+  } catch (const std::exception& e) {
+    if (!tmp.empty()) std::remove(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot write checkpoint '{}': {}", path, e.what()));
   }
   fsync_path(tmp, O_RDONLY);  // the data is on disk before the name points at it
   std::error_code ec;
@@ -333,12 +475,12 @@ void write_checkpoint(const std::string& path, const nn::GPT& model, const data:
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
-  H5::Exception::dontPrint();
-  Reader reader(path);
+  CheckpointImage image = read_checkpoint_image(path);
+  const bool sealed = image.sealed;
+  const hdf5::File file = open_checkpoint_image(std::move(image), path);
+  const Reader reader(path, file);
   try {
-    return read_file(reader);
-  } catch (const H5::Exception& e) {
-    reader.fail(fmt::format("unreadable ({}: {})", e.getFuncName(), e.getDetailMsg()));
+    return read_file(reader, sealed);
   } catch (const std::invalid_argument& e) {  // e.g. a tokenizer whose data does not make sense
     reader.fail(e.what());
   }

@@ -41,15 +41,20 @@ struct Checkpoint {
   int64_t optim_step = 0;
   std::map<std::string, Tensor> m, v;
   std::optional<TrainState> train;
+  bool sealed = false;  // its seal (checkpoint_file.h) matched; false: a file without one, parsed with care
 };
 
-// Writes atomically: a temporary file in the same folder, flushed to disk, then renamed over
-// `path`, so a crash or kill mid-write never destroys the previous checkpoint.
+// Writes atomically: a new temporary file in the same folder, sealed with the SHA-256 of its bytes,
+// flushed to disk, then renamed over `path`, so a crash or kill mid-write never destroys the
+// previous checkpoint. Refuses to replace a file that is not a checkpoint, and to write weights or
+// moments that are not finite (the error names the tensor).
 void write_checkpoint(const std::string& path, const nn::GPT& model, const data::Tokenizer& tokenizer,
                       const optim::AdamW* optimizer, const TrainState* state);
 
-// Reads and checks everything; any problem (missing, truncated or foreign file, wrong
-// format_version, missing item, wrong shape) is one clear error naming the file and the item.
+// Reads and checks everything before it is used: the seal (a damaged file is refused before libhdf5
+// parses it; a file without a seal is parsed first in a child process), every size and number
+// against its range, /config against the datasets' shapes before the model is built, weights and
+// moments finite, generator states non-zero. Any problem is one error naming the file and item.
 Checkpoint read_checkpoint(const std::string& path);
 
 }  // namespace tinygpt::train

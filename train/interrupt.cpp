@@ -1,5 +1,7 @@
 #include "train/interrupt.h"
 
+#include <unistd.h>
+
 #include <csignal>
 
 namespace tinygpt::train {
@@ -9,7 +11,19 @@ namespace {
 volatile std::sig_atomic_t g_signal = 0;
 struct sigaction g_previous_int, g_previous_term;
 
-void on_signal(int sig) { g_signal = sig; }
+// The first signal asks for a stop after the step; a second one, sent by someone who will not
+// wait, ends the process at once, as the signal would have without the watch.
+void on_signal(int sig) {
+  if (g_signal == 0) {
+    g_signal = sig;
+    return;
+  }
+  static const char message[] = "\ntinygpt: second signal: stopping now, without saving\n";
+  if (::write(STDERR_FILENO, message, sizeof message - 1) < 0) {
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
 }  // namespace
 
 InterruptWatch::InterruptWatch() {

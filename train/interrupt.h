@@ -1,6 +1,7 @@
 #pragma once
 // Ctrl-C (SIGINT) and SIGTERM during training: instead of dying mid-step, the trainer finishes the
-// step, writes a checkpoint and exits. While a watch is alive the signals only raise a flag.
+// step, writes a checkpoint and exits. While a watch is alive the first signal only raises a flag;
+// a second one ends the process at once (without a checkpoint: the last one written stays).
 namespace tinygpt::train {
 
 class InterruptWatch {

@@ -3,41 +3,68 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 #include <filesystem>
 #include <stdexcept>
 
 namespace tinygpt::train {
 
-void validate(const TrainOptions& o) {
-  auto positive = [](int64_t v, const char* flag) {
-    if (v <= 0) throw std::invalid_argument(fmt::format("--{} must be positive, got {}", flag, v));
-  };
-  positive(o.layers, "layers");
-  positive(o.heads, "heads");
-  positive(o.embd, "embd");
-  positive(o.block, "block");
-  positive(o.batch, "batch");
-  positive(o.iters, "iters");
-  positive(o.grad_accum, "grad-accum");
-  positive(o.eval_every, "eval-every");
-  positive(o.eval_iters, "eval-iters");
-  positive(o.ckpt_every, "ckpt-every");
-  positive(o.log_every, "log-every");
+namespace {
+template <class T>
+std::string bound(double b) {
+  if constexpr (std::is_integral_v<T>)
+    return b >= static_cast<double>(std::numeric_limits<T>::max()) ? fmt::format("{}", std::numeric_limits<T>::max())
+                                                                    : fmt::format("{}", static_cast<T>(b));
+  return fmt::format("{}", b);
+}
+}  // namespace
+
+template <class T>
+std::string describe(const Range& r) {
+  return fmt::format("{}{}, {}{}", r.open_min ? "(" : "[", bound<T>(r.min), bound<T>(r.max), r.open_max ? ")" : "]");
+}
+
+template <class T>
+std::string range_problem(T value, const Range& r) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(value)) return fmt::format("must be a finite number (got {})", value);
+  }
+  auto bound = [](double b) { return train::bound<T>(b); };
+  const auto v = static_cast<double>(value);
+  if (r.open_min ? !(v > r.min) : !(v >= r.min))
+    return fmt::format("must be {} {} (got {})", r.open_min ? "more than" : "at least", bound(r.min), value);
+  if (r.open_max ? !(v < r.max) : !(v <= r.max))
+    return fmt::format("must be {} {} (got {})", r.open_max ? "less than" : "at most", bound(r.max), value);
+  return "";
+}
+
+template std::string describe<int64_t>(const Range&);
+template std::string describe<uint64_t>(const Range&);
+template std::string describe<double>(const Range&);
+template std::string range_problem(int64_t, const Range&);
+template std::string range_problem(uint64_t, const Range&);
+template std::string range_problem(double, const Range&);
+
+void validate(const TrainOptions& options) {
+  TrainOptions o = options;
+  for_each_option(o, [](const char* name, auto& field, const char*, const Range& range) {
+    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(field)>>) {
+      if (const std::string problem = range_problem(field, range); !problem.empty())
+        throw std::invalid_argument(fmt::format("--{} {}", name, problem));
+    }
+  });
   if (o.embd % o.heads != 0)
     throw std::invalid_argument(fmt::format("--embd {} is not divisible by --heads {}", o.embd, o.heads));
   if (o.tokenizer != "char" && o.tokenizer != "bpe")
-    throw std::invalid_argument(fmt::format("--tokenizer must be char or bpe, got '{}'", o.tokenizer));
-  if (o.tokenizer == "bpe" && o.vocab_size < 256)
-    throw std::invalid_argument(fmt::format("--vocab-size {} is below 256 (the byte tokens)", o.vocab_size));
-  if (!(o.dropout >= 0 && o.dropout < 1)) throw std::invalid_argument(fmt::format("--dropout {} is not in [0, 1)", o.dropout));
-  if (!(o.val_fraction >= 0 && o.val_fraction < 1))
-    throw std::invalid_argument(fmt::format("--val-fraction {} is not in [0, 1)", o.val_fraction));
-  if (!(o.lr > 0) || o.min_lr < 0 || o.min_lr > o.lr)
-    throw std::invalid_argument(fmt::format("learning rates must satisfy 0 <= --min-lr <= --lr, 0 < --lr (got {} and {})",
-                                            o.min_lr, o.lr));
-  if (o.warmup < 0) throw std::invalid_argument("--warmup must not be negative");
-  if (o.weight_decay < 0 || o.grad_clip < 0) throw std::invalid_argument("--weight-decay and --grad-clip must not be negative");
-  if (o.threads < 0) throw std::invalid_argument("--threads must not be negative");
+    throw std::invalid_argument(fmt::format("--tokenizer must be char or bpe (got '{}')", o.tokenizer));
+  if (o.min_lr > o.lr) throw std::invalid_argument(fmt::format("--min-lr must be at most --lr {} (got {})", o.lr, o.min_lr));
+  int64_t tokens = 0;  // tokens_seen counts every token of every iteration
+  if (__builtin_mul_overflow(o.batch * o.block, o.grad_accum, &tokens) || __builtin_mul_overflow(tokens, o.iters, &tokens) ||
+      tokens > (int64_t{1} << 53))
+    throw std::invalid_argument(fmt::format("--iters {} of --batch {} x --block {} x --grad-accum {} tokens is more "
+                                            "tokens than a run counts (2^53)", o.iters, o.batch, o.block, o.grad_accum));
 }
 
 std::vector<std::string> training_files(const TrainOptions& o) {

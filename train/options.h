@@ -27,37 +27,57 @@ struct TrainOptions {
   int64_t seed = 1337, threads = 0;
 };
 
-// visit(flag_name, field, help) for every option: one list for the CLI and the checkpoint.
+// The values a number may take: from min to max, each end included unless it is open.
+struct Range {
+  double min = 0, max = 0;
+  bool open_min = false, open_max = false;
+};
+
+// Worker threads, for every command that takes --threads (0: all cores).
+inline constexpr Range kThreadRange{0, 1024};
+
+// What is wrong with `value` for `range`, in the words of the flag messages ("must be at least 1
+// (got 0)", "must be a finite number (got nan)"); empty when nothing is. Integers print as integers.
+template <class T>
+std::string range_problem(T value, const Range& range);
+template <class T>
+std::string describe(const Range& range);  // "[1, 1024]", "[0, 1)"
+
+// visit(flag_name, field, help, range) for every option: one list for the CLI and the checkpoint
+// (text options get an empty range that they ignore).
 template <class Options, class Visit>
 void for_each_option(Options& o, Visit&& visit) {
-  visit("data", o.data, "training text files (default: the fortunes package's files)");
-  visit("val-data", o.val_data, "validation text files (default: the last --val-fraction of the training tokens)");
-  visit("val-fraction", o.val_fraction, "share of the training tokens held out for validation");
-  visit("out", o.out, "checkpoint to write (HDF5); the CSV log and loss plot go beside it");
-  visit("tokenizer", o.tokenizer, "char or bpe");
-  visit("vocab-size", o.vocab_size, "BPE vocabulary size (at least 256)");
-  visit("layers", o.layers, "transformer blocks");
-  visit("heads", o.heads, "attention heads per block");
-  visit("embd", o.embd, "embedding width (a multiple of --heads)");
-  visit("block", o.block, "context length in tokens");
-  visit("dropout", o.dropout, "dropout probability");
-  visit("batch", o.batch, "sequences per micro-batch");
-  visit("iters", o.iters, "total training iterations");
-  visit("lr", o.lr, "peak learning rate");
-  visit("min-lr", o.min_lr, "learning rate at the end of the cosine decay");
-  visit("warmup", o.warmup, "linear warm-up iterations");
-  visit("weight-decay", o.weight_decay, "AdamW decoupled weight decay (weights and embeddings only)");
-  visit("grad-clip", o.grad_clip, "clip the global gradient norm to this (0: off)");
-  visit("grad-accum", o.grad_accum, "micro-batches per iteration");
-  visit("eval-every", o.eval_every, "iterations between validation-loss estimates");
-  visit("eval-iters", o.eval_iters, "batches per validation-loss estimate");
-  visit("ckpt-every", o.ckpt_every, "iterations between checkpoints");
-  visit("log-every", o.log_every, "iterations between progress lines when not on a terminal");
-  visit("seed", o.seed, "seed for initialization, batches and dropout");
-  visit("threads", o.threads, "worker threads (0: all cores)");
+  constexpr double kMany = 1e12;
+  const Range text{};
+  visit("data", o.data, "training text files (default: the fortunes package's files)", text);
+  visit("val-data", o.val_data, "validation text files (default: the last --val-fraction of the training tokens)", text);
+  visit("val-fraction", o.val_fraction, "share of the training tokens held out for validation", Range{0, 1, false, true});
+  visit("out", o.out, "checkpoint to write (HDF5); the CSV log and loss plot go beside it", text);
+  visit("tokenizer", o.tokenizer, "char or bpe", text);
+  visit("vocab-size", o.vocab_size, "BPE vocabulary size", Range{256, 1 << 24});
+  visit("layers", o.layers, "transformer blocks", Range{1, 1024});
+  visit("heads", o.heads, "attention heads per block", Range{1, 1024});
+  visit("embd", o.embd, "embedding width (a multiple of --heads)", Range{1, 65536});
+  visit("block", o.block, "context length in tokens", Range{1, 65536});
+  visit("dropout", o.dropout, "dropout probability", Range{0, 1, false, true});
+  visit("batch", o.batch, "sequences per micro-batch", Range{1, 65536});
+  visit("iters", o.iters, "total training iterations", Range{1, kMany});
+  visit("lr", o.lr, "peak learning rate", Range{0, 10, true});
+  visit("min-lr", o.min_lr, "learning rate at the end of the cosine decay (at most --lr)", Range{0, 10});
+  visit("warmup", o.warmup, "linear warm-up iterations", Range{0, kMany});
+  visit("weight-decay", o.weight_decay, "AdamW decoupled weight decay (weights and embeddings only)", Range{0, 100});
+  visit("grad-clip", o.grad_clip, "clip the global gradient norm to this (0: off)", Range{0, 1e9});
+  visit("grad-accum", o.grad_accum, "micro-batches per iteration", Range{1, 65536});
+  visit("eval-every", o.eval_every, "iterations between validation-loss estimates", Range{1, kMany});
+  visit("eval-iters", o.eval_iters, "batches per validation-loss estimate", Range{1, 1e6});
+  visit("ckpt-every", o.ckpt_every, "iterations between checkpoints", Range{1, kMany});
+  visit("log-every", o.log_every, "iterations between progress lines when not on a terminal", Range{1, kMany});
+  visit("seed", o.seed, "seed for initialization, batches and dropout", Range{0, 9223372036854775807.0});
+  visit("threads", o.threads, "worker threads (0: all cores)", kThreadRange);
 }
 
-// Throws a clear error for impossible settings (zero sizes, n_embd % n_head, ranges).
+// Throws a clear error for impossible settings: a number outside its range ("--batch must be at
+// least 1 (got 0)"), n_embd % n_head, min_lr > lr, more tokens than a 64-bit count holds.
 void validate(const TrainOptions& o);
 
 // The fortunes files (sorted) when `data` is empty, else `data`.

@@ -4,26 +4,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <stdexcept>
 
+#include "train/output_files.h"
 #include "train/svg.h"
 
 namespace tinygpt::train {
 
 namespace {
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> fields;
-  std::stringstream s(line);
-  for (std::string f; std::getline(s, f, ',');) fields.push_back(f);
-  if (!line.empty() && line.back() == ',') fields.emplace_back();
-  return fields;
-}
-
-// Round tick positions covering [lo, hi]: steps of 1, 2 or 5 times a power of ten.
+// Round tick positions covering [lo, hi]: steps of 1, 2 or 5 times a power of ten (none when the
+// range is too narrow for doubles to step through).
 std::vector<double> ticks(double lo, double hi, int wanted = 6) {
   const double raw = (hi - lo) / wanted, base = std::pow(10.0, std::floor(std::log10(raw)));
   double step = base;
@@ -33,7 +24,9 @@ std::vector<double> ticks(double lo, double hi, int wanted = 6) {
       break;
     }
   std::vector<double> out;
-  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push_back(t);
+  if (!(step > 0) || !std::isfinite(step) || lo + step == lo) return out;
+  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9 && out.size() < static_cast<size_t>(4 * wanted); t += step)
+    out.push_back(t);
   return out;
 }
 
@@ -66,37 +59,6 @@ std::pair<double, double> padded_range(const std::vector<double>& v) {
 }
 
 }  // namespace
-
-std::vector<LogRow> read_log(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("cannot open log '{}'", path));
-  std::string header;
-  std::getline(in, header);
-  std::map<std::string, size_t> column;
-  const std::vector<std::string> names = split_csv(header);
-  for (size_t i = 0; i < names.size(); ++i) column[names[i]] = i;
-  for (const char* needed : {"iter", "train_loss", "val_loss", "lr", "tokens_per_s", "seconds"})
-    if (!column.count(needed))
-      throw std::invalid_argument(fmt::format("log '{}' has no column '{}' (expected iter, train_loss, val_loss, lr, "
-                                              "tokens_per_s, seconds)", path, needed));
-  std::vector<LogRow> rows;
-  std::string line;
-  for (int64_t number = 2; std::getline(in, line); ++number) {
-    if (line.empty()) continue;
-    const std::vector<std::string> f = split_csv(line);
-    try {
-      if (f.size() < names.size()) throw std::invalid_argument("too few fields");
-      const std::string& val = f[column["val_loss"]];
-      rows.push_back({std::stoll(f[column["iter"]]), std::stod(f[column["train_loss"]]),
-                      val.empty() ? std::nullopt : std::optional<double>(std::stod(val)), std::stod(f[column["lr"]]),
-                      std::stod(f[column["tokens_per_s"]]), std::stod(f[column["seconds"]])});
-    } catch (const std::exception&) {
-      throw std::invalid_argument(fmt::format("log '{}', line {}: not a row of numbers: '{}'", path, number, line));
-    }
-  }
-  if (rows.empty()) throw std::invalid_argument(fmt::format("log '{}' has no rows", path));
-  return rows;
-}
 
 std::string loss_plot_svg(const std::vector<LogRow>& rows, const std::string& title) {
   const double W = 800, left = 80, plot_w = 600;
@@ -136,10 +98,7 @@ std::string loss_plot_svg(const std::vector<LogRow>& rows, const std::string& ti
 }
 
 void write_loss_plot(const std::string& log, const std::string& svg_path) {
-  const std::string svg = loss_plot_svg(read_log(log), log);
-  std::ofstream out(svg_path);
-  if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", svg_path));
-  out << svg;
+  write_output_file(svg_path, OutputKind::svg, loss_plot_svg(read_log(log), log));
 }
 
 }  // namespace tinygpt::train

@@ -6,13 +6,15 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "autograd/graph.h"
 #include "autograd/parallel.h"
 #include "optim/grad_clip.h"
+#include "train/memory_budget.h"
+#include "train/output_files.h"
 #include "train/plot.h"
+#include "train/run_log.h"
 
 namespace tinygpt::train {
 
@@ -30,6 +32,20 @@ nn::GPTConfig model_config(const TrainOptions& o, int64_t vocab_size) {
 
 optim::AdamWOptions adamw_options(const TrainOptions& o) {
   return {.lr = static_cast<float>(o.lr), .weight_decay = static_cast<float>(o.weight_decay)};
+}
+
+// Before any work: the checkpoint, its log and its plot can be written where they are to go.
+void check_outputs(const std::string& checkpoint, const std::string& log, const std::string& plot) {
+  check_output_path(checkpoint, OutputKind::checkpoint);
+  check_output_path(log, OutputKind::log);
+  check_output_path(plot, OutputKind::svg);
+}
+
+// A log with its header and `rows` (as written before), replacing the file.
+void write_log(const std::string& path, const std::vector<std::string>& rows) {
+  std::string text = std::string(kLogHeader) + "\n";
+  for (const std::string& row : rows) text += row + "\n";
+  write_output_file(path, OutputKind::log, text);
 }
 
 void check_enough_tokens(const data::Corpus& c, const TrainOptions& o) {
@@ -53,8 +69,12 @@ uint64_t rank_seed(int64_t seed, int rank) {
 Trainer::Trainer(const TrainOptions& options, Communicator comm) : comm_(comm), options_(options) {
   validate(options_);
   set_num_threads(static_cast<int>(options_.threads));
+  if (comm_.is_root()) check_outputs(options_.out, log_path(), plot_path());
+  require_memory(training_bytes(model_config(options_, 1), options_.batch, AttentionMemory::automatic),
+                 "this run");  // before reading any data; again below with the real vocabulary
   corpus_ = data::load_corpus(corpus_options(options_));
   check_enough_tokens(corpus_, options_);
+  check_memory();
   model_ = std::make_shared<nn::GPT>(model_config(options_, corpus_.tokenizer->vocab_size()),
                                      static_cast<uint64_t>(options_.seed));
   optimizer_ = std::make_unique<optim::AdamW>(model_->named_parameters(), adamw_options(options_));
@@ -64,10 +84,10 @@ Trainer::Trainer(const TrainOptions& options, Communicator comm) : comm_(comm), 
   for (int r = 0; r < comm_.size(); ++r) state_.sampler_states.push_back(Rng(rank_seed(options_.seed, r)).state());
   state_.val_loss = NAN;
   prepare();
-  if (comm_.is_root()) std::ofstream(log_path()) << "iter,train_loss,val_loss,lr,tokens_per_s,seconds\n";
+  if (comm_.is_root()) write_log(log_path(), {});
 }
 
-Trainer::Trainer(const std::string& path, std::optional<int64_t> iters, Communicator comm) : comm_(comm) {
+Trainer::Trainer(const std::string& path, const Resume& changes, Communicator comm) : comm_(comm) {
   Checkpoint ck = read_checkpoint(path);
   if (!ck.train || !ck.optim)
     throw std::invalid_argument(fmt::format("checkpoint '{}' holds no training state to resume", path));
@@ -79,18 +99,25 @@ Trainer::Trainer(const std::string& path, std::optional<int64_t> iters, Communic
         "batch sampler continues where it stopped, which needs the same number of ranks)",
         path, world, world == 1 ? "" : "es", comm_.size(),
         world == 1 ? "tinygpt train --resume, without mpirun" : fmt::format("mpirun -np {}", world)));
+  if (changes.iters) state_.options.iters = *changes.iters;
+  if (changes.threads) state_.options.threads = *changes.threads;
+  if (changes.log_every) state_.options.log_every = *changes.log_every;
+  state_.options.out = changes.out.empty() ? path : changes.out;
   options_ = state_.options;
-  if (iters) options_.iters = state_.options.iters = *iters;
   validate(options_);
   set_num_threads(static_cast<int>(options_.threads));
   if (state_.iteration > options_.iters)
     throw std::invalid_argument(fmt::format("the checkpoint is at iteration {}, past --iters {}", state_.iteration,
                                             options_.iters));
+  const std::string old_log = std::filesystem::path(path).replace_extension(".csv").string();
+  if (comm_.is_root()) check_outputs(options_.out, log_path(), plot_path());
   corpus_ = data::load_corpus(corpus_options(options_), ck.tokenizer);
   if (corpus_.train.size() != state_.train_tokens || corpus_.val.size() != state_.val_tokens)
     throw std::invalid_argument(fmt::format(
         "the data changed since the checkpoint: {} training and {} validation tokens then, {} and {} now",
         state_.train_tokens, state_.val_tokens, corpus_.train.size(), corpus_.val.size()));
+  check_enough_tokens(corpus_, options_);
+  check_memory();
   model_ = ck.model;
   model_->set_dropout(static_cast<float>(options_.dropout));
   model_->set_dropout_seed(rank_seed(options_.seed, comm_.rank()));
@@ -100,13 +127,18 @@ Trainer::Trainer(const std::string& path, std::optional<int64_t> iters, Communic
   for (auto& s : optimizer_->state()) s.m.copy_from_(ck.m.at(s.name)), s.v.copy_from_(ck.v.at(s.name));
   prepare();
   if (!comm_.is_root()) return;
-  // Keep the log's rows up to the checkpoint; later ones belong to the run that was cut short.
-  std::ifstream in(log_path());
-  std::string line, kept;
-  for (int64_t row = 0; std::getline(in, line); ++row)
-    if (row == 0 || std::stoll(line.substr(0, line.find(','))) <= state_.iteration) kept += line + "\n";
-  in.close();
-  std::ofstream(log_path()) << (kept.empty() ? "iter,train_loss,val_loss,lr,tokens_per_s,seconds\n" : kept);
+  // The log keeps its rows up to the checkpoint; later ones belong to the run that was cut short.
+  std::vector<std::string> kept;
+  if (std::filesystem::exists(old_log))
+    for (const LogLine& line : read_log_lines(old_log))
+      if (line.row.iter <= state_.iteration) kept.push_back(line.text);
+  write_log(log_path(), kept);
+}
+
+void Trainer::check_memory() const {
+  require_memory(training_bytes(model_config(options_, corpus_.tokenizer->vocab_size()), options_.batch,
+                                AttentionMemory::automatic),
+                 "this run");
 }
 
 void Trainer::prepare() {
@@ -138,11 +170,16 @@ double Trainer::train_step(float lr) {
     (options_.grad_accum > 1 ? loss * (1.0f / static_cast<float>(options_.grad_accum)) : loss).backward();
   }
   comm_.average_gradients(parameters_, flat_grads_);  // several ranks: the mean of their gradients
-  const float clip = options_.grad_clip > 0
-                         ? optim::clip_scale(optim::global_grad_norm(parameters_), options_.grad_clip)
-                         : 1.0f;
-  optimizer_->step(lr, clip);
-  return comm_.mean(loss_sum / static_cast<double>(options_.grad_accum));
+  const double loss = comm_.mean(loss_sum / static_cast<double>(options_.grad_accum));
+  const float norm = optim::global_grad_norm(parameters_);  // the same on every rank: all stop together
+  if (!std::isfinite(loss) || !std::isfinite(norm))
+    throw std::runtime_error(fmt::format(
+        "the training {} became {} at iteration {}: the run stops without saving, and '{}' keeps its last checkpoint "
+        "(a lower --lr or a --grad-clip may help)",
+        std::isfinite(loss) ? "gradient norm" : "loss", std::isfinite(loss) ? norm : loss, state_.iteration + 1,
+        options_.out));
+  optimizer_->step(lr, options_.grad_clip > 0 ? optim::clip_scale(norm, options_.grad_clip) : 1.0f);
+  return loss;
 }
 
 double Trainer::estimate_val_loss() {
@@ -170,7 +207,10 @@ void Trainer::save() {
 
 Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrupt, int64_t pause_at) {
   std::ofstream log;
-  if (comm_.is_root()) log.open(log_path(), std::ios::app);
+  if (comm_.is_root()) {
+    log.open(log_path(), std::ios::app);
+    if (!log) throw std::runtime_error(fmt::format("cannot write the log '{}'", log_path()));
+  }
   const double seconds_before = state_.seconds;
   const auto start = std::chrono::steady_clock::now();
   const int64_t tokens_per_step = options_.batch * options_.block * options_.grad_accum * comm_.size();
@@ -185,6 +225,10 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
     std::optional<double> val;
     if (state_.iteration % options_.eval_every == 0 || state_.iteration == options_.iters) {
       val = estimate_val_loss();
+      if (corpus_.val.size() > 0 && !std::isfinite(*val))
+        throw std::runtime_error(fmt::format("the validation loss became {} at iteration {}: the run stops without "
+                                             "saving, and '{}' keeps its last checkpoint", *val, state_.iteration,
+                                             options_.out));
       state_.val_loss = *val;
       if (comm_.size() > 1)  // cheap insurance that the ranks still apply the same updates
         comm_.require_same(parameter_checksum(parameters_),
@@ -197,9 +241,7 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
       if (stop) return Outcome::interrupted;
       continue;
     }
-    // Losses with 9 significant digits: enough to tell any two floats apart.
-    log << fmt::format("{},{:.9g},{},{:.6e},{:.1f},{:.3f}\n", state_.iteration, state_.train_loss,
-                       val && std::isfinite(*val) ? fmt::format("{:.9g}", *val) : "", lr, tokens_per_s, state_.seconds);
+    log << format_log_row({state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds}) << '\n';
     log.flush();
     if (val) write_loss_plot(log_path(), plot_path());  // a fresh picture at every evaluation
     progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val});

@@ -19,13 +19,21 @@
 
 namespace tinygpt::train {
 
+// What a resumed run may change; everything else continues as the checkpoint says.
+struct Resume {
+  std::optional<int64_t> iters;      // a new total
+  std::string out;                   // where it writes (empty: the checkpoint it continues)
+  std::optional<int64_t> threads, log_every;
+};
+
 class Trainer {
  public:
   // A new run: tokenizer from the data, a freshly initialized model.
   explicit Trainer(const TrainOptions& options, Communicator comm = Communicator::single());
-  // Continues the run saved in `checkpoint`; `iters` may change the total (nothing else may).
-  // The number of ranks must be the one the checkpoint was written by.
-  Trainer(const std::string& checkpoint, std::optional<int64_t> iters, Communicator comm = Communicator::single());
+  // Continues the run saved in `checkpoint`, writing to `checkpoint` itself (and the log and plot
+  // beside it) unless changes.out names another file: a path stored inside a file is never a place
+  // to write. The number of ranks must be the one the checkpoint was written by.
+  Trainer(const std::string& checkpoint, const Resume& changes, Communicator comm = Communicator::single());
 
   enum class Outcome { finished, interrupted };
   // Trains up to options.iters; stops early, with a checkpoint, when `interrupt` is raised or
@@ -41,11 +49,13 @@ class Trainer {
   std::string plot_path() const;  // its loss plot (SVG), refreshed at every evaluation
   void save();                   // a checkpoint of the current state at options.out
   // One optimizer step at learning rate `lr` (grad_accum micro-batches, clipping, AdamW); returns
-  // the mean training loss. After the first steps it allocates nothing: memory is reused.
+  // the mean training loss. After the first steps it allocates nothing: memory is reused. A loss or
+  // gradient that is not finite throws before the update (the last checkpoint stays as it was).
   double train_step(float lr);
 
  private:
-  void prepare();  // sampler, schedule and log, once the state is known
+  void prepare();  // sampler, schedule and output checks, once the state is known
+  void check_memory() const;
 
   memory::Reuse reuse_;  // first in, last out: steps reuse the memory earlier steps freed
   Communicator comm_;

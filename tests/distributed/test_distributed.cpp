@@ -132,7 +132,7 @@ TEST_CASE("mpi: a two-rank run resumes exactly, and only with two ranks", "[mpi]
   }
   comm.sum(0);  // rank 0 has written the checkpoint before anyone reads it
   {
-    Trainer t(half.out, std::nullopt, comm);
+    Trainer t(half.out, Resume{}, comm);
     REQUIRE(t.state().iteration == 4);
     t.run(quiet.progress);
     REQUIRE(all_weights(t.model()) == whole_weights);  // bitwise
@@ -147,7 +147,7 @@ TEST_CASE("mpi: a two-rank run resumes exactly, and only with two ranks", "[mpi]
   }
   comm.sum(0);
   // The same checkpoint with one process: refused, with the command that would work.
-  REQUIRE_THROWS_WITH(Trainer(half.out, std::nullopt, Communicator::single()),
+  REQUIRE_THROWS_WITH(Trainer(half.out, Resume{}, Communicator::single()),
                       Catch::Contains("2 processes") && Catch::Contains("mpirun -np 2"));
 }
 
@@ -161,6 +161,6 @@ TEST_CASE("mpi: a one-process checkpoint is not resumed by two ranks", "[mpi]") 
     Trainer(o, Communicator::single()).run(quiet.progress);
   }
   comm.sum(0);
-  REQUIRE_THROWS_WITH(Trainer(o.out, std::nullopt, comm),
+  REQUIRE_THROWS_WITH(Trainer(o.out, Resume{}, comm),
                       Catch::Contains("1 process,") && Catch::Contains("without mpirun"));
 }

@@ -9,18 +9,22 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <vector>
 #include <thread>
 
+#include "process.h"
 #include "temp_files.h"
 
+using tinygpt::testing::Process;
 using tinygpt::testing::TempDir;
-
-extern char** environ;
+using tinygpt::testing::words;
+namespace testing = tinygpt::testing;
 
 namespace {
 
@@ -38,6 +42,22 @@ Result run(const std::string& args) {
   while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// Waits until a training log has rows (training runs); false after 30 s.
+bool wait_for_rows(const std::string& log) {
+  for (int i = 0; i < 600; ++i) {
+    std::ifstream in(log);
+    std::string header, row;
+    if (std::getline(in, header) && std::getline(in, row)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 std::string small_run(const TempDir& dir, const std::string& heads = "2") {
@@ -79,34 +99,13 @@ TEST_CASE("cli: Ctrl-C writes a checkpoint, exits 0, and the run resumes", "[cli
   TempDir dir;
   const std::string ckpt = dir.file("long.h5"), log = dir.file("long.csv"), out = dir.file("train.out");
   // Start `tinygpt train` with its output in a file, as a person would in a terminal.
-  std::vector<std::string> args = {TINYGPT_BINARY, "train"};
-  std::istringstream flags(small_run(dir) + " --iters 100000 --out " + ckpt);
-  for (std::string word; flags >> word;) args.push_back(word);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t redirect;
-  posix_spawn_file_actions_init(&redirect);
-  posix_spawn_file_actions_addopen(&redirect, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&redirect, 1, 2);
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, argv[0], &redirect, nullptr, argv.data(), environ) == 0);
-  posix_spawn_file_actions_destroy(&redirect);
-  // Wait until training runs (the log has rows), then press Ctrl-C.
-  for (int i = 0; i < 600; ++i) {
-    std::ifstream in(log);
-    std::string header, row;
-    if (std::getline(in, header) && std::getline(in, row)) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  REQUIRE(kill(pid, SIGINT) == 0);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  std::ifstream in(out);
-  const std::string output((std::istreambuf_iterator<char>(in)), {});
+  Process train(words("train " + small_run(dir) + " --iters 100000 --out " + ckpt), out);
+  REQUIRE(wait_for_rows(log));
+  REQUIRE(kill(train.pid(), SIGINT) == 0);
+  const testing::Run stopped_run = train.wait(std::chrono::seconds(60));
+  const std::string& output = stopped_run.output;
   INFO(output);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(stopped_run.exit_code == 0);
   REQUIRE(output.find("stopped by signal 2") != std::string::npos);
   REQUIRE(output.find("tinygpt train --resume " + ckpt) != std::string::npos);
   Result info = run("info --ckpt " + ckpt);
@@ -133,6 +132,8 @@ TEST_CASE("cli: bad input exits non-zero with a clear message", "[cli][errors]")
   Result shape = run("train --resume " + ckpt + " --layers 2");
   REQUIRE(shape.exit_code != 0);
   REQUIRE(shape.output.find("--layers cannot change on --resume") != std::string::npos);
+  REQUIRE(run("train --resume " + ckpt + " --out " + dir.file("corpus.txt")).output.find("corpus.txt' already exists") !=
+          std::string::npos);
   Result missing = run("eval --ckpt " + dir.file("nope.h5") + " --data " + dir.file("corpus.txt"));
   REQUIRE(missing.exit_code != 0);
   REQUIRE(missing.output.find("nope.h5': no such file") != std::string::npos);
@@ -146,5 +147,120 @@ TEST_CASE("cli: bad input exits non-zero with a clear message", "[cli][errors]")
   REQUIRE(heads.exit_code != 0);
   REQUIRE(heads.output.find("--embd 16 is not divisible by --heads 3") != std::string::npos);
   REQUIRE(run("train --bogus").exit_code != 0);
-  REQUIRE(run("").exit_code != 0);
+  Result nothing = run("");
+  REQUIRE(nothing.exit_code == 1);
+  REQUIRE(nothing.output.rfind("tinygpt: error: no command given (commands: train, eval", 0) == 0);
+  Result unknown_command = run("frobnicate");
+  REQUIRE(unknown_command.exit_code == 1);
+  REQUIRE(unknown_command.output.rfind("tinygpt: error: unknown command 'frobnicate' (commands: train, eval", 0) == 0);
+  Result folder = run("info --ckpt " + dir.file(""));
+  REQUIRE(folder.output.find("': is a directory, not a file") != std::string::npos);
+}
+
+TEST_CASE("cli: numbers in flags are exact, finite and in range, with one message style", "[cli][errors]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("n.h5");
+  REQUIRE(run("train " + small_run(dir) + " --iters 2 --out " + ckpt).exit_code == 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train --batch 0", "--batch must be at least 1 (got 0)"},
+      {"train --layers 99999999999999999999", "--layers must be a whole number in [1, 1024] (got 99999999999999999999)"},
+      {"train --embd 4611686018427387904", "--embd must be at most 65536 (got 4611686018427387904)"},
+      {"train --batch 100000000", "--batch must be at most 65536 (got 100000000)"},
+      {"train --grad-accum 1e9", "--grad-accum must be a whole number (got '1e9')"},
+      {"train --eval-iters 1000000000", "--eval-iters must be at most 1000000 (got 1000000000)"},
+      {"train --iters 2.5", "--iters must be a whole number (got '2.5')"},
+      {"train --lr inf", "--lr must be a finite number (got inf)"},
+      {"train --lr 0", "--lr must be more than 0 (got 0)"},
+      {"train --weight-decay nan", "--weight-decay must be a finite number (got nan)"},
+      {"train --dropout 1", "--dropout must be less than 1 (got 1)"},
+      {"train --lr 1e999", "--lr must be a finite number (got 1e999)"},
+      {"train --threads 4294967296", "--threads must be at most 1024 (got 4294967296)"},
+      {"eval --ckpt " + ckpt + " --data " + dir.file("corpus.txt") + " --threads -1", "--threads must be at least 0 (got -1)"},
+      {"sample --ckpt " + ckpt + " --temperature nan", "--temperature must be a finite number (got nan)"},
+      {"sample --ckpt " + ckpt + " --seed -1", "--seed must be a whole number in [0, 18446744073709551615] (got -1)"},
+      {"bench --heads abc", "--heads must be a whole number (got 'abc')"},
+      {"train --data " + dir.file("corpus.txt") + " --out " + dir.file("big.h5") + " --block 65536 --batch 65536",
+       "this run needs about"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args);
+    INFO(args << "\n" << r.output);
+    REQUIRE(r.exit_code == 1);
+    REQUIRE(r.output.rfind("tinygpt: error: " + message, 0) == 0);
+    REQUIRE(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  }
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("big.h5")));
+}
+
+TEST_CASE("cli: --resume writes to the checkpoint it continues, never to a path stored inside it", "[cli][resume]") {
+  TempDir dir;
+  const std::string run_h5 = dir.file("run.h5"), backup = dir.file("backup.h5");
+  REQUIRE(run("train " + small_run(dir) + " --iters 10 --ckpt-every 5 --out " + run_h5).exit_code == 0);
+  std::filesystem::copy_file(run_h5, backup);
+  REQUIRE(run("train --resume " + run_h5 + " --iters 15").exit_code == 0);
+  const std::string live = read_file(run_h5), live_log = read_file(dir.file("run.csv"));
+  // The backup stores run.h5 as its output; resuming it continues in backup.h5.
+  Result resumed = run("train --resume " + backup + " --iters 12");
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  REQUIRE(resumed.output.find("checkpoint " + backup) != std::string::npos);
+  REQUIRE(read_file(run_h5) == live);
+  REQUIRE(read_file(dir.file("run.csv")) == live_log);
+  REQUIRE(run("info --ckpt " + backup).output.find("iteration    12 of 12") != std::string::npos);
+  REQUIRE(std::filesystem::exists(dir.file("backup.csv")));
+  // --out sends it elsewhere, with the rows of the log it came from up to the checkpoint.
+  Result elsewhere = run("train --resume " + run_h5 + " --iters 17 --out " + dir.file("more.h5"));
+  REQUIRE(elsewhere.exit_code == 0);
+  REQUIRE(read_file(run_h5) == live);
+  REQUIRE(read_file(dir.file("more.csv")).rfind(live_log, 0) == 0);
+  REQUIRE(run("info --ckpt " + dir.file("more.h5")).output.find("iteration    17 of 17") != std::string::npos);
+}
+
+TEST_CASE("cli: no command replaces a file of another kind", "[cli][errors]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("run.h5");
+  REQUIRE(run("train " + small_run(dir) + " --iters 2 --out " + ckpt).exit_code == 0);
+  const std::string before = read_file(ckpt);
+  Result svg = run("attention --ckpt " + ckpt + " --text 'To be' --out " + ckpt);
+  REQUIRE(svg.exit_code == 1);
+  REQUIRE(svg.output.find("run.h5' exists and is not an SVG file: not replacing it") != std::string::npos);
+  REQUIRE(read_file(ckpt) == before);
+  Result plot = run("plot --log " + dir.file("run.csv") + " --out " + dir.file("corpus.txt"));
+  REQUIRE(plot.output.find("corpus.txt' exists and is not an SVG file") != std::string::npos);
+  REQUIRE(run("attention --ckpt " + ckpt + " --text 'To be' --out " + dir.file("a.svg")).exit_code == 0);
+  REQUIRE(run("attention --ckpt " + ckpt + " --text 'To be' --out " + dir.file("a.svg")).exit_code == 0);  // SVG over SVG
+  // A run whose log or plot would land on something else is refused before it trains.
+  std::filesystem::create_directory(dir.file("dirlog.csv"));
+  Result log = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("dirlog.h5"));
+  REQUIRE(log.exit_code == 1);
+  REQUIRE(log.output.find("dirlog.csv': is a directory, not a file") != std::string::npos);
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("dirlog.h5")));
+  dir.write("notes.csv", "my own notes\n");
+  Result notes = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("notes.h5"));
+  REQUIRE(notes.output.find("notes.csv' exists and is not a tinygpt log") != std::string::npos);
+  REQUIRE(read_file(dir.file("notes.csv")) == "my own notes\n");
+}
+
+TEST_CASE("cli: a second Ctrl-C ends the run at once; the last checkpoint stays", "[cli]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("two.h5");
+  // Checkpoints at iterations 1 and 2, then an evaluation of a million batches: the step in
+  // flight takes minutes to finish, as a big model's might.
+  small_run(dir);  // writes corpus.txt
+  Process train(words("train --data " + dir.file("corpus.txt") + " --layers 1 --heads 2 --embd 16 --block 16 --batch 4 "
+                      "--threads 1 --iters 100000 --eval-every 3 --eval-iters 1000000 --ckpt-every 1 --out " + ckpt),
+                dir.file("out.txt"));
+  for (int i = 0; i < 600 && !std::filesystem::exists(ckpt); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  INFO(read_file(dir.file("out.txt")));
+  REQUIRE(std::filesystem::exists(ckpt));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(kill(train.pid(), SIGINT) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  REQUIRE(kill(train.pid(), SIGINT) == 0);
+  const testing::Run r = train.wait(std::chrono::seconds(10));
+  INFO(r.output);
+  REQUIRE_FALSE(r.timed_out);
+  REQUIRE(r.signal == SIGINT);
+  REQUIRE(r.output.find("second signal: stopping now, without saving") != std::string::npos);
+  REQUIRE(run("info --ckpt " + ckpt).exit_code == 0);
 }

@@ -122,5 +122,11 @@ TEST_CASE("plot: one point per evaluation, valid SVG, and clear errors for bad l
   REQUIRE(valid_xml(dir, svg));
   REQUIRE_THROWS_WITH(read_log(dir.write("bad.csv", "iter,loss\n1,2\n")), Catch::Contains("bad.csv' has no column 'train_loss'"));
   REQUIRE_THROWS_WITH(read_log(dir.write("junk.csv", csv + "41,x,,0.1,1,1\n")), Catch::Contains("junk.csv', line 42"));
-  REQUIRE_THROWS_WITH(read_log(dir.file("none.csv")), Catch::Contains("cannot open log"));
+  REQUIRE_THROWS_WITH(read_log(dir.file("none.csv")), Catch::Contains("log '" + dir.file("none.csv") + "': no such file"));
+  REQUIRE(read_log(dir.write("cut.csv", csv + "41,3.9")).size() == 40);  // a last row cut short by a crash
+  REQUIRE_THROWS_WITH(read_log(dir.write("partial.csv", csv + "41abc,3.9,,0.1,1,1\n")), Catch::Contains("line 42"));
+  REQUIRE_THROWS_WITH(read_log(dir.write("nan.csv", csv + "41,nan,,0.1,1,1\n")), Catch::Contains("line 42"));
+  // Losses too close together for doubles to step through still give a finite picture.
+  const std::vector<LogRow> flat = {{1, 1e20, std::nullopt, 0.1, 1, 1}, {2, 1e20, std::nullopt, 0.1, 1, 1}};
+  REQUIRE(valid_xml(dir, loss_plot_svg(flat, "flat")));
 }

@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <H5Cpp.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +13,7 @@
 
 #include "data/bpe_tokenizer.h"
 #include "data/char_tokenizer.h"
+#include "checkpoint_edits.h"
 #include "temp_files.h"
 #include "train_helpers.h"
 #include "train/checkpoint.h"
@@ -17,6 +21,10 @@
 
 using namespace tinygpt;
 using namespace tinygpt::train;
+using tinygpt::testing::edit_checkpoint;
+using tinygpt::testing::Seal;
+using tinygpt::testing::set_attribute;
+using tinygpt::testing::strip_seal;
 using tinygpt::testing::TempDir;
 using tinygpt::testing::loss_columns;
 using tinygpt::testing::Quiet;
@@ -66,7 +74,7 @@ TEST_CASE("train: N steps + resume N steps == 2N steps, bitwise", "[train][resum
     REQUIRE(b.run(q.progress, nullptr, 6) == Trainer::Outcome::interrupted);
     REQUIRE(b.state().iteration == 6);
   }
-  Trainer resumed(paused.out, std::nullopt);
+  Trainer resumed(paused.out, Resume{});
   REQUIRE(resumed.state().iteration == 6);
   resumed.run(q.progress);
   REQUIRE(resumed.state().iteration == 12);
@@ -77,7 +85,7 @@ TEST_CASE("train: N steps + resume N steps == 2N steps, bitwise", "[train][resum
   REQUIRE(ca.m.at("transformer.wte.weight").to_vector() == cb.m.at("transformer.wte.weight").to_vector());
   REQUIRE(ca.train->sampler_states == cb.train->sampler_states);
   // More iterations may be asked for on resume.
-  Trainer longer(straight.out, 15);
+  Trainer longer(straight.out, Resume{.iters = 15});
   longer.run(q.progress);
   REQUIRE(longer.state().iteration == 15);
 }
@@ -94,7 +102,7 @@ TEST_CASE("train: SIGINT finishes the step and leaves a resumable checkpoint", "
     REQUIRE(t.run(q.progress, &watch) == Trainer::Outcome::interrupted);
     REQUIRE(t.state().iteration == 1);
   }
-  Trainer resumed(o.out, std::nullopt);
+  Trainer resumed(o.out, Resume{});
   REQUIRE(resumed.state().iteration == 1);
   REQUIRE(resumed.run(q.progress) == Trainer::Outcome::finished);
 }
@@ -139,38 +147,143 @@ TEST_CASE("checkpoint: bad files give clear errors and are never overwritten", "
     std::ifstream in(o.out, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), {});
     const std::string cut = dir.write("cut.h5", bytes.substr(0, bytes.size() / 2));
-    REQUIRE_THROWS_WITH(read_checkpoint(cut), Catch::Contains("cut.h5"));
+    REQUIRE_THROWS_WITH(read_checkpoint(cut), Catch::Contains("cut.h5' is damaged: it has " +
+                                                              std::to_string(bytes.size() / 2) + " bytes"));
   }
   {  // foreign: an HDF5 file of someone else's
     H5::H5File foreign(dir.file("foreign.h5"), H5F_ACC_TRUNC);
     foreign.createGroup("/data");
   }
   REQUIRE_THROWS_WITH(read_checkpoint(dir.file("foreign.h5")), Catch::Contains("not a tinygpt checkpoint"));
-  {
-    const std::string path = copy("version.h5");
-    H5::H5File f(path, H5F_ACC_RDWR);
+  edit_checkpoint(copy("version.h5"), [](H5::H5File& f) {
     const int two = 2;
     f.openAttribute("format_version").write(H5::PredType::NATIVE_INT, &two);
-  }
+  });
   REQUIRE_THROWS_WITH(read_checkpoint(dir.file("version.h5")), Catch::Contains("format_version 2 is not supported"));
-  {
-    H5::H5File f(copy("missing.h5"), H5F_ACC_RDWR);
-    f.unlink("/model/transformer.h.1.mlp.c_fc.bias");
-  }
+  edit_checkpoint(copy("missing.h5"), [](H5::H5File& f) { f.unlink("/model/transformer.h.1.mlp.c_fc.bias"); });
   REQUIRE_THROWS_WITH(read_checkpoint(dir.file("missing.h5")),
                       Catch::Contains("missing.h5") && Catch::Contains("missing dataset /model/transformer.h.1.mlp.c_fc.bias"));
-  {
-    H5::H5File f(copy("shape.h5"), H5F_ACC_RDWR);
+  edit_checkpoint(copy("shape.h5"), [](H5::H5File& f) {
     f.unlink("/model/transformer.ln_f.weight");
     hsize_t dims[1] = {7};
     f.createDataSet("/model/transformer.ln_f.weight", H5::PredType::IEEE_F32LE, H5::DataSpace(1, dims));
-  }
+  });
   REQUIRE_THROWS_WITH(read_checkpoint(dir.file("shape.h5")),
                       Catch::Contains("dataset /model/transformer.ln_f.weight has shape [7], expected [16]"));
   // Resuming from a bad file changes nothing on disk.
   const auto before = std::filesystem::last_write_time(dir.file("shape.h5"));
-  REQUIRE_THROWS(Trainer(dir.file("shape.h5"), std::nullopt));
+  REQUIRE_THROWS(Trainer(dir.file("shape.h5"), Resume{}));
   REQUIRE(std::filesystem::last_write_time(dir.file("shape.h5")) == before);
+}
+
+TEST_CASE("checkpoint: the seal is checked before libhdf5 reads a byte", "[checkpoint][errors]") {
+  TempDir dir;
+  Quiet q;
+  const TrainOptions o = tiny_options(dir, "sealed.h5");
+  Trainer(o).run(q.progress, nullptr, 2);
+  REQUIRE(read_checkpoint(o.out).sealed);
+  std::ifstream in(o.out, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  REQUIRE(bytes.rfind("tinygpt checkpoint seal 1\nsha256 ", 0) == 0);
+  for (size_t at : {size_t{600}, bytes.size() / 2, bytes.size() - 1}) {  // one flipped bit anywhere after the seal
+    std::string flipped = bytes;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x10);
+    REQUIRE_THROWS_WITH(read_checkpoint(dir.write("flipped.h5", flipped)),
+                        Catch::Equals("checkpoint '" + dir.file("flipped.h5") + "' is damaged: checksum mismatch"));
+  }
+  std::string seal = bytes;
+  seal[40] = seal[40] == 'a' ? 'b' : 'a';  // one of the digest's hex digits
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.write("digest.h5", seal)), Catch::Contains("is damaged: checksum mismatch"));
+  seal = bytes;
+  seal[26] = 'S';  // "sha256" in the seal's second line
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.write("seal.h5", seal)), Catch::Contains("is damaged: its seal is unreadable"));
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.write("longer.h5", bytes + "x")), Catch::Contains("its seal says"));
+  // Without a seal (h5py, older files) the same bytes still load, marked unverified.
+  const std::string plain = dir.write("plain.h5", bytes);
+  strip_seal(plain);
+  const Checkpoint ck = read_checkpoint(plain);
+  REQUIRE_FALSE(ck.sealed);
+  REQUIRE(weights(*ck.model) == weights(*read_checkpoint(o.out).model));
+}
+
+TEST_CASE("checkpoint: values from the file are range-checked before they are used", "[checkpoint][errors]") {
+  TempDir dir;
+  Quiet q;
+  const TrainOptions o = tiny_options(dir, "base.h5");
+  Trainer(o).run(q.progress, nullptr, 2);
+  int copies = 0;
+  // Each edit is tried sealed again (a crafted file) and without a seal (read in a child first).
+  auto refused = [&](const std::function<void(H5::H5File&)>& edit, const std::string& message) {
+    for (Seal seal : {Seal::again, Seal::none}) {
+      const std::string path = dir.file(fmt::format("edit{}.h5", copies++));
+      std::filesystem::copy_file(o.out, path);
+      edit_checkpoint(path, edit, seal);
+      INFO(message);
+      REQUIRE_THROWS_WITH(read_checkpoint(path), Catch::Contains(path) && Catch::Contains(message));
+      REQUIRE_THROWS_WITH(Trainer(path, Resume{}), Catch::Contains(message));
+    }
+  };
+  auto config = [](const char* name, int64_t v) {
+    return [=](H5::H5File& f) {
+      H5::Group g = f.openGroup("/config");
+      set_attribute(g, name, H5::PredType::NATIVE_INT64, v);
+    };
+  };
+  refused(config("n_layer", 300000), "attribute 'n_layer' of /config must be at most 1024 (got 300000)");
+  refused(config("vocab_size", 1000000000), "attribute 'vocab_size' of /config must be at most 16777216");
+  refused(config("n_embd", 4611686018427387904), "must be at most 65536 (got 4611686018427387904)");
+  refused(config("n_layer", 3), "missing dataset /model/transformer.h.2.ln_1.weight");
+  refused(config("n_layer", 1), "dataset /model/transformer.h.1.attn.c_attn.bias is not a parameter");
+  refused(config("n_head", 3), "not divisible by n_head 3");
+  refused([](H5::H5File& f) { set_attribute(f, "format_version", H5::PredType::NATIVE_DOUBLE, 1.5); },
+          "attribute 'format_version' of / must be an integer (got 1.5)");
+  refused([](H5::H5File& f) {
+            H5::Group g = f.openGroup("/config");
+            set_attribute(g, "block_size", H5::PredType::NATIVE_DOUBLE, 1e300);
+          },
+          "attribute 'block_size' of /config must be an integer (got 1e+300)");
+  refused([](H5::H5File& f) {
+            H5::Group g = f.openGroup("/train");
+            const uint64_t zeros[4] = {0, 0, 0, 0};
+            g.openAttribute("rng_state").write(H5::PredType::NATIVE_UINT64, zeros);
+          },
+          "all-zero generator state");
+  refused([](H5::H5File& f) {
+            H5::Group g = f.openGroup("/train");
+            set_attribute(g, "world_size", H5::PredType::NATIVE_INT64, int64_t{4611686018427387904});
+          },
+          "attribute 'world_size' of /train must be at most 65536");
+  refused([](H5::H5File& f) {
+            H5::Group g = f.openGroup("/train");
+            set_attribute(g, "batch", H5::PredType::NATIVE_INT64, int64_t{0});
+          },
+          "attribute 'batch' of /train must be at least 1 (got 0)");
+  refused([](H5::H5File& f) {
+            H5::Group g = f.openGroup("/optim");
+            set_attribute(g, "beta2", H5::PredType::NATIVE_DOUBLE, std::nan(""));
+          },
+          "attribute 'beta2' of /optim must be a finite number (got nan)");
+  auto overwrite = [](const char* dataset, float value) {
+    return [=](H5::H5File& f) {
+      H5::DataSet d = f.openDataSet(dataset);
+      std::vector<float> x(static_cast<size_t>(d.getSpace().getSimpleExtentNpoints()), 0.5f);
+      x[3] = value;
+      d.write(x.data(), H5::PredType::NATIVE_FLOAT);
+    };
+  };
+  refused(overwrite("/model/transformer.h.0.ln_1.weight", std::nanf("")),
+          "dataset /model/transformer.h.0.ln_1.weight holds nan at element 3");
+  refused(overwrite("/optim/m/transformer.wpe.weight", INFINITY), "dataset /optim/m/transformer.wpe.weight holds inf");
+  refused(overwrite("/optim/v/transformer.ln_f.bias", -1.0f), "a second moment cannot be negative");
+}
+
+TEST_CASE("checkpoint: files that are not regular files are refused before they are opened", "[checkpoint][errors]") {
+  TempDir dir;
+  std::filesystem::create_directory(dir.file("folder.h5"));
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.file("folder.h5")), Catch::Contains("folder.h5': is a directory, not a file"));
+  REQUIRE(mkfifo(dir.file("pipe.h5").c_str(), 0600) == 0);  // opening it for reading would wait for a writer
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.file("pipe.h5")), Catch::Contains("pipe.h5': is a FIFO"));
+  REQUIRE_THROWS_WITH(read_checkpoint("/dev/zero"), Catch::Contains("'/dev/zero': is a device"));
 }
 
 TEST_CASE("checkpoint: a failed write leaves the previous checkpoint intact", "[checkpoint]") {
@@ -181,11 +294,30 @@ TEST_CASE("checkpoint: a failed write leaves the previous checkpoint intact", "[
   t.run(q.progress, nullptr, 2);
   std::ifstream in(o.out, std::ios::binary);
   const std::string before((std::istreambuf_iterator<char>(in)), {});
-  std::filesystem::create_directory(o.out + ".tmp");  // the temporary file cannot be created
-  REQUIRE_THROWS_WITH(t.save(), Catch::Contains("cannot write checkpoint"));
+  t.model().named_parameters()[3].second.data()[5] = NAN;  // a weight the writer must refuse
+  REQUIRE_THROWS_WITH(t.save(), Catch::Contains("cannot write checkpoint") &&
+                                    Catch::Contains("transformer.h.0.ln_1.bias holds nan at element 5"));
   std::ifstream again(o.out, std::ios::binary);
   REQUIRE(std::string((std::istreambuf_iterator<char>(again)), {}) == before);
   REQUIRE(read_checkpoint(o.out).train->iteration == 2);
+  for (const auto& entry : std::filesystem::directory_iterator(dir.file("")))  // no temporary file left behind
+    REQUIRE(entry.path().filename().string().find(".tmp") == std::string::npos);
+}
+
+TEST_CASE("train: a loss that becomes NaN stops the run and keeps the last checkpoint", "[train][errors]") {
+  TempDir dir;
+  Quiet q;
+  const TrainOptions o = tiny_options(dir, "nan.h5");
+  Trainer t(o);
+  REQUIRE(t.run(q.progress, nullptr, 5) == Trainer::Outcome::interrupted);
+  std::ifstream in(o.out, std::ios::binary);
+  const std::string saved((std::istreambuf_iterator<char>(in)), {});
+  t.model().named_parameters().back().second.data()[0] = NAN;  // ln_f.bias: every logit turns NaN
+  REQUIRE_THROWS_WITH(t.run(q.progress), Catch::Contains("the training loss became nan at iteration 6") &&
+                                             Catch::Contains("keeps its last checkpoint"));
+  std::ifstream again(o.out, std::ios::binary);
+  REQUIRE(std::string((std::istreambuf_iterator<char>(again)), {}) == saved);
+  REQUIRE(read_checkpoint(o.out).train->iteration == 5);
 }
 
 TEST_CASE("train: impossible settings are rejected before anything is written", "[train][errors]") {
@@ -198,6 +330,6 @@ TEST_CASE("train: impossible settings are rejected before anything is written", 
   REQUIRE_THROWS_WITH(Trainer(o), Catch::Contains("needs at least 5001"));
   o = tiny_options(dir, "x.h5");
   o.data = {dir.file("absent.txt")};
-  REQUIRE_THROWS_WITH(Trainer(o), Catch::Contains("cannot open") && Catch::Contains("absent.txt"));
+  REQUIRE_THROWS_WITH(Trainer(o), Catch::Contains("absent.txt': no such file"));
   REQUIRE_FALSE(std::filesystem::exists(dir.file("x.h5")));
 }

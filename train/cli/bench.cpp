@@ -6,6 +6,7 @@
 
 #include "train/benchmark.h"
 #include "train/cli/commands.h"
+#include "train/cli/flags.h"
 
 namespace tinygpt::cli {
 
@@ -14,14 +15,14 @@ void add_bench(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   o->config = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128};
   CLI::App* cmd = app.add_subcommand("bench", "time full training steps (forward, backward, clip, AdamW) on random tokens");
-  cmd->add_option("--layers", o->config.n_layer, "transformer blocks")->capture_default_str();
-  cmd->add_option("--heads", o->config.n_head, "attention heads")->capture_default_str();
-  cmd->add_option("--embd", o->config.n_embd, "embedding width")->capture_default_str();
-  cmd->add_option("--block", o->config.block_size, "context length")->capture_default_str();
-  cmd->add_option("--batch", o->batch, "sequences per step")->capture_default_str();
-  cmd->add_option("--vocab", o->config.vocab_size, "vocabulary size")->capture_default_str();
-  cmd->add_option("--steps", o->steps, "timed steps (after 3 warm-up steps)")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "worker threads (0: all cores)")->capture_default_str();
+  add_number(cmd, "--layers", o->config.n_layer, train::Range{1, double(nn::kMaxLayers)}, "transformer blocks");
+  add_number(cmd, "--heads", o->config.n_head, train::Range{1, double(nn::kMaxHeads)}, "attention heads");
+  add_number(cmd, "--embd", o->config.n_embd, train::Range{1, double(nn::kMaxEmbd)}, "embedding width");
+  add_number(cmd, "--block", o->config.block_size, train::Range{1, double(nn::kMaxBlock)}, "context length");
+  add_number(cmd, "--batch", o->batch, train::Range{1, 65536}, "sequences per step");
+  add_number(cmd, "--vocab", o->config.vocab_size, train::Range{1, double(nn::kMaxVocab)}, "vocabulary size");
+  add_number(cmd, "--steps", o->steps, train::Range{1, 1e6}, "timed steps (after 3 warm-up steps)");
+  add_number(cmd, "--threads", o->threads, train::kThreadRange, "worker threads (0: all cores)");
   auto attention = std::make_shared<std::string>("auto");
   cmd->add_option("--attention", *attention,
                   "what attention keeps for backward: auto (tiled from block 512 on), weights, tiled")
@@ -32,8 +33,6 @@ void add_bench(CLI::App& app) {
     o->attention = *attention == "tiled"     ? AttentionMemory::tiled
                    : *attention == "weights" ? AttentionMemory::weights
                                              : AttentionMemory::automatic;
-    o->config.validate();
-    if (o->batch <= 0 || o->steps <= 0) throw std::invalid_argument("--batch and --steps must be positive");
     const auto comm = train::Communicator::world();
     const train::BenchResult r = train::run_benchmark(*o, comm);
     if (!comm.is_root()) return;

@@ -7,6 +7,8 @@
 #include "data/corpus.h"
 #include "train/checkpoint.h"
 #include "train/cli/commands.h"
+#include "train/cli/flags.h"
+#include "train/memory_budget.h"
 #include "train/evaluate.h"
 
 namespace tinygpt::cli {
@@ -23,11 +25,12 @@ void add_eval(CLI::App& app) {
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to evaluate")->required();
   cmd->add_option("--data", args->data, "text files to score")->required();
   cmd->add_flag("--json", args->json, "print one JSON object {\"loss\", \"perplexity\", \"tokens\"}");
-  cmd->add_option("--batch", args->batch, "windows per forward pass")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", args->threads, "worker threads (0: all cores)")->capture_default_str();
+  add_number(cmd, "--batch", args->batch, train::Range{1, 4096}, "windows per forward pass");
+  add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
   cmd->callback([args] {
     set_num_threads(static_cast<int>(args->threads));
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    train::require_memory(train::inference_bytes(ck.config, args->batch), "this evaluation");
     const data::TokenArray tokens = data::tokenize_files(*ck.tokenizer, args->data);
     const train::EvalResult r = train::evaluate(*ck.model, tokens, args->batch);
     if (args->json)

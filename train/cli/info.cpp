@@ -18,6 +18,9 @@ void add_info(CLI::App& app) {
     const train::Checkpoint ck = train::read_checkpoint(*ckpt);
     const nn::GPTConfig& c = ck.config;
     fmt::print("checkpoint   {}\n", *ckpt);
+    fmt::print("integrity    {}\n", ck.sealed ? "verified (its SHA-256 seal matches its bytes)"
+                                              : "unverified (no tinygpt seal: written by another tool or an older "
+                                                "tinygpt; read in a child process first)");
     fmt::print("model        {} layers, {} heads, {} embd, block {}, vocab {}\n", c.n_layer, c.n_head, c.n_embd,
                c.block_size, c.vocab_size);
     fmt::print("parameters   {}\n", ck.model->parameter_count());

@@ -1,23 +1,17 @@
 // tinygpt tokens / attention / plot: looking inside a model and a run.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
 #include <optional>
 
 #include "train/checkpoint.h"
 #include "train/cli/commands.h"
+#include "train/cli/flags.h"
+#include "train/output_files.h"
 #include "train/inspect.h"
 #include "train/plot.h"
 
 namespace tinygpt::cli {
-
-namespace {
-void write_file(const std::string& path, const std::string& content) {
-  std::ofstream out(path);
-  if (!out || !(out << content)) throw std::runtime_error(fmt::format("cannot write '{}'", path));
-}
-}  // namespace
 
 void add_tokens(CLI::App& app) {
   struct Args {
@@ -36,22 +30,24 @@ void add_tokens(CLI::App& app) {
 void add_attention(CLI::App& app) {
   struct Args {
     std::string ckpt, text, out;
-    std::optional<int64_t> layer;
-    int64_t head = 0;
+    int64_t layer = 0, head = 0;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("attention", "print (and draw) where each token's attention goes");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to run")->required();
   cmd->add_option("--text", args->text, "the text (at most block_size tokens)")->required();
-  cmd->add_option("--layer", args->layer, "layer to show (default: 0 in the table; every layer in the SVG)");
-  cmd->add_option("--head", args->head, "head to show in the table")->capture_default_str();
+  add_number(cmd, "--layer", args->layer, train::Range{0, double(nn::kMaxLayers - 1)},
+             "layer to show (in the SVG: every layer unless given)");
+  add_number(cmd, "--head", args->head, train::Range{0, double(nn::kMaxHeads - 1)}, "head to show in the table");
   cmd->add_option("--out", args->out, "also write an SVG heatmap: every head of --layer, or all layers x heads");
-  cmd->callback([args] {
+  cmd->callback([args, cmd] {
+    if (!args->out.empty()) train::check_output_path(args->out, train::OutputKind::svg);  // before any work
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
     const train::AttentionMaps maps = train::attention_maps(*ck.model, *ck.tokenizer, args->text);
-    fmt::print("{}", train::attention_table(maps, args->layer.value_or(0), args->head));
+    fmt::print("{}", train::attention_table(maps, args->layer, args->head));
     if (!args->out.empty()) {
-      write_file(args->out, train::attention_svg(maps, args->layer));
+      const std::optional<int64_t> layer = cmd->count("--layer") ? std::optional<int64_t>(args->layer) : std::nullopt;
+      train::write_output_file(args->out, train::OutputKind::svg, train::attention_svg(maps, layer));
       fmt::print("wrote {}\n", args->out);
     }
   });
@@ -66,6 +62,7 @@ void add_plot(CLI::App& app) {
   cmd->add_option("--log", args->log, "the CSV log written beside a checkpoint")->required();
   cmd->add_option("--out", args->out, "the SVG file to write")->required();
   cmd->callback([args] {
+    train::check_output_path(args->out, train::OutputKind::svg);  // before reading the log
     train::write_loss_plot(args->log, args->out);
     fmt::print("wrote {}\n", args->out);
   });

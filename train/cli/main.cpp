@@ -1,7 +1,11 @@
 // tinygpt: train a small GPT on text, resume it, evaluate it, sample from it.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "train/cli/commands.h"
 #include "train/distributed.h"
@@ -20,6 +24,13 @@ int main(int argc, char** argv) {
   tinygpt::cli::add_attention(app);
   tinygpt::cli::add_plot(app);
   try {
+    std::vector<std::string> names;  // checked here: CLI11 would only say "A subcommand is required"
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (argc == 1)
+      throw std::invalid_argument(fmt::format("no command given (commands: {}; see tinygpt --help)", fmt::join(names, ", ")));
+    if (argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end())
+      throw std::invalid_argument(fmt::format("unknown command '{}' (commands: {}; see tinygpt --help)", argv[1],
+                                              fmt::join(names, ", ")));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

@@ -7,6 +7,7 @@
 #include "autograd/parallel.h"
 #include "train/checkpoint.h"
 #include "train/cli/commands.h"
+#include "train/cli/flags.h"
 #include "train/sampling.h"
 
 namespace tinygpt::cli {
@@ -21,11 +22,14 @@ void add_sample(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sample", "generate text from a checkpoint");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to sample from")->required();
   cmd->add_option("--prompt", args->sample.prompt, "text to continue (default: a new line)");
-  cmd->add_option("--tokens", args->sample.tokens, "tokens to generate")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--temperature", args->sample.temperature, "softmax temperature (0: most likely token)")->capture_default_str();
-  cmd->add_option("--top-k", args->sample.top_k, "sample among the k most likely tokens (0: all)")->capture_default_str();
-  cmd->add_option("--seed", args->sample.seed, "random seed: the same seed gives the same text")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "worker threads (0: all cores)")->capture_default_str();
+  add_number(cmd, "--tokens", args->sample.tokens, train::Range{0, 1e8}, "tokens to generate");
+  add_number(cmd, "--temperature", args->sample.temperature, train::Range{0, 100},
+             "softmax temperature (0: most likely token)");
+  add_number(cmd, "--top-k", args->sample.top_k, train::Range{0, double(nn::kMaxVocab)},
+             "sample among the k most likely tokens (0: all)");
+  add_number(cmd, "--seed", args->sample.seed, train::Range{0, 18446744073709551615.0},
+             "random seed: the same seed gives the same text");
+  add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
   cmd->callback([args] {
     set_num_threads(static_cast<int>(args->threads));
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);

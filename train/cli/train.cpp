@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <type_traits>
 
 #include "train/cli/commands.h"
+#include "train/cli/flags.h"
 #include "train/trainer.h"
 
 namespace tinygpt::cli {
@@ -23,13 +25,10 @@ struct TrainCommand {
     const auto comm = train::Communicator::world(std::chrono::seconds(mpi_timeout));
     std::unique_ptr<train::Trainer> trainer;
     if (resume.empty()) {
-      if (std::filesystem::exists(options.out))
-        throw std::invalid_argument(fmt::format("'{}' already exists: continue it with --resume {}, or choose another "
-                                                "--out (it is never overwritten by a new run)",
-                                                options.out, options.out));
+      refuse_existing(options.out);
       trainer = std::make_unique<train::Trainer>(options, comm);
     } else {
-      trainer = std::make_unique<train::Trainer>(resume, resumed_iters(), comm);
+      trainer = std::make_unique<train::Trainer>(resume, resumed_changes(), comm);
     }
     const auto& t = *trainer;
     const auto& s = t.state();
@@ -62,17 +61,37 @@ struct TrainCommand {
                                  s.iteration, s.train_loss, s.val_loss, s.options.out));
   }
 
-  // On resume only --iters may change the run (and the flags that do not touch its numbers).
-  std::optional<int64_t> resumed_iters() {
-    static const std::set<std::string> allowed = {"iters", "threads", "log-every"};
+  // A new run, or a resumed one sent elsewhere, never replaces an existing file.
+  static void refuse_existing(const std::string& out) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(out, ec)))
+      throw std::invalid_argument(fmt::format("'{}' already exists: continue it with --resume {}, or choose another "
+                                              "--out (it is never overwritten by a new run)",
+                                              out, out));
+  }
+
+  // On resume only --iters, --out, --threads and --log-every may be given (they do not change the
+  // run's numbers); the run writes to the checkpoint it continues unless --out names a new file.
+  train::Resume resumed_changes() {
+    static const std::set<std::string> allowed = {"iters", "out", "threads", "log-every"};
     train::TrainOptions probe;
-    train::for_each_option(probe, [&](const char* name, auto&, const char*) {
+    train::for_each_option(probe, [&](const char* name, auto&, const char*, const train::Range&) {
       if (cmd->count(std::string("--") + name) > 0 && !allowed.count(name))
         throw std::invalid_argument(fmt::format("--{} cannot change on --resume: the run continues with the settings "
-                                                "saved in its checkpoint (only --iters, --threads and --log-every may)",
+                                                "saved in its checkpoint (only --iters, --out, --threads and "
+                                                "--log-every may be given)",
                                                 name));
     });
-    return cmd->count("--iters") ? std::optional<int64_t>(options.iters) : std::nullopt;
+    train::Resume changes;
+    if (cmd->count("--iters")) changes.iters = options.iters;
+    if (cmd->count("--threads")) changes.threads = options.threads;
+    if (cmd->count("--log-every")) changes.log_every = options.log_every;
+    if (cmd->count("--out")) {
+      std::error_code ec;
+      if (!std::filesystem::equivalent(options.out, resume, ec)) refuse_existing(options.out);
+      changes.out = options.out;
+    }
+    return changes;
   }
 };
 
@@ -82,14 +101,16 @@ void add_train(CLI::App& app) {
   auto command = std::make_shared<TrainCommand>();
   CLI::App* cmd = app.add_subcommand("train", "train a GPT on text files (or continue a run with --resume)");
   command->cmd = cmd;
-  train::for_each_option(command->options, [&](const char* name, auto& field, const char* help) {
-    cmd->add_option(std::string("--") + name, field, help)->capture_default_str();
+  train::for_each_option(command->options, [&](const char* name, auto& field, const char* help,
+                                                const train::Range& range) {
+    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(field)>>)
+      add_number(cmd, std::string("--") + name, field, range, help);
+    else
+      cmd->add_option(std::string("--") + name, field, help)->capture_default_str();
   });
   cmd->add_option("--resume", command->resume, "continue the run saved in this checkpoint, exactly");
-  cmd->add_option("--mpi-timeout", command->mpi_timeout,
-                  "under mpirun: seconds a rank waits for the others before it stops the run with an error")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_number(cmd, "--mpi-timeout", command->mpi_timeout, train::Range{1, 86400},
+             "under mpirun: seconds a rank waits for the others before it stops the run with an error");
   cmd->callback([command] { command->run(); });
 }
 

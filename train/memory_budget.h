@@ -1,0 +1,27 @@
+#pragma once
+// How much memory a run needs, estimated from its shapes before anything is allocated, against
+// how much the machine has: a run that cannot fit is refused up front with both figures.
+#include <cstdint>
+#include <string>
+
+#include "autograd/ops.h"
+#include "nn/gpt.h"
+
+namespace tinygpt::train {
+
+// Physical memory, or the cgroup's limit when that is lower (a container's share).
+int64_t machine_memory_bytes();
+
+// Training: parameters, gradients and both AdamW moments, plus what the graph keeps for backward
+// per micro-batch of `batch` sequences (per block about 16 B T C floats, and the B nh T T attention
+// weights unless attention is tiled; around the blocks 3 B T C, and the logits with their gradient,
+// 2 B T V).
+double training_bytes(const nn::GPTConfig& config, int64_t batch, AttentionMemory attention);
+// Evaluation of `batch` windows without gradients: parameters and the largest activations alive.
+double inference_bytes(const nn::GPTConfig& config, int64_t batch);
+
+// Throws "<what> needs about 70.3 GB, more than this machine's 23.4 GB (...)" when bytes exceed
+// the machine's memory.
+void require_memory(double bytes, const std::string& what);
+
+}  // namespace tinygpt::train

@@ -1,0 +1,69 @@
+#include "train/output_files.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string_view>
+
+#include "data/input_file.h"
+#include "train/run_log.h"
+
+namespace tinygpt::train {
+
+namespace {
+
+const char* kind_name(OutputKind kind) {
+  switch (kind) {
+    case OutputKind::checkpoint: return "a tinygpt checkpoint";
+    case OutputKind::log: return "a tinygpt log";
+    case OutputKind::svg: return "an SVG file";
+  }
+  return "?";
+}
+
+// Whether a file that starts with `head` holds that kind of output.
+bool holds(OutputKind kind, std::string_view head) {
+  switch (kind) {
+    case OutputKind::checkpoint:
+      return head.starts_with("\x89HDF\r\n\x1a\n") || head.starts_with("tinygpt checkpoint seal ");
+    case OutputKind::log:
+      return is_log_header(std::string(head.substr(0, head.find('\n'))));
+    case OutputKind::svg:
+      return (head.starts_with("<svg") || head.starts_with("<?xml")) && head.find("<svg") != std::string_view::npos;
+  }
+  return false;
+}
+
+}  // namespace
+
+void check_output_path(const std::string& path, OutputKind kind) {
+  const std::filesystem::path target(path);
+  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw std::invalid_argument(fmt::format("cannot write '{}': there is no folder '{}'", path, dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw std::invalid_argument(fmt::format("cannot write '{}': the folder '{}' is not writable", path, dir.string()));
+  if (!std::filesystem::exists(target, ec)) {
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec)))
+      throw std::invalid_argument(fmt::format("'{}' is a symbolic link to a missing file: not writing through it", path));
+    return;
+  }
+  data::InputFile existing(path);  // refuses directories, FIFOs and devices, naming them
+  std::string head(512, '\0');
+  head.resize(existing.read(head.data(), head.size()));
+  if (!head.empty() && !holds(kind, head))
+    throw std::invalid_argument(fmt::format("'{}' exists and is not {}: not replacing it (choose another path)", path,
+                                            kind_name(kind)));
+}
+
+void write_output_file(const std::string& path, OutputKind kind, const std::string& text) {
+  check_output_path(path, kind);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !(out << text) || !out.flush()) throw std::runtime_error(fmt::format("cannot write '{}'", path));
+}
+
+}  // namespace tinygpt::train
