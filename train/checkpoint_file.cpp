@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -38,6 +39,15 @@ bool has_hdf5_signature(const std::vector<char>& bytes) {
   return false;
 }
 
+// A 512-byte user block (tinygpt's size) that is neither a seal nor zeros (a seal stripped by hand):
+// a seal that took damage. Other tools' user blocks are larger.
+bool user_block_is_spoiled(const std::vector<char>& bytes) {
+  const size_t n = static_cast<size_t>(kUserBlockBytes);
+  return bytes.size() >= n + kHdf5Signature.size() &&
+         std::string_view(bytes.data() + n, kHdf5Signature.size()) == kHdf5Signature &&
+         std::any_of(bytes.begin(), bytes.begin() + kUserBlockBytes, [](char c) { return c != 0; });
+}
+
 [[noreturn]] void damaged(const std::string& path, const std::string& why) {
   throw std::runtime_error(fmt::format("checkpoint '{}' is damaged: {}", path, why));
 }
@@ -58,7 +68,9 @@ bool parse_seal(const std::vector<char>& file, const std::string& path, std::str
   size_t i = 6;
   for (; i < rest.size() && i < 6 + 18 && rest[i] >= '0' && rest[i] <= '9'; ++i) bytes = bytes * 10 + (rest[i] - '0');
   if (i == 6 || i >= rest.size() || rest[i] != '\n') damaged(path, "its seal is unreadable");
-  if (seal_text(hex, bytes) != head.substr(0, seal_text(hex, bytes).size())) damaged(path, "its seal is unreadable");
+  const std::string text = seal_text(hex, bytes);
+  if (head.substr(0, text.size()) != text || head.find_first_not_of('\0', text.size()) != std::string_view::npos)
+    damaged(path, "its seal is unreadable");  // the rest of the user block is zeros
   return true;
 }
 
@@ -97,6 +109,7 @@ CheckpointImage read_checkpoint_image(const std::string& path) {
   std::string hex;
   int64_t length = 0;
   if (!parse_seal(bytes, path, hex, length)) {
+    if (user_block_is_spoiled(bytes)) damaged(path, "its seal is unreadable");
     if (!has_hdf5_signature(bytes))
       throw std::runtime_error(fmt::format("checkpoint '{}': not an HDF5 file{}", path,
                                            bytes.empty() ? " (it is empty)" : ""));

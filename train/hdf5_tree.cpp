@@ -1,6 +1,5 @@
 #include "train/hdf5_tree.h"
 
-#include <hdf5_hl.h>
 #include <fmt/format.h>
 #include <hdf5.h>
 
@@ -239,6 +238,33 @@ class Walker {
   std::set<haddr_t> open_groups_;  // the groups on the path from the root: a link back to one is a loop
 };
 
+// libhdf5's core driver reading our bytes in place. Its callbacks hand back the same buffer for every
+// request and never allocate: H5LTopen_file_image does the same but leaks its callback state on
+// every close in libhdf5 1.10 (HDFGroup/hdf5#827).
+// `image` outlives the file: callbacks may run until it closes.
+hid_t open_image(std::vector<char>& image) {
+  H5FD_file_image_callbacks_t callbacks{};
+  callbacks.image_malloc = [](size_t size, H5FD_file_image_op_t, void* udata) -> void* {
+    auto* bytes = static_cast<std::vector<char>*>(udata);
+    return size == bytes->size() ? bytes->data() : nullptr;
+  };
+  callbacks.image_memcpy = [](void* dest, const void* src, size_t, H5FD_file_image_op_t, void*) -> void* {
+    return dest == src ? dest : nullptr;  // the "copy" is the buffer itself
+  };
+  callbacks.image_realloc = [](void*, size_t, H5FD_file_image_op_t, void*) -> void* { return nullptr; };  // read-only
+  callbacks.image_free = [](void*, H5FD_file_image_op_t, void*) -> herr_t { return 0; };
+  callbacks.udata_copy = [](void* udata) -> void* { return udata; };
+  callbacks.udata_free = [](void*) -> herr_t { return 0; };
+  callbacks.udata = &image;
+  const hid_t access = H5Pcreate(H5P_FILE_ACCESS);
+  hid_t file = -1;
+  if (access >= 0 && H5Pset_fapl_core(access, 1 << 16, 0) >= 0 && H5Pset_file_image_callbacks(access, &callbacks) >= 0 &&
+      H5Pset_file_image(access, image.data(), image.size()) >= 0)
+    file = H5Fopen("checkpoint image", H5F_ACC_RDONLY, access);
+  if (access >= 0) H5Pclose(access);
+  return file;
+}
+
 void for_each_dataset(const Group& g, const std::string& path,
                       const std::function<void(const Dataset&, const std::string&)>& visit) {
   for (const auto& [name, d] : g.datasets) visit(d, path + "/" + name);
@@ -263,9 +289,7 @@ File::File(std::vector<char> image) : image_(std::move(image)) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as return values, not printed
   const std::string root = "/";
   if (image_.empty()) fail(root, "the file is empty");
-  file_ = owned(H5LTopen_file_image(image_.data(), image_.size(),
-                                    H5LT_FILE_IMAGE_DONT_COPY | H5LT_FILE_IMAGE_DONT_RELEASE),
-                root, "open");
+  file_ = owned(open_image(image_), root, "open");
   const Handle group(checked(H5Gopen2(file_->id(), "/", H5P_DEFAULT), root, "open the root group"));
   H5O_info_t oi;
   checked(H5Oget_info2(group.id(), &oi, H5O_INFO_NUM_ATTRS), root, "object info");

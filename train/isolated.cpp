@@ -40,6 +40,8 @@ int64_t mapped_bytes() {
 // The child: runs the work, sends an exception's text up the pipe, and ends without running
 // atexit handlers or flushing stdio (those buffers are the parent's).
 [[noreturn]] void child(const std::function<void()>& work, int64_t memory_limit, int message_fd) {
+  const int null = open("/dev/null", O_WRONLY);  // whatever the work or a sanitizer prints stays here
+  if (null >= 0) dup2(null, STDOUT_FILENO), dup2(null, STDERR_FILENO), close(null);
   if (kLimitAddressSpace && memory_limit > 0) {
     const rlimit limit{static_cast<rlim_t>(memory_limit), static_cast<rlim_t>(memory_limit)};
     setrlimit(RLIMIT_AS, &limit);

@@ -1,7 +1,7 @@
 #pragma once
 // Runs a piece of work in a forked child process, under a wall-clock limit and a memory limit, for
 // code that may crash or hang on hostile input (libhdf5 on a damaged file): whatever happens there,
-// this process only learns how the child ended. The work must not need other threads (a forked
+// this process only learns how the child ended (the child's stdout and stderr go to /dev/null). The work must not need other threads (a forked
 // child has only the thread that forked) and must not write anything the parent relies on.
 #include <chrono>
 #include <cstdint>
