@@ -106,7 +106,7 @@ TEST_CASE("gpt: GPT-2 initialization statistics", "[gpt]") {
   REQUIRE(model.h[0]->attn.c_attn.bias.to_vector() == std::vector<float>(384, 0.0f));
 }
 
-TEST_CASE("gpt: long contexts train with tiled attention; weights kept only on request", "[gpt]") {
+TEST_CASE("gpt: long contexts train with tiled attention, weights kept only on request", "[gpt]") {
   const int64_t T = kTiledAttentionFrom + 8;
   GPTConfig c{.vocab_size = 11, .block_size = T, .n_layer = 1, .n_head = 2, .n_embd = 8};
   GPT tiled(c, 5), kept(c, 5);

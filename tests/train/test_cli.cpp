@@ -241,7 +241,7 @@ TEST_CASE("cli: no command replaces a file of another kind", "[cli][errors]") {
   REQUIRE(read_file(dir.file("notes.csv")) == "my own notes\n");
 }
 
-TEST_CASE("cli: a second Ctrl-C ends the run at once; the last checkpoint stays", "[cli]") {
+TEST_CASE("cli: a second Ctrl-C ends the run at once, and the last checkpoint stays", "[cli]") {
   TempDir dir;
   const std::string ckpt = dir.file("two.h5");
   // Checkpoints at iterations 1 and 2, then an evaluation of a million batches: the step in

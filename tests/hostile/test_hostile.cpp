@@ -1,0 +1,356 @@
+// Hostile checkpoints, texts and flags, made from a valid run: byte flips, truncations and
+// h5py-style edits of /config, /train and /optim, with and without the seal. Each run of the tinygpt
+// executable on them must end in one clear line of error (or, where the damage is in bytes that no
+// check can tell from real data, a normal result): never a crash, a hang, runaway memory, or a
+// file written where the command line did not say.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "checkpoint_edits.h"
+#include "process.h"
+#include "temp_files.h"
+
+using namespace tinygpt::testing;
+
+namespace {
+
+constexpr long kMemoryLimitMb = 1024;  // a tiny model's run takes tens of MB
+constexpr auto kTimeLimit = std::chrono::seconds(60);
+
+// TINYGPT_HOSTILE_SAMPLE=k keeps every k-th case (default: all): the sanitizer job's executables
+// start several times slower.
+size_t sample_every() {
+  const char* k = std::getenv("TINYGPT_HOSTILE_SAMPLE");
+  return k && std::atoi(k) > 1 ? static_cast<size_t>(std::atoi(k)) : 1;
+}
+
+template <class T>
+std::vector<T> sampled(const std::vector<T>& all) {
+  std::vector<T> out;
+  for (size_t i = 0; i < all.size(); i += sample_every()) out.push_back(all[i]);
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Every file in a folder with its size and contents: what a run must leave as it found it.
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    files[entry.path().filename().string()] = entry.is_regular_file() ? read_file(entry.path().string()) : "(not a file)";
+  return files;
+}
+
+// A valid run to spoil: a small model trained a few iterations, its checkpoint's bytes, and a text.
+class Base {
+ public:
+  Base() {
+    std::string text;
+    for (int i = 0; i < 40; ++i) text += "Shall I compare thee to a summer's day? 나는 오늘 학교에 갔다.\n";
+    corpus_ = dir_.write("corpus.txt", text);
+    const Run r = run_tinygpt(words("train --data " + corpus_ + " --out " + dir_.file("base.h5") +
+                                    " --layers 2 --heads 2 --embd 16 --block 16 --batch 4 --iters 4 --eval-every 2 "
+                                    "--eval-iters 1 --threads 1"),
+                              dir_.file("train.txt"));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    bytes_ = read_file(dir_.file("base.h5"));
+  }
+  const std::string& bytes() const { return bytes_; }
+  const std::string& corpus() const { return corpus_; }
+  std::string copy(const std::string& name) const {
+    const std::string path = work(name);
+    std::filesystem::copy_file(dir_.file("base.h5"), path, std::filesystem::copy_options::overwrite_existing);
+    return path;
+  }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(work(name), std::ios::binary) << bytes;
+    return work(name);
+  }
+  // The folder the hostile files live in; runs on them must write nothing there.
+  std::string work(const std::string& name = "") const {
+    std::filesystem::create_directories(dir_.file("work"));
+    return dir_.file("work/" + name);
+  }
+  Run run(const std::string& args) const { return run_tinygpt(words(args), dir_.file("out.txt"), kTimeLimit); }
+
+ private:
+  TempDir dir_;
+  std::string corpus_, bytes_;
+};
+
+void require_no_crash(const Run& r) {
+  REQUIRE_FALSE(r.timed_out);
+  REQUIRE(r.signal == 0);
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  REQUIRE(r.peak_rss_mb < kMemoryLimitMb);
+}
+
+void require_clear_error(const Run& r, const std::string& mention) {
+  require_no_crash(r);
+  REQUIRE(r.exit_code == 1);
+  REQUIRE(r.output.rfind("tinygpt: error: ", 0) == 0);
+  REQUIRE(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  REQUIRE(r.output.find(mention) != std::string::npos);
+}
+
+std::string flip(std::string bytes, size_t at, uint8_t mask = 0x5A) {
+  bytes[at] = static_cast<char>(static_cast<uint8_t>(bytes[at]) ^ mask);
+  return bytes;
+}
+
+// Offsets just past HDF5 structure signatures (the first three of each kind: object headers,
+// B-trees, heaps, symbol tables; every global heap collection, where variable-length strings live):
+// the bytes whose damage reaches libhdf5's parsers.
+std::vector<size_t> metadata_offsets(const std::string& bytes) {
+  std::vector<size_t> out;
+  for (const char* signature : {"OHDR", "OCHK", "TREE", "HEAP", "SNOD", "GCOL", "BTHD", "BTLF", "FRHP", "FHDB", "FSHD"}) {
+    int seen = 0;
+    for (size_t at = bytes.find(signature); at != std::string::npos && (seen < 3 || signature == std::string("GCOL"));
+         at = bytes.find(signature, at + 1), ++seen)
+      for (size_t k : {4, 8, 9, 12, 16, 24, 26, 30, 40, 48, 50, 54})  // sizes and counts
+        if (at + k < bytes.size()) out.push_back(at + k);
+  }
+  for (size_t k = 512; k < 512 + 96 && k < bytes.size(); k += 8) out.push_back(k);  // the superblock
+  return out;
+}
+
+// The checkpoint as h5py or an older tinygpt writes it: no user block (so no seal), and
+// variable-length strings, which live in HDF5's global heap.
+std::string h5py_style(const Base& base) {
+  const std::string path = base.work("h5py.h5");
+  {
+    H5::H5File source(base.copy("source.h5"), H5F_ACC_RDONLY), copy(path, H5F_ACC_TRUNC);
+    for (const char* group : {"config", "model", "tokenizer", "optim", "train"})
+      REQUIRE(H5Ocopy(source.getId(), group, copy.getId(), group, H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    const H5::StrType vlen(H5::PredType::C_S1, H5T_VARIABLE);
+    auto put_vlen = [&](H5::H5Object& at, const char* name, std::string value) {
+      if (at.attrExists(name)) at.removeAttr(name);
+      at.createAttribute(name, vlen, H5::DataSpace(H5S_SCALAR)).write(vlen, value);
+    };
+    auto text = [](H5::H5Object& at, const char* name) {
+      std::string value;
+      H5::Attribute a = at.openAttribute(name);
+      a.read(a.getStrType(), value);
+      return value.substr(0, value.find('\0'));
+    };
+    put_vlen(copy, "format", "tinygpt");
+    const int version = 1;
+    copy.createAttribute("format_version", H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
+        .write(H5::PredType::NATIVE_INT, &version);
+    H5::Group tokenizer = copy.openGroup("/tokenizer"), train = copy.openGroup("/train");
+    put_vlen(tokenizer, "kind", text(tokenizer, "kind"));
+    for (const char* name : {"data", "val-data", "out", "tokenizer"}) put_vlen(train, name, text(train, name));
+  }
+  std::filesystem::remove(base.work("source.h5"));
+  return read_file(path);
+}
+
+}  // namespace
+
+TEST_CASE("hostile: a sealed checkpoint with any byte flipped is refused by its checksum", "[hostile]") {
+  const Base base;
+  const std::string& bytes = base.bytes();
+  REQUIRE(base.run("info --ckpt " + base.copy("good.h5")).exit_code == 0);
+  std::vector<size_t> positions = metadata_offsets(bytes);
+  for (size_t at = 0; at < bytes.size(); at += bytes.size() / 40) positions.push_back(at);
+  positions = sampled(positions);
+  const auto before = snapshot(base.work());
+  int runs = 0;
+  for (size_t at : positions) {
+    const std::string path = base.write("flipped.h5", flip(bytes, at));
+    const Run r = base.run("info --ckpt " + path);
+    INFO("byte " << at << " of " << bytes.size() << ": " << r.output);
+    require_clear_error(r, at < 512 ? "' is damaged: " : "' is damaged: checksum mismatch");
+    ++runs;
+  }
+  std::filesystem::remove(base.work("flipped.h5"));
+  REQUIRE(snapshot(base.work()) == before);
+  REQUIRE(runs > static_cast<int>(60 / sample_every()));
+}
+
+TEST_CASE("hostile: truncated checkpoints, sealed or not, end in a clear error", "[hostile]") {
+  const Base base;
+  const std::string& bytes = base.bytes();
+  std::string unsealed = bytes;
+  std::fill(unsealed.begin(), unsealed.begin() + 512, '\0');
+  for (size_t length : {size_t{0}, size_t{1}, size_t{8}, size_t{100}, size_t{511}, size_t{512}, size_t{520},
+                        size_t{1000}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 100, bytes.size() - 1}) {
+    for (const std::string* source : std::initializer_list<const std::string*>{&bytes, &unsealed}) {
+      const std::string path = base.write("cut.h5", source->substr(0, length));
+      for (const char* command : {"info --ckpt ", "sample --tokens 5 --ckpt "}) {
+        const Run r = base.run(command + path);
+        INFO(command << length << " bytes, " << (source == &bytes ? "sealed" : "unsealed") << ": " << r.output);
+        require_clear_error(r, "cut.h5'");
+      }
+    }
+  }
+}
+
+TEST_CASE("hostile: flipped metadata in h5py-style files (no seal, global heap) never takes tinygpt down",
+          "[hostile]") {
+  const Base base;
+  const std::string bytes = h5py_style(base);
+  REQUIRE(base.run("info --ckpt " + base.write("h5py.h5", bytes)).output.find("unverified") != std::string::npos);
+  std::vector<size_t> positions = metadata_offsets(bytes);
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 20; ++i) positions.push_back(512 + random() % (bytes.size() - 512));
+  positions = sampled(positions);
+  const auto before = snapshot(base.work());
+  int errors = 0, loaded = 0;
+  for (size_t at : positions)
+    for (uint8_t mask : {uint8_t{0x5A}, uint8_t{0xFF}}) {
+      const std::string path = base.write("flipped.h5", flip(bytes, at, mask));
+      const Run r = base.run("info --ckpt " + path);
+      INFO("byte " << at << " ^ " << int(mask) << ": " << r.output);
+      require_no_crash(r);
+      if (r.exit_code == 1) {
+        require_clear_error(r, "flipped.h5'");
+        ++errors;
+      } else {
+        ++loaded;  // a flip in float data or unused bytes: nothing can tell it from a real value
+      }
+    }
+  std::filesystem::remove(base.work("flipped.h5"));
+  REQUIRE(snapshot(base.work()) == before);
+  INFO(errors << " errors, " << loaded << " loaded");
+  REQUIRE(errors > static_cast<int>(positions.size()) / 2);
+}
+
+TEST_CASE("hostile: edited /config, /train and /optim values are refused before anything is built or written",
+          "[hostile]") {
+  const Base base;
+  struct Edit {
+    std::string message;
+    std::function<void(H5::H5File&)> apply;
+  };
+  auto attribute = [](const char* group, const char* name, auto value, const H5::PredType& type) {
+    return [=](H5::H5File& f) {
+      H5::Group g = f.openGroup(group);
+      set_attribute(g, name, type, value);
+    };
+  };
+  const auto i64 = H5::PredType::NATIVE_INT64;
+  const auto f64 = H5::PredType::NATIVE_DOUBLE;
+  const double kInf = std::numeric_limits<double>::infinity(), kNaN = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<Edit> edits = {
+      {"n_layer' of /config must be at most 1024 (got 300000)", attribute("/config", "n_layer", int64_t{300000}, i64)},
+      {"n_layer' of /config must be at most 1024 (got 1000000000)", attribute("/config", "n_layer", int64_t{1000000000}, i64)},
+      {"vocab_size' of /config must be at most", attribute("/config", "vocab_size", int64_t{1000000000}, i64)},
+      {"n_embd' of /config must be at most", attribute("/config", "n_embd", int64_t{4611686018427387904}, i64)},
+      {"block_size' of /config must be an integer (got 1e+300)", attribute("/config", "block_size", 1e300, f64)},
+      {"format_version' of / must be an integer (got 1.5)", attribute("/", "format_version", 1.5, f64)},
+      {"missing dataset /model/transformer.h.2", attribute("/config", "n_layer", int64_t{6}, i64)},
+      {"is not a parameter of the model", attribute("/config", "n_layer", int64_t{1}, i64)},
+      {"all-zero generator state",
+       [](H5::H5File& f) {
+         const uint64_t zeros[4] = {0, 0, 0, 0};
+         f.openGroup("/train").openAttribute("rng_state").write(H5::PredType::NATIVE_UINT64, zeros);
+       }},
+      {"world_size' of /train must be at most 65536", attribute("/train", "world_size", int64_t{1} << 62, i64)},
+      {"batch' of /train must be at most 65536 (got 100000000)", attribute("/train", "batch", int64_t{100000000}, i64)},
+      {"grad-accum' of /train must be at most 65536", attribute("/train", "grad-accum", int64_t{1000000000}, i64)},
+      {"eval-iters' of /train must be at most 1000000", attribute("/train", "eval-iters", int64_t{1000000000}, i64)},
+      {"lr' of /train must be a finite number (got inf)", attribute("/train", "lr", kInf, f64)},
+      {"weight-decay' of /train must be a finite number (got nan)", attribute("/train", "weight-decay", kNaN, f64)},
+      {"iteration' of /train must be at least 0 (got -5)", attribute("/train", "iteration", int64_t{-5}, i64)},
+      {"/train is at iteration 900, past its iters 4", attribute("/train", "iteration", int64_t{900}, i64)},
+      {"beta1' of /optim must be less than 1 (got 1.5)", attribute("/optim", "beta1", 1.5, f64)},
+      {"holds nan at element 0",
+       [](H5::H5File& f) {
+         H5::DataSet d = f.openDataSet("/optim/m/transformer.ln_f.weight");
+         std::vector<float> x(16, NAN);
+         d.write(x.data(), H5::PredType::NATIVE_FLOAT);
+       }},
+      {"a second moment cannot be negative",
+       [](H5::H5File& f) {
+         H5::DataSet d = f.openDataSet("/optim/v/transformer.ln_f.bias");
+         std::vector<float> x(16, -1.0f);
+         d.write(x.data(), H5::PredType::NATIVE_FLOAT);
+       }},
+      {"holds inf at element",
+       [](H5::H5File& f) {
+         H5::DataSet d = f.openDataSet("/model/transformer.h.1.attn.c_proj.bias");
+         std::vector<float> x(16, INFINITY);
+         d.write(x.data(), H5::PredType::NATIVE_FLOAT);
+       }},
+  };
+  const std::vector<std::string> commands = {"train --iters 6 --resume ", "info --ckpt ", "eval --data "};
+  size_t turn = 0;  // sampled: one command per file, in turn
+  for (const Edit& edit : edits)
+    for (Seal seal : {Seal::again, Seal::none}) {
+      const std::string path = base.copy("edited.h5");
+      edit_checkpoint(path, edit.apply, seal);
+      const auto before = snapshot(base.work());
+      const std::vector<std::string> run_commands = sample_every() > 1 ? std::vector{commands[turn++ % 3]} : commands;
+      for (const std::string& command : run_commands) {
+        const std::string args = command == "eval --data " ? command + base.corpus() + " --ckpt " + path : command + path;
+        const Run r = base.run(args);
+        INFO(args << (seal == Seal::again ? " (sealed again)" : " (no seal)") << ": " << r.output);
+        require_clear_error(r, edit.message);
+      }
+      REQUIRE(snapshot(base.work()) == before);
+    }
+}
+
+TEST_CASE("hostile: paths stored inside a checkpoint are never written, and inputs must be regular files",
+          "[hostile]") {
+  const Base base;
+  const std::string victim = base.write("victim.txt", "someone's notes\n");
+  const std::string path = base.copy("stored.h5");
+  edit_checkpoint(path, [&](H5::H5File& f) {
+    H5::Group g = f.openGroup("/train");
+    g.removeAttr("out");
+    const H5::StrType type(H5::PredType::C_S1, victim.size());
+    g.createAttribute("out", type, H5::DataSpace(H5S_SCALAR)).write(type, victim.data());
+  });
+  const Run r = base.run("train --iters 6 --resume " + path);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(read_file(victim) == "someone's notes\n");
+  REQUIRE_FALSE(std::filesystem::exists(base.work("victim.csv")));
+  REQUIRE(base.run("info --ckpt " + path).output.find("iteration    6 of 6") != std::string::npos);
+
+  REQUIRE(mkfifo(base.work("fifo").c_str(), 0600) == 0);
+  std::filesystem::create_directory(base.work("folder"));
+  const std::string empty = base.write("empty.txt", ""), binary = base.write("binary.txt", "ab\xff\xfe\x00cd");
+  const std::vector<std::pair<std::string, std::string>> inputs = {
+      {base.work("fifo"), "fifo': is a FIFO (named pipe), not a regular file"},
+      {"/dev/zero", "'/dev/zero': is a device, not a regular file"},
+      {base.work("folder"), "folder': is a directory, not a file"},
+      {empty, "empty.txt' is empty"},
+      {binary, "binary.txt' is not valid UTF-8 at byte offset 2"},
+  };
+  for (const auto& [input, message] : inputs) {
+    const auto before = snapshot(base.work());
+    for (const std::string& args : {"train --out " + base.work("new.h5") + " --data " + input,
+                                    "eval --ckpt " + path + " --data " + input, "info --ckpt " + input}) {
+      if (args.rfind("info", 0) == 0 && input == empty) continue;  // an empty checkpoint: its own message
+      const Run run = base.run(args);
+      INFO(args << ": " << run.output);
+      require_clear_error(run, args.rfind("info", 0) == 0 ? "checkpoint '" + input : message);
+    }
+    REQUIRE(snapshot(base.work()) == before);
+  }
+  // A checkpoint whose stored data path is a device: resuming it is refused before reading.
+  const std::string device = base.copy("device.h5");
+  edit_checkpoint(device, [](H5::H5File& f) {
+    H5::Group g = f.openGroup("/train");
+    g.removeAttr("data");
+    const H5::StrType type(H5::PredType::C_S1, 9);
+    g.createAttribute("data", type, H5::DataSpace(H5S_SCALAR)).write(type, "/dev/zero");
+  });
+  require_clear_error(base.run("train --iters 6 --resume " + device), "'/dev/zero': is a device");
+}
