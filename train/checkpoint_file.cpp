@@ -125,7 +125,9 @@ CheckpointImage read_checkpoint_image(const std::string& path) {
 hdf5::File open_checkpoint_image(CheckpointImage image, const std::string& path) {
   if (!image.sealed) {
     const int64_t size = static_cast<int64_t>(image.bytes.size());
-    const auto limit = std::chrono::milliseconds(5000 + size / 50'000);  // 5 s, plus 1 s per 50 MB
+    // libhdf5 reads a small checkpoint in milliseconds: 2 s, plus 1 s per 50 MB, is ample on a
+    // loaded machine and ends a loop inside libhdf5 soon.
+    const auto limit = std::chrono::milliseconds(2000 + size / 50'000);
     const ChildEnd end = run_in_child([&] { hdf5::File(image.bytes).read_everything(); }, limit,
                                       2 * size + (int64_t{512} << 20));
     if (end.how == ChildEnd::How::threw) throw std::runtime_error(fmt::format("checkpoint '{}': {}", path, end.message));

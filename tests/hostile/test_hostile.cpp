@@ -210,23 +210,24 @@ TEST_CASE("hostile: flipped metadata in h5py-style files (no seal, global heap) 
   positions = sampled(positions);
   const auto before = snapshot(base.work());
   int errors = 0, loaded = 0;
-  for (size_t at : positions)
-    for (uint8_t mask : {uint8_t{0x5A}, uint8_t{0xFF}}) {
-      const std::string path = base.write("flipped.h5", flip(bytes, at, mask));
-      const Run r = base.run("info --ckpt " + path);
-      INFO("byte " << at << " ^ " << int(mask) << ": " << r.output);
-      require_no_crash(r);
-      if (r.exit_code == 1) {
-        require_clear_error(r, "flipped.h5'");
-        ++errors;
-      } else {
-        ++loaded;  // a flip in float data or unused bytes: nothing can tell it from a real value
-      }
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const size_t at = positions[i];
+    const uint8_t mask = i % 2 ? 0xFF : 0x5A;  // all bits of the byte, or some
+    const std::string path = base.write("flipped.h5", flip(bytes, at, mask));
+    const Run r = base.run("info --ckpt " + path);
+    INFO("byte " << at << " ^ " << int(mask) << ": " << r.output);
+    require_no_crash(r);
+    if (r.exit_code == 1) {
+      require_clear_error(r, "flipped.h5'");
+      ++errors;
+    } else {
+      ++loaded;  // a flip in float data or unused bytes: nothing can tell it from a real value
     }
+  }
   std::filesystem::remove(base.work("flipped.h5"));
   REQUIRE(snapshot(base.work()) == before);
   INFO(errors << " errors, " << loaded << " loaded");
-  REQUIRE(errors > static_cast<int>(positions.size()) / 2);
+  REQUIRE(errors > static_cast<int>(positions.size()) / 3);
 }
 
 TEST_CASE("hostile: edited /config, /train and /optim values are refused before anything is built or written",
