@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <utility>
 
 namespace tinygpt {
@@ -53,7 +54,12 @@ class Rng {
   }
   double normal() { return normal_pair().first; }
   const State& state() const { return state_; }
-  void set_state(const State& s) { state_ = s; }
+  // The all-zero state is the one xoshiro256** never leaves (it would yield only zeros, and below()
+  // would loop forever): refused.
+  void set_state(const State& s) {
+    if (s == State{}) throw std::invalid_argument("Rng: the all-zero state is not a xoshiro256** state");
+    state_ = s;
+  }
 
  private:
   static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -47,6 +48,16 @@ double training_bytes(const nn::GPTConfig& c, int64_t batch, AttentionMemory att
   const double activations = static_cast<double>(c.n_layer) * per_block + 3 * B * T * C +
                              2 * B * T * static_cast<double>(c.vocab_size);
   return 4.0 * (4.0 * parameter_count(c) + activations);
+}
+
+double corpus_bytes(const std::vector<std::string>& files) {
+  double bytes = 0;
+  for (const std::string& f : files) {
+    std::error_code ec;  // a file that cannot be read is reported when it is read
+    const auto size = std::filesystem::file_size(f, ec);
+    if (!ec) bytes += 5.0 * static_cast<double>(size);
+  }
+  return bytes;
 }
 
 double inference_bytes(const nn::GPTConfig& c, int64_t batch) {

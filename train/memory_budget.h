@@ -3,6 +3,7 @@
 // how much the machine has: a run that cannot fit is refused up front with both figures.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "autograd/ops.h"
 #include "nn/gpt.h"
@@ -17,6 +18,9 @@ int64_t machine_memory_bytes();
 // weights unless attention is tiled; around the blocks 3 B T C, and the logits with their gradient,
 // 2 B T V).
 double training_bytes(const nn::GPTConfig& config, int64_t batch, AttentionMemory attention);
+// Reading text files into token arrays: at most one token per byte, 4 bytes per token, and a
+// whole file at once when it cannot be cut into blocks.
+double corpus_bytes(const std::vector<std::string>& files);
 // Evaluation of `batch` windows without gradients: parameters and the largest activations alive.
 double inference_bytes(const nn::GPTConfig& config, int64_t batch);
 

@@ -58,6 +58,13 @@ void check_enough_tokens(const data::Corpus& c, const TrainOptions& o) {
                                             c.val.size(), o.block, o.block + 1));
 }
 
+// The memory a run needs: the model's training state and the token arrays of its text.
+void require_run_memory(const nn::GPTConfig& config, const TrainOptions& o) {
+  require_memory(training_bytes(config, o.batch, AttentionMemory::automatic) + corpus_bytes(training_files(o)) +
+                     corpus_bytes(o.val_data),
+                 "this run");
+}
+
 // Rank r's seed for its batches and dropout masks; rank 0 keeps the run's seed, so one process
 // trains exactly as before.
 uint64_t rank_seed(int64_t seed, int rank) {
@@ -70,11 +77,10 @@ Trainer::Trainer(const TrainOptions& options, Communicator comm) : comm_(comm), 
   validate(options_);
   set_num_threads(static_cast<int>(options_.threads));
   if (comm_.is_root()) check_outputs(options_.out, log_path(), plot_path());
-  require_memory(training_bytes(model_config(options_, 1), options_.batch, AttentionMemory::automatic),
-                 "this run");  // before reading any data; again below with the real vocabulary
+  require_run_memory(model_config(options_, 1), options_);  // before reading data; below with the vocabulary
   corpus_ = data::load_corpus(corpus_options(options_));
   check_enough_tokens(corpus_, options_);
-  check_memory();
+  require_run_memory(model_config(options_, corpus_.tokenizer->vocab_size()), options_);
   model_ = std::make_shared<nn::GPT>(model_config(options_, corpus_.tokenizer->vocab_size()),
                                      static_cast<uint64_t>(options_.seed));
   optimizer_ = std::make_unique<optim::AdamW>(model_->named_parameters(), adamw_options(options_));
@@ -111,13 +117,13 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
                                             options_.iters));
   const std::string old_log = std::filesystem::path(path).replace_extension(".csv").string();
   if (comm_.is_root()) check_outputs(options_.out, log_path(), plot_path());
+  require_run_memory(ck.config, options_);
   corpus_ = data::load_corpus(corpus_options(options_), ck.tokenizer);
   if (corpus_.train.size() != state_.train_tokens || corpus_.val.size() != state_.val_tokens)
     throw std::invalid_argument(fmt::format(
         "the data changed since the checkpoint: {} training and {} validation tokens then, {} and {} now",
         state_.train_tokens, state_.val_tokens, corpus_.train.size(), corpus_.val.size()));
   check_enough_tokens(corpus_, options_);
-  check_memory();
   model_ = ck.model;
   model_->set_dropout(static_cast<float>(options_.dropout));
   model_->set_dropout_seed(rank_seed(options_.seed, comm_.rank()));
@@ -133,12 +139,6 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
     for (const LogLine& line : read_log_lines(old_log))
       if (line.row.iter <= state_.iteration) kept.push_back(line.text);
   write_log(log_path(), kept);
-}
-
-void Trainer::check_memory() const {
-  require_memory(training_bytes(model_config(options_, corpus_.tokenizer->vocab_size()), options_.batch,
-                                AttentionMemory::automatic),
-                 "this run");
 }
 
 void Trainer::prepare() {

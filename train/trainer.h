@@ -55,7 +55,6 @@ class Trainer {
 
  private:
   void prepare();  // sampler, schedule and output checks, once the state is known
-  void check_memory() const;
 
   memory::Reuse reuse_;  // first in, last out: steps reuse the memory earlier steps freed
   Communicator comm_;

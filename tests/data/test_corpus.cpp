@@ -100,6 +100,9 @@ TEST_CASE("batches: windows are shifted by one and the sampler state restores ex
   TokenArray few(100);
   few.append(std::vector<int32_t>(8, 1));
   REQUIRE_THROWS_WITH(BatchSampler(few, 2, 8, 1), Catch::Contains("has 8 tokens; block size 8 needs at least 9"));
+  // The all-zero generator state would make below() loop forever: refused, the state kept.
+  REQUIRE_THROWS_WITH(b.set_state(Rng::State{}), Catch::Contains("all-zero state"));
+  REQUIRE(b.state() != Rng::State{});
 }
 
 TEST_CASE("batches: evaluation windows cover every target exactly once", "[batches]") {

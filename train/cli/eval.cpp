@@ -30,7 +30,8 @@ void add_eval(CLI::App& app) {
   cmd->callback([args] {
     set_num_threads(static_cast<int>(args->threads));
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
-    train::require_memory(train::inference_bytes(ck.config, args->batch), "this evaluation");
+    train::require_memory(train::inference_bytes(ck.config, args->batch) + train::corpus_bytes(args->data),
+                          "this evaluation");
     const data::TokenArray tokens = data::tokenize_files(*ck.tokenizer, args->data);
     const train::EvalResult r = train::evaluate(*ck.model, tokens, args->batch);
     if (args->json)
