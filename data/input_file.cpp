@@ -59,9 +59,9 @@ size_t InputFile::read(void* into, size_t n) {
   return done;
 }
 
-std::vector<char> InputFile::read_all(int64_t max_bytes) {
+FileBytes InputFile::read_all(int64_t max_bytes) {
   if (size_ > max_bytes) fail(fmt::format("{} bytes is more than the {} bytes allowed", size_, max_bytes));
-  std::vector<char> bytes(static_cast<size_t>(size_));
+  FileBytes bytes(static_cast<size_t>(size_));
   if (read(bytes.data(), bytes.size()) != bytes.size()) fail("the file shrank while it was read");
   char extra;
   if (read(&extra, 1) != 0) fail("the file grew while it was read");

@@ -4,10 +4,27 @@
 // open descriptor, so the file cannot be swapped for another between the check and the reads.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <vector>
+#include <string_view>
 
 namespace tinygpt::data {
+
+// A whole file's bytes. The buffer is not zeroed first (a std::vector would be), so a large file
+// is written to memory once, by the read.
+class FileBytes {
+ public:
+  FileBytes() = default;
+  explicit FileBytes(size_t size) : data_(new char[size]), size_(size) {}
+  char* data() { return data_.get(); }
+  const char* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  std::string_view view() const { return {data_.get(), size_}; }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+};
 
 class InputFile {
  public:
@@ -22,7 +39,7 @@ class InputFile {
   // Up to n bytes (fewer only at the end of the file); throws on a read error.
   size_t read(void* into, size_t n);
   // The whole file, refused when it is larger than max_bytes.
-  std::vector<char> read_all(int64_t max_bytes);
+  FileBytes read_all(int64_t max_bytes);
   [[noreturn]] void fail(const std::string& problem) const;  // throws, naming the file
 
  private:

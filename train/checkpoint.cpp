@@ -61,7 +61,8 @@ void put(H5::H5Object& at, const char* name, const std::vector<std::string>& val
 void put_floats(H5::Group& g, const std::string& name, const Tensor& t, bool non_negative = false) {
   const Tensor c = t.contiguous();
   const float* x = c.data();
-  for (int64_t i = 0; i < c.numel(); ++i)
+  const int64_t n = c.numel();
+  for (int64_t i = 0; i < n; ++i)
     if (!std::isfinite(x[i]) || (non_negative && x[i] < 0))
       throw std::runtime_error(fmt::format("{} holds {} at element {} (the run diverged)", name, x[i], i));
   std::vector<hsize_t> dims(t.shape().begin(), t.shape().end());
@@ -209,7 +210,8 @@ class Reader {
     const hdf5::Dataset& d = dataset(path, into.shape());
     float* x = into.data();
     guard([&] { file_.read(d, path, x); });
-    for (int64_t i = 0; i < into.numel(); ++i)
+    const int64_t n = into.numel();
+    for (int64_t i = 0; i < n; ++i)
       if (!std::isfinite(x[i]) || (non_negative && x[i] < 0))
         fail(fmt::format("dataset {} holds {} at element {}{}", path, x[i], i,
                          std::isfinite(x[i]) ? " (a second moment cannot be negative)" : ""));

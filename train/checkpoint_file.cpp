@@ -33,19 +33,18 @@ std::string digest_after_user_block(const char* bytes, size_t size) {
 }
 
 // HDF5's signature opens the file, or follows a user block of 512, 1024, 2048, ... bytes.
-bool has_hdf5_signature(const std::vector<char>& bytes) {
+bool has_hdf5_signature(std::string_view bytes) {
   for (size_t at = 0; at + kHdf5Signature.size() <= bytes.size(); at = at == 0 ? kUserBlockBytes : 2 * at)
-    if (std::string_view(bytes.data() + at, kHdf5Signature.size()) == kHdf5Signature) return true;
+    if (bytes.substr(at, kHdf5Signature.size()) == kHdf5Signature) return true;
   return false;
 }
 
 // A 512-byte user block (tinygpt's size) that is neither a seal nor zeros (a seal stripped by hand):
 // a seal that took damage. Other tools' user blocks are larger.
-bool user_block_is_spoiled(const std::vector<char>& bytes) {
+bool user_block_is_spoiled(std::string_view bytes) {
   const size_t n = static_cast<size_t>(kUserBlockBytes);
-  return bytes.size() >= n + kHdf5Signature.size() &&
-         std::string_view(bytes.data() + n, kHdf5Signature.size()) == kHdf5Signature &&
-         std::any_of(bytes.begin(), bytes.begin() + kUserBlockBytes, [](char c) { return c != 0; });
+  return bytes.size() >= n + kHdf5Signature.size() && bytes.substr(n, kHdf5Signature.size()) == kHdf5Signature &&
+         bytes.substr(0, n).find_first_not_of('\0') != std::string_view::npos;
 }
 
 [[noreturn]] void damaged(const std::string& path, const std::string& why) {
@@ -53,8 +52,8 @@ bool user_block_is_spoiled(const std::vector<char>& bytes) {
 }
 
 // The seal's digest and length; false when the file starts without one.
-bool parse_seal(const std::vector<char>& file, const std::string& path, std::string& hex, int64_t& bytes) {
-  const std::string_view head(file.data(), std::min(file.size(), static_cast<size_t>(kUserBlockBytes)));
+bool parse_seal(std::string_view file, const std::string& path, std::string& hex, int64_t& bytes) {
+  const std::string_view head = file.substr(0, static_cast<size_t>(kUserBlockBytes));
   if (head.substr(0, kSealMagic.size()) != kSealMagic) return false;
   if (head.size() < static_cast<size_t>(kUserBlockBytes)) damaged(path, "truncated inside its seal");
   const std::string_view body = head.substr(kSealMagic.size());
@@ -105,7 +104,7 @@ CheckpointImage read_checkpoint_image(const std::string& path) {
   data::InputFile file(path, "checkpoint");
   CheckpointImage image;
   image.bytes = file.read_all(machine_memory_bytes());
-  const std::vector<char>& bytes = image.bytes;
+  const std::string_view bytes = image.bytes.view();
   std::string hex;
   int64_t length = 0;
   if (!parse_seal(bytes, path, hex, length)) {
@@ -128,7 +127,7 @@ hdf5::File open_checkpoint_image(CheckpointImage image, const std::string& path)
     // libhdf5 reads a small checkpoint in milliseconds: 2 s, plus 1 s per 50 MB, is ample on a
     // loaded machine and ends a loop inside libhdf5 soon.
     const auto limit = std::chrono::milliseconds(2000 + size / 50'000);
-    const ChildEnd end = run_in_child([&] { hdf5::File(image.bytes).read_everything(); }, limit,
+    const ChildEnd end = run_in_child([&] { hdf5::File(std::move(image.bytes)).read_everything(); }, limit,
                                       2 * size + (int64_t{512} << 20));
     if (end.how == ChildEnd::How::threw) throw std::runtime_error(fmt::format("checkpoint '{}': {}", path, end.message));
     if (end.how != ChildEnd::How::returned)

@@ -7,8 +7,8 @@
 // a byte, so that a damaged file is refused instead of crashing or hanging inside libhdf5.
 #include <cstdint>
 #include <string>
-#include <vector>
 
+#include "data/input_file.h"
 #include "train/hdf5_tree.h"
 
 namespace tinygpt::train {
@@ -19,7 +19,7 @@ constexpr int64_t kUserBlockBytes = 512;
 void seal_checkpoint(const std::string& path);
 
 struct CheckpointImage {
-  std::vector<char> bytes;  // the whole file
+  data::FileBytes bytes;  // the whole file
   bool sealed = false;      // the seal matched; false: the file has none (an older tinygpt, h5py)
 };
 

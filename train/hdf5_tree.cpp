@@ -242,10 +242,10 @@ class Walker {
 // request and never allocate: H5LTopen_file_image does the same but leaks its callback state on
 // every close in libhdf5 1.10 (HDFGroup/hdf5#827).
 // `image` outlives the file: callbacks may run until it closes.
-hid_t open_image(std::vector<char>& image) {
+hid_t open_image(data::FileBytes& image) {
   H5FD_file_image_callbacks_t callbacks{};
   callbacks.image_malloc = [](size_t size, H5FD_file_image_op_t, void* udata) -> void* {
-    auto* bytes = static_cast<std::vector<char>*>(udata);
+    auto* bytes = static_cast<data::FileBytes*>(udata);
     return size == bytes->size() ? bytes->data() : nullptr;
   };
   callbacks.image_memcpy = [](void* dest, const void* src, size_t, H5FD_file_image_op_t, void*) -> void* {
@@ -285,10 +285,10 @@ int64_t Dataset::count() const {
   return n;
 }
 
-File::File(std::vector<char> image) : image_(std::move(image)) {
+File::File(data::FileBytes image) : image_(std::move(image)) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as return values, not printed
   const std::string root = "/";
-  if (image_.empty()) fail(root, "the file is empty");
+  if (image_.size() == 0) fail(root, "the file is empty");
   file_ = owned(open_image(image_), root, "open");
   const Handle group(checked(H5Gopen2(file_->id(), "/", H5P_DEFAULT), root, "open the root group"));
   H5O_info_t oi;

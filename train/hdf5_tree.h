@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "data/input_file.h"
+
 namespace tinygpt::train::hdf5 {
 
 class Handle;  // a libhdf5 identifier, closed when the last copy goes
@@ -48,7 +50,7 @@ class File {
  public:
   // Opens `image` (a whole HDF5 file, user block included) and reads its tree. Throws
   // std::runtime_error naming the item and libhdf5's innermost complaint.
-  explicit File(std::vector<char> image);
+  explicit File(data::FileBytes image);
   ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
@@ -61,7 +63,7 @@ class File {
   void read_everything() const;
 
  private:
-  std::vector<char> image_;  // libhdf5 reads these bytes in place: they outlive every handle below
+  data::FileBytes image_;  // libhdf5 reads these bytes in place: they outlive every handle below
   std::shared_ptr<Handle> file_;
   Group root_;
 };

@@ -64,8 +64,8 @@ bool is_log_header(const std::string& line) {
 
 std::vector<LogLine> read_log_lines(const std::string& path) {
   data::InputFile file(path, "log");
-  const std::vector<char> bytes = file.read_all(kMaxLogBytes);
-  const std::string_view all(bytes.data(), bytes.size());
+  const data::FileBytes bytes = file.read_all(kMaxLogBytes);
+  const std::string_view all = bytes.view();
   const size_t header_end = all.find('\n');
   std::array<size_t, 6> at;
   std::string_view missing;
