@@ -275,8 +275,6 @@ class Reader {
     return states;
   }
 
-  const std::string& path() const { return path_; }
-
  private:
   static std::vector<std::string> parts(const std::string& path) {
     std::vector<std::string> out;

@@ -83,7 +83,7 @@ std::vector<int64_t> extent(hid_t space, const std::string& where, int64_t& coun
 
 class Walker {
  public:
-  explicit Walker(int64_t file_bytes) : file_bytes_(file_bytes) {}
+  Walker(int64_t file_bytes, haddr_t root) : file_bytes_(file_bytes), open_groups_{root} {}
 
   void group(hid_t id, const std::string& path, Group& out, int depth) {
     if (depth > kMaxDepth) fail(path, fmt::format("groups nest deeper than {} levels", kMaxDepth));
@@ -292,8 +292,8 @@ File::File(data::FileBytes image) : image_(std::move(image)) {
   file_ = owned(open_image(image_), root, "open");
   const Handle group(checked(H5Gopen2(file_->id(), "/", H5P_DEFAULT), root, "open the root group"));
   H5O_info_t oi;
-  checked(H5Oget_info2(group.id(), &oi, H5O_INFO_NUM_ATTRS), root, "object info");
-  Walker walker(static_cast<int64_t>(image_.size()));
+  checked(H5Oget_info2(group.id(), &oi, H5O_INFO_BASIC | H5O_INFO_NUM_ATTRS), root, "object info");
+  Walker walker(static_cast<int64_t>(image_.size()), oi.addr);
   walker.attributes(group.id(), oi.num_attrs, root, root_.attributes);
   walker.group(group.id(), root, root_, 0);
 }

@@ -174,8 +174,8 @@ double Trainer::train_step(float lr) {
   const float norm = optim::global_grad_norm(parameters_);  // the same on every rank: all stop together
   if (!std::isfinite(loss) || !std::isfinite(norm))
     throw std::runtime_error(fmt::format(
-        "the training {} became {} at iteration {}: the run stops without saving, and '{}' keeps its last checkpoint "
-        "(a lower --lr or a --grad-clip may help)",
+        "the training {} became {} at iteration {}: the run stops here, without saving over '{}' (a lower --lr or a "
+        "--grad-clip may help)",
         std::isfinite(loss) ? "gradient norm" : "loss", std::isfinite(loss) ? norm : loss, state_.iteration + 1,
         options_.out));
   optimizer_->step(lr, options_.grad_clip > 0 ? optim::clip_scale(norm, options_.grad_clip) : 1.0f);
@@ -226,9 +226,8 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
     if (state_.iteration % options_.eval_every == 0 || state_.iteration == options_.iters) {
       val = estimate_val_loss();
       if (corpus_.val.size() > 0 && !std::isfinite(*val))
-        throw std::runtime_error(fmt::format("the validation loss became {} at iteration {}: the run stops without "
-                                             "saving, and '{}' keeps its last checkpoint", *val, state_.iteration,
-                                             options_.out));
+        throw std::runtime_error(fmt::format("the validation loss became {} at iteration {}: the run stops here, "
+                                             "without saving over '{}'", *val, state_.iteration, options_.out));
       state_.val_loss = *val;
       if (comm_.size() > 1)  // cheap insurance that the ranks still apply the same updates
         comm_.require_same(parameter_checksum(parameters_),

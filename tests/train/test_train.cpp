@@ -275,6 +275,20 @@ TEST_CASE("checkpoint: values from the file are range-checked before they are us
           "dataset /model/transformer.h.0.ln_1.weight holds nan at element 3");
   refused(overwrite("/optim/m/transformer.wpe.weight", INFINITY), "dataset /optim/m/transformer.wpe.weight holds inf");
   refused(overwrite("/optim/v/transformer.ln_f.bias", -1.0f), "a second moment cannot be negative");
+  // Links are not followed out of the file, nor round in circles.
+  {
+    H5::H5File other(dir.file("other.h5"), H5F_ACC_TRUNC);
+    hsize_t dims[1] = {16};
+    other.createDataSet("/bias", H5::PredType::IEEE_F32LE, H5::DataSpace(1, dims));
+  }
+  refused([&](H5::H5File& f) {
+            f.unlink("/model/transformer.ln_f.bias");
+            H5Lcreate_external(dir.file("other.h5").c_str(), "/bias", f.getId(), "/model/transformer.ln_f.bias",
+                               H5P_DEFAULT, H5P_DEFAULT);
+          },
+          "missing dataset /model/transformer.ln_f.bias");
+  refused([](H5::H5File& f) { H5Lcreate_hard(f.getId(), "/", f.getId(), "/config/loop", H5P_DEFAULT, H5P_DEFAULT); },
+          "/config/loop: links back to a group that contains it");
 }
 
 TEST_CASE("checkpoint: files that are not regular files are refused before they are opened", "[checkpoint][errors]") {
@@ -314,7 +328,7 @@ TEST_CASE("train: a loss that becomes NaN stops the run and keeps the last check
   const std::string saved((std::istreambuf_iterator<char>(in)), {});
   t.model().named_parameters().back().second.data()[0] = NAN;  // ln_f.bias: every logit turns NaN
   REQUIRE_THROWS_WITH(t.run(q.progress), Catch::Contains("the training loss became nan at iteration 6") &&
-                                             Catch::Contains("keeps its last checkpoint"));
+                                             Catch::Contains("without saving over '" + o.out + "'"));
   std::ifstream again(o.out, std::ios::binary);
   REQUIRE(std::string((std::istreambuf_iterator<char>(again)), {}) == saved);
   REQUIRE(read_checkpoint(o.out).train->iteration == 5);
