@@ -36,6 +36,10 @@ optim::AdamWOptions adamw_options(const TrainOptions& o) {
 
 // Before any work: the checkpoint, its log and its plot can be written where they are to go.
 void check_outputs(const std::string& checkpoint, const std::string& log, const std::string& plot) {
+  if (checkpoint == log || checkpoint == plot)
+    throw std::invalid_argument(fmt::format("--out '{}' would be its own log or plot (they take its name with .csv "
+                                            "and .svg): choose a name ending in .h5",
+                                            checkpoint));
   check_output_path(checkpoint, OutputKind::checkpoint);
   check_output_path(log, OutputKind::log);
   check_output_path(plot, OutputKind::svg);

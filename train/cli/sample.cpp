@@ -22,7 +22,7 @@ void add_sample(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sample", "generate text from a checkpoint");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to sample from")->required();
   cmd->add_option("--prompt", args->sample.prompt, "text to continue (default: a new line)");
-  add_number(cmd, "--tokens", args->sample.tokens, train::Range{0, 1e8}, "tokens to generate");
+  add_number(cmd, "--tokens", args->sample.tokens, train::Range{0, 1e7}, "tokens to generate");
   add_number(cmd, "--temperature", args->sample.temperature, train::Range{0, 100},
              "softmax temperature (0: most likely token)");
   add_number(cmd, "--top-k", args->sample.top_k, train::Range{0, double(nn::kMaxVocab)},
