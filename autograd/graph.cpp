@@ -1,4 +1,4 @@
-#include "autograd/graph.h"
+#include "tinygpt/autograd/graph.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
-#include "autograd/kernels/strided.h"
-#include "autograd/profile.h"
+#include "tinygpt/autograd/kernels/strided.h"
+#include "tinygpt/autograd/profile.h"
 
 namespace tinygpt {
 

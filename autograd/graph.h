@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt {
 

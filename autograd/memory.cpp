@@ -1,4 +1,4 @@
-#include "autograd/memory.h"
+#include "tinygpt/autograd/memory.h"
 
 #include <mutex>
 #include <unordered_map>

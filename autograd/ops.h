@@ -4,7 +4,7 @@
 #include <span>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt {
 

@@ -1,4 +1,4 @@
-#include "autograd/parallel.h"
+#include "tinygpt/autograd/parallel.h"
 
 #include <tbb/global_control.h>
 #include <tbb/info.h>

@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/memory.h"
+#include "tinygpt/autograd/memory.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

@@ -1,4 +1,4 @@
-#include "autograd/profile.h"
+#include "tinygpt/autograd/profile.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "autograd/shape.h"
+#include "tinygpt/autograd/shape.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/memory.h"
+#include "tinygpt/autograd/memory.h"
 
 namespace tinygpt {
 

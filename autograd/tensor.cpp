@@ -1,13 +1,13 @@
-#include "autograd/tensor.h"
+#include "tinygpt/autograd/tensor.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "autograd/kernels/strided.h"
-#include "autograd/parallel.h"
-#include "autograd/random.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/strided.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/random.h"
 
 namespace tinygpt {
 

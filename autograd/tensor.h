@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/memory.h"
-#include "autograd/shape.h"
+#include "tinygpt/autograd/memory.h"
+#include "tinygpt/autograd/shape.h"
 
 namespace tinygpt {
 

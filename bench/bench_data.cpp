@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <chrono>
 
-#include "data/bpe_tokenizer.h"
-#include "data/char_tokenizer.h"
-#include "data/text_files.h"
+#include "tinygpt/data/bpe_tokenizer.h"
+#include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/data/text_files.h"
 
 using namespace tinygpt::data;
 

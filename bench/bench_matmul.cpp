@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "autograd/kernels/gemm.h"
-#include "autograd/kernels/simd.h"
-#include "autograd/memory.h"
-#include "autograd/parallel.h"
-#include "autograd/tensor.h"
+#include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/kernels/simd.h"
+#include "tinygpt/autograd/memory.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/tensor.h"
 
 #ifdef TINYGPT_HAVE_OPENBLAS
 #include <cblas.h>

@@ -11,9 +11,9 @@
 #include <string>
 #include <thread>
 
-#include "autograd/parallel.h"
-#include "autograd/random.h"
-#include "nn/gpt.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/random.h"
+#include "tinygpt/nn/gpt.h"
 
 using namespace tinygpt;
 using namespace tinygpt::nn;

@@ -1,4 +1,4 @@
-#include "data/batches.h"
+#include "tinygpt/data/batches.h"
 
 #include <fmt/format.h>
 

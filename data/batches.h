@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/random.h"
-#include "data/token_array.h"
+#include "tinygpt/autograd/random.h"
+#include "tinygpt/data/token_array.h"
 
 namespace tinygpt::data {
 

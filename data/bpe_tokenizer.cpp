@@ -1,11 +1,11 @@
-#include "data/bpe_tokenizer.h"
+#include "tinygpt/data/bpe_tokenizer.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <queue>
 
-#include "data/utf8.h"
+#include "tinygpt/data/utf8.h"
 
 namespace tinygpt::data {
 

@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "data/pretokenize.h"
-#include "data/tokenizer.h"
+#include "tinygpt/data/pretokenize.h"
+#include "tinygpt/data/tokenizer.h"
 
 namespace tinygpt::data {
 

@@ -1,8 +1,8 @@
-#include "data/char_tokenizer.h"
+#include "tinygpt/data/char_tokenizer.h"
 
 #include <fmt/format.h>
 
-#include "data/utf8.h"
+#include "tinygpt/data/utf8.h"
 
 namespace tinygpt::data {
 

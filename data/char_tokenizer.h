@@ -4,7 +4,7 @@
 #include <array>
 #include <unordered_map>
 
-#include "data/tokenizer.h"
+#include "tinygpt/data/tokenizer.h"
 
 namespace tinygpt::data {
 

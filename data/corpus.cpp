@@ -1,13 +1,13 @@
-#include "data/corpus.h"
+#include "tinygpt/data/corpus.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "data/bpe_tokenizer.h"
-#include "data/char_tokenizer.h"
-#include "data/text_files.h"
-#include "data/utf8.h"
+#include "tinygpt/data/bpe_tokenizer.h"
+#include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/data/text_files.h"
+#include "tinygpt/data/utf8.h"
 
 namespace tinygpt::data {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "data/token_array.h"
-#include "data/tokenizer.h"
+#include "tinygpt/data/token_array.h"
+#include "tinygpt/data/tokenizer.h"
 
 namespace tinygpt::data {
 

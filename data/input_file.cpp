@@ -1,4 +1,4 @@
-#include "data/input_file.h"
+#include "tinygpt/data/input_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,11 +1,11 @@
-#include "data/pretokenize.h"
+#include "tinygpt/data/pretokenize.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "data/unicode.h"
-#include "data/utf8.h"
+#include "tinygpt/data/unicode.h"
+#include "tinygpt/data/utf8.h"
 
 namespace tinygpt::data {
 

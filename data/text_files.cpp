@@ -1,12 +1,12 @@
-#include "data/text_files.h"
+#include "tinygpt/data/text_files.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "data/input_file.h"
-#include "data/utf8.h"
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/data/utf8.h"
 
 namespace tinygpt::data {
 

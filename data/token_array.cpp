@@ -1,4 +1,4 @@
-#include "data/token_array.h"
+#include "tinygpt/data/token_array.h"
 
 namespace tinygpt::data {
 

@@ -1,4 +1,4 @@
-#include "data/utf8.h"
+#include "tinygpt/data/utf8.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "nn/generator.h"
+#include "tinygpt/nn/generator.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "autograd/kernels/fast_exp.h"
-#include "autograd/parallel.h"
+#include "tinygpt/autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/parallel.h"
 
 namespace tinygpt::nn {
 

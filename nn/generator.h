@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/gpt.h"
+#include "tinygpt/nn/gpt.h"
 
 namespace tinygpt::nn {
 

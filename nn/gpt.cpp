@@ -1,4 +1,4 @@
-#include "nn/gpt.h"
+#include "tinygpt/nn/gpt.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "autograd/random.h"
+#include "tinygpt/autograd/random.h"
 
 namespace tinygpt::nn {
 

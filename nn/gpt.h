@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "nn/layers.h"
+#include "tinygpt/nn/layers.h"
 
 namespace tinygpt::nn {
 

@@ -1,4 +1,4 @@
-#include "nn/layers.h"
+#include "tinygpt/nn/layers.h"
 
 namespace tinygpt::nn {
 

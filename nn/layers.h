@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <span>
 
-#include "autograd/ops.h"
-#include "nn/module.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/module.h"
 
 namespace tinygpt::nn {
 

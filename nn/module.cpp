@@ -1,4 +1,4 @@
-#include "nn/module.h"
+#include "tinygpt/nn/module.h"
 
 namespace tinygpt::nn {
 

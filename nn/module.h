@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt::nn {
 

@@ -1,8 +1,8 @@
-#include "optim/adamw.h"
+#include "tinygpt/optim/adamw.h"
 
 #include <cmath>
 
-#include "autograd/parallel.h"
+#include "tinygpt/autograd/parallel.h"
 
 namespace tinygpt::optim {
 

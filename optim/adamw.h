@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt::optim {
 

@@ -1,8 +1,8 @@
-#include "optim/grad_clip.h"
+#include "tinygpt/optim/grad_clip.h"
 
 #include <cmath>
 
-#include "autograd/parallel.h"
+#include "tinygpt/autograd/parallel.h"
 
 namespace tinygpt::optim {
 

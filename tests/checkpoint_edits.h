@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "train/checkpoint_file.h"
+#include "tinygpt/train/checkpoint_file.h"
 
 namespace tinygpt::testing {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "autograd/graph.h"
-#include "autograd/ops.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/ops.h"
 
 namespace tinygpt::testing {
 

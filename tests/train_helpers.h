@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/gpt.h"
-#include "train/progress.h"
+#include "tinygpt/nn/gpt.h"
+#include "tinygpt/train/progress.h"
 
 namespace tinygpt::testing {
 

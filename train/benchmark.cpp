@@ -1,4 +1,4 @@
-#include "train/benchmark.h"
+#include "tinygpt/train/benchmark.h"
 
 #include <sys/resource.h>
 
@@ -6,13 +6,13 @@
 #include <chrono>
 #include <vector>
 
-#include "autograd/kernels/gemm.h"
-#include "autograd/parallel.h"
-#include "autograd/profile.h"
-#include "autograd/random.h"
-#include "optim/adamw.h"
-#include "optim/grad_clip.h"
-#include "train/memory_budget.h"
+#include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/profile.h"
+#include "tinygpt/autograd/random.h"
+#include "tinygpt/optim/adamw.h"
+#include "tinygpt/optim/grad_clip.h"
+#include "tinygpt/train/memory_budget.h"
 
 namespace tinygpt::train {
 

@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "nn/gpt.h"
-#include "train/distributed.h"
+#include "tinygpt/nn/gpt.h"
+#include "tinygpt/train/distributed.h"
 
 namespace tinygpt::train {
 

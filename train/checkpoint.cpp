@@ -1,4 +1,4 @@
-#include "train/checkpoint.h"
+#include "tinygpt/train/checkpoint.h"
 
 #include <H5Cpp.h>
 #include <fcntl.h>
@@ -14,10 +14,10 @@
 #include <set>
 #include <stdexcept>
 
-#include "data/bpe_tokenizer.h"
-#include "data/char_tokenizer.h"
-#include "train/checkpoint_file.h"
-#include "train/output_files.h"
+#include "tinygpt/data/bpe_tokenizer.h"
+#include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/train/checkpoint_file.h"
+#include "tinygpt/train/output_files.h"
 
 namespace tinygpt::train {
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "autograd/random.h"
-#include "data/tokenizer.h"
-#include "nn/gpt.h"
-#include "optim/adamw.h"
-#include "train/options.h"
+#include "tinygpt/autograd/random.h"
+#include "tinygpt/data/tokenizer.h"
+#include "tinygpt/nn/gpt.h"
+#include "tinygpt/optim/adamw.h"
+#include "tinygpt/train/options.h"
 
 namespace tinygpt::train {
 

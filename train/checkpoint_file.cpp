@@ -1,4 +1,4 @@
-#include "train/checkpoint_file.h"
+#include "tinygpt/train/checkpoint_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -10,10 +10,10 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "data/input_file.h"
-#include "train/isolated.h"
-#include "train/memory_budget.h"
-#include "train/sha256.h"
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/train/isolated.h"
+#include "tinygpt/train/memory_budget.h"
+#include "tinygpt/train/sha256.h"
 
 namespace tinygpt::train {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "data/input_file.h"
-#include "train/hdf5_tree.h"
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/train/hdf5_tree.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "train/distributed.h"
+#include "tinygpt/train/distributed.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "autograd/graph.h"
+#include "tinygpt/autograd/graph.h"
 
 #ifdef TINYGPT_HAVE_MPI
 #define OMPI_SKIP_MPICXX 1  // the C API only: the deprecated C++ bindings need another library

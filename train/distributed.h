@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "autograd/random.h"
-#include "autograd/tensor.h"
+#include "tinygpt/autograd/random.h"
+#include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt::train {
 

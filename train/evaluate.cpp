@@ -1,12 +1,12 @@
-#include "train/evaluate.h"
+#include "tinygpt/train/evaluate.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "data/batches.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/data/batches.h"
 
 namespace tinygpt::train {
 

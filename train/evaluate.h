@@ -4,8 +4,8 @@
 // the sum of cross-entropy over all targets divided by their number.
 #include <cstdint>
 
-#include "data/token_array.h"
-#include "nn/gpt.h"
+#include "tinygpt/data/token_array.h"
+#include "tinygpt/nn/gpt.h"
 
 namespace tinygpt::train {
 

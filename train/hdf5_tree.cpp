@@ -1,4 +1,4 @@
-#include "train/hdf5_tree.h"
+#include "tinygpt/train/hdf5_tree.h"
 
 #include <fmt/format.h>
 #include <hdf5.h>

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "data/input_file.h"
+#include "tinygpt/data/input_file.h"
 
 namespace tinygpt::train::hdf5 {
 

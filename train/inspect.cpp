@@ -1,13 +1,13 @@
-#include "train/inspect.h"
+#include "tinygpt/train/inspect.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "data/utf8.h"
-#include "train/svg.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/data/utf8.h"
+#include "tinygpt/train/svg.h"
 
 namespace tinygpt::train {
 

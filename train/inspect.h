@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "data/tokenizer.h"
-#include "nn/gpt.h"
+#include "tinygpt/data/tokenizer.h"
+#include "tinygpt/nn/gpt.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "train/interrupt.h"
+#include "tinygpt/train/interrupt.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "train/isolated.h"
+#include "tinygpt/train/isolated.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

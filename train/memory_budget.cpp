@@ -1,4 +1,4 @@
-#include "train/memory_budget.h"
+#include "tinygpt/train/memory_budget.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "autograd/ops.h"
-#include "nn/gpt.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/gpt.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "train/options.h"
+#include "tinygpt/train/options.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "train/output_files.h"
+#include "tinygpt/train/output_files.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "data/input_file.h"
-#include "train/run_log.h"
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/train/run_log.h"
 
 namespace tinygpt::train {
 

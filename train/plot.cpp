@@ -1,4 +1,4 @@
-#include "train/plot.h"
+#include "tinygpt/train/plot.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "train/output_files.h"
-#include "train/svg.h"
+#include "tinygpt/train/output_files.h"
+#include "tinygpt/train/svg.h"
 
 namespace tinygpt::train {
 

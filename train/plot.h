@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "train/run_log.h"
+#include "tinygpt/train/run_log.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "train/progress.h"
+#include "tinygpt/train/progress.h"
 
 #include <fmt/format.h>
 

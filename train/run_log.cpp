@@ -1,4 +1,4 @@
-#include "train/run_log.h"
+#include "tinygpt/train/run_log.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "data/input_file.h"
+#include "tinygpt/data/input_file.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "train/sampling.h"
+#include "tinygpt/train/sampling.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "autograd/random.h"
-#include "data/utf8.h"
-#include "nn/generator.h"
+#include "tinygpt/autograd/random.h"
+#include "tinygpt/data/utf8.h"
+#include "tinygpt/nn/generator.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "train/sha256.h"
+#include "tinygpt/train/sha256.h"
 
 #include <algorithm>
 #include <cstring>

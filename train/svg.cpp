@@ -1,4 +1,4 @@
-#include "train/svg.h"
+#include "tinygpt/train/svg.h"
 
 #include <fmt/format.h>
 

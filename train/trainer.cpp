@@ -1,4 +1,4 @@
-#include "train/trainer.h"
+#include "tinygpt/train/trainer.h"
 
 #include <fmt/format.h>
 
@@ -8,13 +8,13 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "autograd/parallel.h"
-#include "optim/grad_clip.h"
-#include "train/memory_budget.h"
-#include "train/output_files.h"
-#include "train/plot.h"
-#include "train/run_log.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/optim/grad_clip.h"
+#include "tinygpt/train/memory_budget.h"
+#include "tinygpt/train/output_files.h"
+#include "tinygpt/train/plot.h"
+#include "tinygpt/train/run_log.h"
 
 namespace tinygpt::train {
 

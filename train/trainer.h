@@ -7,15 +7,15 @@
 #include <optional>
 #include <string>
 
-#include "data/batches.h"
-#include "data/corpus.h"
-#include "nn/gpt.h"
-#include "optim/adamw.h"
-#include "optim/schedule.h"
-#include "train/checkpoint.h"
-#include "train/distributed.h"
-#include "train/interrupt.h"
-#include "train/progress.h"
+#include "tinygpt/data/batches.h"
+#include "tinygpt/data/corpus.h"
+#include "tinygpt/nn/gpt.h"
+#include "tinygpt/optim/adamw.h"
+#include "tinygpt/optim/schedule.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/distributed.h"
+#include "tinygpt/train/interrupt.h"
+#include "tinygpt/train/progress.h"
 
 namespace tinygpt::train {
 

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/kernels/strided.h"
-#include "autograd/shape.h"
+#include "tinygpt/autograd/kernels/strided.h"
+#include "tinygpt/autograd/shape.h"
 
 namespace tinygpt {
 

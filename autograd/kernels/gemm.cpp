@@ -7,14 +7,14 @@
 //         micro-kernel: an MR x NR block of C held in registers, one rank-1 update per k.
 // A short C (gemm_short: at most 192 rows) instead splits its columns over threads; each packs all
 // of A per depth block and B a few panels at a time, just before it uses them.
-#include "autograd/kernels/gemm.h"
-#include "autograd/kernels/pack.h"
-#include "autograd/kernels/simd.h"
+#include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/kernels/pack.h"
+#include "tinygpt/autograd/kernels/simd.h"
 
 #include <algorithm>
 
-#include "autograd/parallel.h"
-#include "autograd/tensor.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt {
 

@@ -1,4 +1,4 @@
-#include "autograd/kernels/gemm.h"
+#include "tinygpt/autograd/kernels/gemm.h"
 
 namespace tinygpt {
 

@@ -8,8 +8,8 @@
 //      Bp[panel * kc * NR + k * NR + c] = B(p0 + k, j0 + panel * NR + c)
 #include <cstdint>
 
-#include "autograd/kernels/gemm.h"
-#include "autograd/kernels/simd.h"
+#include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/kernels/simd.h"
 
 namespace tinygpt {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "autograd/parallel.h"
+#include "tinygpt/autograd/parallel.h"
 
 namespace tinygpt {
 

@@ -1,9 +1,9 @@
-#include "autograd/kernels/small_gemm.h"
+#include "tinygpt/autograd/kernels/small_gemm.h"
 
 #include <algorithm>
 
-#include "autograd/kernels/pack.h"
-#include "autograd/kernels/simd.h"
+#include "tinygpt/autograd/kernels/pack.h"
+#include "tinygpt/autograd/kernels/simd.h"
 
 namespace tinygpt {
 

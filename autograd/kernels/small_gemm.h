@@ -6,7 +6,7 @@
 // computes whole vectors. Register tiles of up to MR rows x NR columns.
 #include <cstdint>
 
-#include "autograd/kernels/gemm.h"
+#include "tinygpt/autograd/kernels/gemm.h"
 
 namespace tinygpt {
 

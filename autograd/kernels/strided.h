@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "autograd/parallel.h"
-#include "autograd/shape.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/shape.h"
 
 namespace tinygpt {
 

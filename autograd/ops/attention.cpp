@@ -13,15 +13,15 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "autograd/kernels/fast_exp.h"
-#include "autograd/kernels/rows.h"
-#include "autograd/kernels/pack.h"
-#include "autograd/kernels/simd.h"
-#include "autograd/kernels/small_gemm.h"
-#include "autograd/ops.h"
-#include "autograd/parallel.h"
-#include "autograd/profile.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/kernels/rows.h"
+#include "tinygpt/autograd/kernels/pack.h"
+#include "tinygpt/autograd/kernels/simd.h"
+#include "tinygpt/autograd/kernels/small_gemm.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/profile.h"
 
 namespace tinygpt {
 

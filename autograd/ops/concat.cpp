@@ -3,9 +3,9 @@
 
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "autograd/kernels/strided.h"
-#include "autograd/ops.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/strided.h"
+#include "tinygpt/autograd/ops.h"
 
 namespace tinygpt {
 

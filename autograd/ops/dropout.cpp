@@ -4,11 +4,11 @@
 
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "autograd/ops.h"
-#include "autograd/parallel.h"
-#include "autograd/profile.h"
-#include "autograd/random.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/profile.h"
+#include "tinygpt/autograd/random.h"
 
 namespace tinygpt {
 

@@ -2,11 +2,11 @@
 // beside its backward.
 #include <cmath>
 
-#include "autograd/graph.h"
-#include "autograd/kernels/fast_exp.h"
-#include "autograd/kernels/elementwise.h"
-#include "autograd/ops.h"
-#include "autograd/profile.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/kernels/elementwise.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/profile.h"
 
 namespace tinygpt {
 

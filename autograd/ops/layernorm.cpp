@@ -4,10 +4,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "autograd/kernels/rows.h"
-#include "autograd/ops.h"
-#include "autograd/profile.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/rows.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/profile.h"
 
 namespace tinygpt {
 

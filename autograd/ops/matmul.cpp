@@ -4,12 +4,12 @@
 
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "autograd/kernels/elementwise.h"
-#include "autograd/kernels/gemm.h"
-#include "autograd/ops.h"
-#include "autograd/parallel.h"
-#include "autograd/profile.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/elementwise.h"
+#include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/profile.h"
 
 namespace tinygpt {
 

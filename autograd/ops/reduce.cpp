@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "autograd/kernels/elementwise.h"
-#include "autograd/ops.h"
-#include "autograd/profile.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/elementwise.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/profile.h"
 
 namespace tinygpt {
 

@@ -7,10 +7,10 @@
 #include <optional>
 #include <stdexcept>
 
-#include "autograd/graph.h"
-#include "autograd/kernels/strided.h"
-#include "autograd/ops.h"
-#include "autograd/profile.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/strided.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/profile.h"
 
 namespace tinygpt {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/kernels/fast_exp.h"
 #include "gradcheck.h"
 
 using namespace tinygpt;

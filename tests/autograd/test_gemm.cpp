@@ -5,10 +5,10 @@
 
 #include <array>
 
-#include "autograd/kernels/gemm.h"
-#include "autograd/kernels/pack.h"
-#include "autograd/kernels/small_gemm.h"
-#include "autograd/parallel.h"
+#include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/kernels/pack.h"
+#include "tinygpt/autograd/kernels/small_gemm.h"
+#include "tinygpt/autograd/parallel.h"
 #include "gradcheck.h"
 
 using namespace tinygpt;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "autograd/graph.h"
-#include "autograd/ops.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/ops.h"
 #include "gradcheck.h"
 
 using namespace tinygpt;

@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "data/batches.h"
-#include "data/corpus.h"
-#include "data/text_files.h"
+#include "tinygpt/data/batches.h"
+#include "tinygpt/data/corpus.h"
+#include "tinygpt/data/text_files.h"
 #include "temp_files.h"
 
 using namespace tinygpt;

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "data/bpe_tokenizer.h"
-#include "data/char_tokenizer.h"
-#include "data/utf8.h"
+#include "tinygpt/data/bpe_tokenizer.h"
+#include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/data/utf8.h"
 
 using namespace tinygpt::data;
 

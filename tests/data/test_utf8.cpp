@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "data/pretokenize.h"
-#include "data/unicode.h"
-#include "data/utf8.h"
+#include "tinygpt/data/pretokenize.h"
+#include "tinygpt/data/unicode.h"
+#include "tinygpt/data/utf8.h"
 
 using namespace tinygpt::data;
 

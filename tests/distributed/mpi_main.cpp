@@ -2,7 +2,7 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
-#include "train/distributed.h"
+#include "tinygpt/train/distributed.h"
 
 int main(int argc, char** argv) {
   tinygpt::train::MpiSession mpi(argc, argv);

@@ -4,16 +4,16 @@
 #include <filesystem>
 #include <fstream>
 
-#include "autograd/random.h"
+#include "tinygpt/autograd/random.h"
 #include "gradcheck.h"
-#include "nn/gpt.h"
-#include "optim/adamw.h"
-#include "optim/grad_clip.h"
+#include "tinygpt/nn/gpt.h"
+#include "tinygpt/optim/adamw.h"
+#include "tinygpt/optim/grad_clip.h"
 #include "temp_files.h"
 #include "train_helpers.h"
-#include "train/checkpoint.h"
-#include "train/distributed.h"
-#include "train/trainer.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/distributed.h"
+#include "tinygpt/train/trainer.h"
 
 using namespace tinygpt;
 using namespace tinygpt::train;

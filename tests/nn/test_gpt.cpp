@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "autograd/random.h"
+#include "tinygpt/autograd/random.h"
 #include "gradcheck.h"
-#include "nn/gpt.h"
+#include "tinygpt/nn/gpt.h"
 
 using namespace tinygpt;
 using namespace tinygpt::nn;

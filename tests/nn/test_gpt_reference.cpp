@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "gradcheck.h"
-#include "nn/gpt.h"
+#include "tinygpt/nn/gpt.h"
 
 using namespace tinygpt;
 using namespace tinygpt::nn;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "gradcheck.h"
-#include "nn/gpt.h"
+#include "tinygpt/nn/gpt.h"
 
 using namespace tinygpt;
 using namespace tinygpt::nn;

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "autograd/ops.h"
-#include "optim/adamw.h"
-#include "optim/grad_clip.h"
-#include "optim/schedule.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/optim/adamw.h"
+#include "tinygpt/optim/grad_clip.h"
+#include "tinygpt/optim/schedule.h"
 
 using namespace tinygpt;
 using namespace tinygpt::optim;

@@ -2,12 +2,12 @@
 
 #include <cmath>
 
-#include "autograd/graph.h"
-#include "autograd/random.h"
-#include "data/char_tokenizer.h"
-#include "nn/generator.h"
-#include "train/evaluate.h"
-#include "train/sampling.h"
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/random.h"
+#include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/nn/generator.h"
+#include "tinygpt/train/evaluate.h"
+#include "tinygpt/train/sampling.h"
 
 using namespace tinygpt;
 

@@ -4,11 +4,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "data/bpe_tokenizer.h"
-#include "data/char_tokenizer.h"
+#include "tinygpt/data/bpe_tokenizer.h"
+#include "tinygpt/data/char_tokenizer.h"
 #include "temp_files.h"
-#include "train/inspect.h"
-#include "train/plot.h"
+#include "tinygpt/train/inspect.h"
+#include "tinygpt/train/plot.h"
 
 using namespace tinygpt;
 using namespace tinygpt::train;

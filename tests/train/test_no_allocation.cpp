@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <new>
 
-#include "autograd/parallel.h"
+#include "tinygpt/autograd/parallel.h"
 #include "temp_files.h"
-#include "train/trainer.h"
+#include "tinygpt/train/trainer.h"
 
 namespace {
 std::atomic<bool> g_armed{false};

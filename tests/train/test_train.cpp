@@ -11,13 +11,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "data/bpe_tokenizer.h"
-#include "data/char_tokenizer.h"
+#include "tinygpt/data/bpe_tokenizer.h"
+#include "tinygpt/data/char_tokenizer.h"
 #include "checkpoint_edits.h"
 #include "temp_files.h"
 #include "train_helpers.h"
-#include "train/checkpoint.h"
-#include "train/trainer.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/trainer.h"
 
 using namespace tinygpt;
 using namespace tinygpt::train;

@@ -4,9 +4,9 @@
 #include <memory>
 #include <vector>
 
-#include "train/benchmark.h"
-#include "train/cli/commands.h"
-#include "train/cli/flags.h"
+#include "tinygpt/train/benchmark.h"
+#include "tinygpt/train/cli/commands.h"
+#include "tinygpt/train/cli/flags.h"
 
 namespace tinygpt::cli {
 

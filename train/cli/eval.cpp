@@ -3,13 +3,13 @@
 
 #include <memory>
 
-#include "autograd/parallel.h"
-#include "data/corpus.h"
-#include "train/checkpoint.h"
-#include "train/cli/commands.h"
-#include "train/cli/flags.h"
-#include "train/memory_budget.h"
-#include "train/evaluate.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/data/corpus.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/cli/commands.h"
+#include "tinygpt/train/cli/flags.h"
+#include "tinygpt/train/memory_budget.h"
+#include "tinygpt/train/evaluate.h"
 
 namespace tinygpt::cli {
 

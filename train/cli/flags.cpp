@@ -1,4 +1,4 @@
-#include "train/cli/flags.h"
+#include "tinygpt/train/cli/flags.h"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "train/options.h"
+#include "tinygpt/train/options.h"
 
 namespace tinygpt::cli {
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <memory>
 
-#include "data/bpe_tokenizer.h"
-#include "train/checkpoint.h"
-#include "train/cli/commands.h"
+#include "tinygpt/data/bpe_tokenizer.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/cli/commands.h"
 
 namespace tinygpt::cli {
 

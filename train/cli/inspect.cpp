@@ -4,12 +4,12 @@
 #include <memory>
 #include <optional>
 
-#include "train/checkpoint.h"
-#include "train/cli/commands.h"
-#include "train/cli/flags.h"
-#include "train/output_files.h"
-#include "train/inspect.h"
-#include "train/plot.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/cli/commands.h"
+#include "tinygpt/train/cli/flags.h"
+#include "tinygpt/train/output_files.h"
+#include "tinygpt/train/inspect.h"
+#include "tinygpt/train/plot.h"
 
 namespace tinygpt::cli {
 

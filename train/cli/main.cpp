@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "train/cli/commands.h"
-#include "train/distributed.h"
+#include "tinygpt/train/cli/commands.h"
+#include "tinygpt/train/distributed.h"
 
 int main(int argc, char** argv) {
   // Under mpirun: one rank of a data-parallel run (train, bench); otherwise MPI is never started.

@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <memory>
 
-#include "autograd/parallel.h"
-#include "train/checkpoint.h"
-#include "train/cli/commands.h"
-#include "train/cli/flags.h"
-#include "train/sampling.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/cli/commands.h"
+#include "tinygpt/train/cli/flags.h"
+#include "tinygpt/train/sampling.h"
 
 namespace tinygpt::cli {
 

@@ -7,9 +7,9 @@
 #include <set>
 #include <type_traits>
 
-#include "train/cli/commands.h"
-#include "train/cli/flags.h"
-#include "train/trainer.h"
+#include "tinygpt/train/cli/commands.h"
+#include "tinygpt/train/cli/flags.h"
+#include "tinygpt/train/trainer.h"
 
 namespace tinygpt::cli {
 
