@@ -23,6 +23,9 @@ Tensor tanh(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x);  // tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+Tensor sigmoid(const Tensor& x);        // 1 / (1 + exp(-x))
+Tensor pow(const Tensor& x, float p);   // x^p elementwise
+Tensor abs(const Tensor& x);
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
@@ -42,6 +45,24 @@ Tensor sum(const Tensor& x, Axes axes = {}, bool keepdim = false);
 Tensor mean(const Tensor& x, Axes axes = {}, bool keepdim = false);
 // Sums a broadcast result back down to `shape` (the backward of broadcasting).
 Tensor sum_to_shape(const Tensor& x, const Shape& shape);
+
+// Largest (smallest) values along `axis` (ops/select.cpp); the gradient flows to the position of
+// each, the first one on ties; NaN counts as largest (and smallest), as in PyTorch.
+Tensor max(const Tensor& x, int64_t axis, bool keepdim = false);
+Tensor min(const Tensor& x, int64_t axis, bool keepdim = false);
+// Those positions along `axis`, row-major over the other axes (no gradient).
+std::vector<int64_t> argmax(const Tensor& x, int64_t axis);
+std::vector<int64_t> argmin(const Tensor& x, int64_t axis);
+// a where condition != 0, else b; the three broadcast together (ops/select.cpp).
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+// x with `value` where mask != 0 (mask broadcasts to x's shape); no gradient flows there.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, float value);
+
+// Losses, means over every element (ops/losses.cpp); shapes must match.
+Tensor mse_loss(const Tensor& prediction, const Tensor& target);  // mean((prediction - target)^2)
+// mean(max(x, 0) - x t + log(1 + exp(-|x|))): binary cross-entropy of sigmoid(x) against t in
+// [0, 1], computed from the logits x without forming sigmoid(x).
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target);
 
 // Shape (views in ops/views.cpp, concat in ops/concat.cpp).
 memory::Vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis);  // pieces of `size` along axis
@@ -95,6 +116,14 @@ AttentionResult causal_attention(const Tensor& query, const Tensor& key, const T
 // and their gradient copies cost nothing. weights as above.
 AttentionResult causal_self_attention(const Tensor& qkv, int64_t n_head,
                                       AttentionMemory memory = AttentionMemory::automatic);
+
+// Attention over every key, for encoders (ops/full_attention.cpp): weights = softmax(q kᵀ / sqrt(d_k))
+// over the keys, y = weights v; query [B, nh, Tq, d_k], key [B, nh, Tk, d_k], value [B, nh, Tk, d_v].
+// key_padding_mask, when given, is [B, Tk] with nonzero marking keys to ignore (padding): their
+// weights are exactly 0, and a query must keep at least one key. Built from matmul, masked_fill
+// and softmax, so it reads as the four steps and differentiates through them.
+AttentionResult attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                          const Tensor& key_padding_mask = {});
 
 // Inverted dropout: zeroes each element with probability p and scales the rest by 1/(1-p).
 // The mask is a pure function of (seed, element index): the same on every run and thread count.

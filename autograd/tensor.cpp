@@ -40,29 +40,46 @@ Tensor Tensor::from_vector(const Shape& shape, std::vector<float> values) {
     throw std::invalid_argument(fmt::format("from_vector: {} values for shape {}", values.size(), to_string(shape)));
   return make_contiguous(shape, memory::make_shared<Buffer>(values.begin(), values.end()));
 }
-Tensor Tensor::randn(const Shape& shape, uint64_t seed, float std) {
-  Tensor t = empty(shape);
-  // Fixed-size chunks, each with its own stream: parallel, yet the same bits for any thread count.
-  constexpr int64_t kChunk = 1 << 16;
+Tensor Tensor::randn(const Shape& shape, uint64_t seed, float std) { return empty(shape).normal_(seed, std); }
+Tensor Tensor::uniform(const Shape& shape, uint64_t seed, float lo, float hi) {
+  return empty(shape).uniform_(seed, lo, hi);
+}
+
+namespace {
+// Fixed-size chunks, each with its own stream: parallel, yet the same bits for any thread count.
+// fill(rng, x, begin, end) writes one chunk; `first_stream` is chunk 0's.
+constexpr int64_t kRandomChunk = 1 << 16;
+template <class Fill>
+void fill_random(const Tensor& t, const char* op, uint64_t first_stream, uint64_t seed, const Fill& fill) {
+  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: tensor is not contiguous", op));
   const int64_t n = t.numel();
   float* x = t.data();
-  parallel_for((n + kChunk - 1) / kChunk, 1, [&](int64_t c0, int64_t c1) {
+  parallel_for((n + kRandomChunk - 1) / kRandomChunk, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      Rng rng(splitmix64(seed) ^ static_cast<uint64_t>(c));
-      for (int64_t i = c * kChunk, end = std::min(n, i + kChunk); i < end; i += 2) {
-        const auto [z0, z1] = rng.normal_pair();
-        x[i] = static_cast<float>(z0 * std);
-        if (i + 1 < end) x[i + 1] = static_cast<float>(z1 * std);
-      }
+      Rng rng(c == 0 ? first_stream : splitmix64(seed) ^ static_cast<uint64_t>(c));
+      fill(rng, x, c * kRandomChunk, std::min(n, (c + 1) * kRandomChunk));
     }
   });
-  return t;
 }
-Tensor Tensor::uniform(const Shape& shape, uint64_t seed, float lo, float hi) {
-  Tensor t = empty(shape);
-  Rng rng(seed);
-  for (float& x : *t.impl()->storage) x = static_cast<float>(lo + (hi - lo) * rng.uniform());
-  return t;
+}  // namespace
+
+const Tensor& Tensor::normal_(uint64_t seed, float std) const {
+  fill_random(*this, "normal_", splitmix64(seed), seed, [std](Rng& rng, float* x, int64_t i, int64_t end) {
+    for (; i < end; i += 2) {
+      const auto [z0, z1] = rng.normal_pair();
+      x[i] = static_cast<float>(z0 * std);
+      if (i + 1 < end) x[i + 1] = static_cast<float>(z1 * std);
+    }
+  });
+  return *this;
+}
+
+// The first chunk's stream is the seed's own: up to 65536 elements hold the seed's first draws.
+const Tensor& Tensor::uniform_(uint64_t seed, float lo, float hi) const {
+  fill_random(*this, "uniform_", seed, seed, [lo, hi](Rng& rng, float* x, int64_t i, int64_t end) {
+    for (; i < end; ++i) x[i] = static_cast<float>(lo + (hi - lo) * rng.uniform());
+  });
+  return *this;
 }
 
 int64_t Tensor::size(int64_t axis) const { return shape()[normalize_axis(axis, dim(), "size")]; }
@@ -100,12 +117,12 @@ std::vector<float> Tensor::to_vector() const {
   return out;
 }
 
-void Tensor::fill_(float value) {
+void Tensor::fill_(float value) const {
   if (!is_contiguous()) throw std::invalid_argument("fill_: tensor is not contiguous");
   std::fill(data(), data() + numel(), value);
 }
 
-void Tensor::copy_from_(const Tensor& src) {
+void Tensor::copy_from_(const Tensor& src) const {
   if (src.shape() != shape())
     throw std::invalid_argument(fmt::format("copy_from_: source {} into {}", to_string(src.shape()), to_string(shape())));
   if (!is_contiguous()) throw std::invalid_argument("copy_from_: destination is not contiguous");

@@ -3,6 +3,7 @@
 // (whether it wants a gradient, its gradient, and the node that produced it).
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <new>
 #include <utility>
@@ -61,8 +62,12 @@ class Tensor {
   float item() const;
   float at(std::initializer_list<int64_t> index) const;
   std::vector<float> to_vector() const;  // row-major copy of the logical elements
-  void fill_(float value);               // in place, no autograd (for parameters and scratch)
-  void copy_from_(const Tensor& src);    // in place, same shape, no autograd
+  void fill_(float value) const;            // in place, no autograd (for parameters and scratch)
+  // In place, no autograd, contiguous tensors: N(0, std^2) and U[lo, hi), the values randn and
+  // uniform give for the same seed and shape.
+  const Tensor& normal_(uint64_t seed, float std = 1.0f) const;
+  const Tensor& uniform_(uint64_t seed, float lo, float hi) const;
+  void copy_from_(const Tensor& src) const;  // in place, same shape, no autograd
 
   // Autograd.
   bool requires_grad() const { return impl_->requires_grad; }
@@ -89,6 +94,10 @@ class Tensor {
  private:
   std::shared_ptr<TensorImpl> impl_;
 };
+
+// Prints shape and values as PyTorch does (tensor([[...]], shape=[2, 3])); with more than 1000
+// elements only the first and last three along each axis (autograd/print.cpp).
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 // Make a tensor that views `base`'s storage with another shape/strides/offset.
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset);

@@ -104,10 +104,7 @@ GPT::GPT(const GPTConfig& c, uint64_t seed)
   set_dropout_seed(seed);
   register_module("transformer.wte", wte);
   register_module("transformer.wpe", wpe);
-  for (int64_t i = 0; i < c.n_layer; ++i) {
-    h.push_back(std::make_unique<Block>(c));
-    register_module(fmt::format("transformer.h.{}", i), *h.back());
-  }
+  for (int64_t i = 0; i < c.n_layer; ++i) h.push_back(&add_module<Block>(fmt::format("transformer.h.{}", i), c));
   register_module("transformer.ln_f", ln_f);
   init_weights(seed);
 }
@@ -122,8 +119,8 @@ void GPT::init_weights(uint64_t seed) {
     const uint64_t p_seed = splitmix64(seed + 0x9e37 * ++index);  // each tensor its own stream
     if (ends_with(name, ".bias")) p.fill_(0.0f);
     else if (name.find(".ln_") != std::string::npos) p.fill_(1.0f);  // LayerNorm weights
-    else if (ends_with(name, "c_proj.weight")) p.copy_from_(Tensor::randn(p.shape(), p_seed, residual_std));
-    else p.copy_from_(Tensor::randn(p.shape(), p_seed, 0.02f));
+    else if (ends_with(name, "c_proj.weight")) p.normal_(p_seed, residual_std);
+    else p.normal_(p_seed, 0.02f);
   }
 }
 

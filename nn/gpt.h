@@ -84,6 +84,7 @@ class GPT : public Module {
   // GPT-2's initialization from a seed: weights N(0, 0.02), the residual projections
   // (attn.c_proj, mlp.c_proj) N(0, 0.02 / sqrt(2 n_layer)), biases 0, LayerNorm weight 1, bias 0.
   void init_weights(uint64_t seed);
+  void reset_parameters(uint64_t seed) override { init_weights(seed); }
 
   // idx, targets: B*T token ids, row-major [B, T]; 1 <= T <= block_size.
   GPTOutput forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets = {});
@@ -101,7 +102,7 @@ class GPT : public Module {
   void set_dropout(float p);             // a training setting, not part of a checkpoint's /config
 
   Embedding wte, wpe;
-  std::vector<std::unique_ptr<Block>> h;
+  std::vector<Block*> h;  // the blocks, owned by the module tree
   LayerNorm ln_f;
 
  private:

@@ -1,15 +1,31 @@
 #include "tinygpt/nn/layers.h"
 
+#include <cmath>
+
+#include "tinygpt/nn/init.h"
+
 namespace tinygpt::nn {
 
-Linear::Linear(int64_t in, int64_t out, bool has_bias) {
-  weight = register_parameter("weight", Tensor::zeros({out, in}));
-  if (has_bias) bias = register_parameter("bias", Tensor::zeros({out}));
+Linear::Linear(int64_t in, int64_t out, bool has_bias, uint64_t seed) {
+  weight = register_parameter("weight", Tensor::empty({out, in}));
+  if (has_bias) bias = register_parameter("bias", Tensor::empty({out}));
+  reset_parameters(seed);
+}
+
+void Linear::reset_parameters(uint64_t seed) {
+  const float bound = 1.0f / std::sqrt(static_cast<float>(std::max<int64_t>(1, weight.size(1))));
+  init::uniform_(weight, child_seed(seed, "weight"), -bound, bound);
+  if (bias.defined()) init::uniform_(bias, child_seed(seed, "bias"), -bound, bound);
 }
 
 Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
 
-Embedding::Embedding(int64_t num, int64_t dim) { weight = register_parameter("weight", Tensor::zeros({num, dim})); }
+Embedding::Embedding(int64_t num, int64_t dim, uint64_t seed) {
+  weight = register_parameter("weight", Tensor::empty({num, dim}));
+  reset_parameters(seed);
+}
+
+void Embedding::reset_parameters(uint64_t seed) { init::normal_(weight, child_seed(seed, "weight")); }
 
 Tensor Embedding::forward(std::span<const int32_t> ids, const Shape& ids_shape) const {
   return embedding(weight, ids, ids_shape);
@@ -18,6 +34,11 @@ Tensor Embedding::forward(std::span<const int32_t> ids, const Shape& ids_shape) 
 LayerNorm::LayerNorm(int64_t dim, float eps) : eps_(eps) {
   weight = register_parameter("weight", Tensor::ones({dim}));
   bias = register_parameter("bias", Tensor::zeros({dim}));
+}
+
+void LayerNorm::reset_parameters(uint64_t) {
+  init::ones_(weight);
+  init::zeros_(bias);
 }
 
 }  // namespace tinygpt::nn

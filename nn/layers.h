@@ -1,5 +1,6 @@
 #pragma once
-// The basic layers: Linear, Embedding, LayerNorm.
+// The basic layers: Linear, Embedding, LayerNorm. Each starts with PyTorch's default
+// initialization, drawn from `seed` (reset_parameters draws it again from another seed).
 #include <cstdint>
 #include <span>
 
@@ -8,26 +9,30 @@
 
 namespace tinygpt::nn {
 
-// y = x Wᵀ + b, with W [out, in] as in PyTorch's nn.Linear.
+// y = x Wᵀ + b, with W [out, in] as in PyTorch's nn.Linear. W and b start U(-1/sqrt(in), 1/sqrt(in)).
 class Linear : public Module {
  public:
-  Linear(int64_t in, int64_t out, bool bias = true);
+  Linear(int64_t in, int64_t out, bool bias = true, uint64_t seed = 0);
   Tensor forward(const Tensor& x) const;  // [..., in] -> [..., out]
+  void reset_parameters(uint64_t seed) override;
   Tensor weight, bias;                    // bias undefined when constructed without one
 };
 
-// Rows of a [num, dim] table picked by integer ids.
+// Rows of a [num, dim] table picked by integer ids. The table starts N(0, 1).
 class Embedding : public Module {
  public:
-  Embedding(int64_t num, int64_t dim);
+  Embedding(int64_t num, int64_t dim, uint64_t seed = 0);
   Tensor forward(std::span<const int32_t> ids, const Shape& ids_shape) const;  // -> [ids_shape..., dim]
+  void reset_parameters(uint64_t seed) override;
   Tensor weight;
 };
 
+// Normalizes the last axis, then scales by weight (starts at 1) and shifts by bias (starts at 0).
 class LayerNorm : public Module {
  public:
   explicit LayerNorm(int64_t dim, float eps = 1e-5f);
   Tensor forward(const Tensor& x) const { return layer_norm(x, weight, bias, eps_); }
+  void reset_parameters(uint64_t seed) override;
   Tensor weight, bias;
 
  private:

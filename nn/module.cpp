@@ -1,19 +1,73 @@
 #include "tinygpt/nn/module.h"
 
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "tinygpt/autograd/random.h"
+
 namespace tinygpt::nn {
 
+namespace {
+// A member lies within its module's object; no module class is anywhere near this large.
+constexpr uintptr_t kMaxMemberOffset = uintptr_t{1} << 16;
+}  // namespace
+
+uint64_t child_seed(uint64_t seed, const std::string& name) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a of the name
+  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ULL;
+  return splitmix64(seed ^ h);
+}
+
+Module::Module(Module&& other) noexcept { *this = std::move(other); }
+
+Module& Module::operator=(Module&& other) noexcept {
+  // Members sit at the same offsets in both objects: their addresses move by the objects' distance.
+  const uintptr_t from = reinterpret_cast<uintptr_t>(&other), to = reinterpret_cast<uintptr_t>(this);
+  parameters_ = std::move(other.parameters_);
+  children_ = std::move(other.children_);
+  owned_ = std::move(other.owned_);
+  training_ = other.training_;
+  for (Child& c : children_)
+    if (c.member) c.module = reinterpret_cast<Module*>(reinterpret_cast<uintptr_t>(c.module) - from + to);
+  return *this;
+}
+
+namespace {
+void check_name(const std::string& name, const char* what) {
+  if (name.empty() || name.find('/') != std::string::npos)  // '/' would nest groups in a saved file
+    throw std::invalid_argument(fmt::format("{}('{}'): a name must be non-empty and without '/'", what, name));
+}
+}  // namespace
+
 Tensor Module::register_parameter(std::string name, Tensor value) {
+  check_name(name, "register_parameter");
   value.set_requires_grad(true);
   parameters_.emplace_back(std::move(name), value);
   return value;
 }
 
-void Module::register_module(std::string name, Module& child) { children_.emplace_back(std::move(name), &child); }
+void Module::register_module(std::string name, Module& member) {
+  check_name(name, "register_module");
+  const uintptr_t self = reinterpret_cast<uintptr_t>(this), child = reinterpret_cast<uintptr_t>(&member);
+  if (child <= self || child - self >= kMaxMemberOffset)
+    throw std::invalid_argument(fmt::format("register_module('{}'): not a member of this module; create a child "
+                                            "that lives elsewhere with add_module, which owns it",
+                                            name));
+  children_.push_back({std::move(name), &member, true});
+}
+
+void Module::adopt(std::string name, std::unique_ptr<Module> child) {
+  check_name(name, "add_module");
+  children_.push_back({std::move(name), child.get(), false});
+  owned_.push_back(std::move(child));
+}
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
   std::vector<std::pair<std::string, Tensor>> out = parameters_;
-  for (const auto& [prefix, child] : children_)
-    for (auto& [name, tensor] : child->named_parameters()) out.emplace_back(prefix + "." + name, tensor);
+  for (const Child& c : children_)
+    for (auto& [name, tensor] : c.module->named_parameters()) out.emplace_back(c.name + "." + name, tensor);
   return out;
 }
 
@@ -29,14 +83,24 @@ int64_t Module::parameter_count() const {
   return n;
 }
 
+std::vector<std::pair<std::string, Module*>> Module::named_children() const {
+  std::vector<std::pair<std::string, Module*>> out;
+  for (const Child& c : children_) out.emplace_back(c.name, c.module);
+  return out;
+}
+
 void Module::zero_grad() {  // walks the tree: a training step builds no parameter list
   for (auto& [name, p] : parameters_) p.zero_grad();
-  for (auto& [name, child] : children_) child->zero_grad();
+  for (Child& c : children_) c.module->zero_grad();
 }
 
 void Module::train(bool on) {
   training_ = on;
-  for (auto& [name, child] : children_) child->train(on);
+  for (Child& c : children_) c.module->train(on);
+}
+
+void Module::reset_parameters(uint64_t seed) {
+  for (Child& c : children_) c.module->reset_parameters(child_seed(seed, c.name));
 }
 
 }  // namespace tinygpt::nn

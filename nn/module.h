@@ -1,6 +1,13 @@
 #pragma once
 // A Module owns named parameters and child modules. Names compose with dots, so a GPT's parameters
 // carry exactly nanoGPT's state_dict names ("transformer.h.0.attn.c_attn.weight").
+//
+// Children come two ways, and both register them as they are made:
+//   Linear& fc = add_module<Linear>("fc", 4, 8);   // constructed in place and owned: cannot be forgotten
+//   register_module("ln", ln);                      // a member declared in the class (ln: LayerNorm)
+// A module moves with its tree: members move with it, owned children are handed over.
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,26 +20,55 @@ class Module {
  public:
   Module() = default;
   virtual ~Module() = default;
-  Module(const Module&) = delete;  // children are registered by address
+  Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
+  Module(Module&& other) noexcept;
+  Module& operator=(Module&& other) noexcept;
 
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   std::vector<Tensor> parameters() const;
   int64_t parameter_count() const;
+  std::vector<std::pair<std::string, Module*>> named_children() const;
   void zero_grad();
   void train(bool on = true);
   void eval() { train(false); }
   bool training() const { return training_; }
 
+  // Initializes the parameters again from `seed`, each module by its own scheme (Linear, Embedding
+  // and LayerNorm as PyTorch's defaults). This one hands each child a seed mixed from `seed` and the
+  // child's name, so that children of the same shape start different; a module with parameters of
+  // its own overrides it.
+  virtual void reset_parameters(uint64_t seed);
+
  protected:
   // Registers a leaf tensor that needs a gradient; returns it for the member to keep.
   Tensor register_parameter(std::string name, Tensor value);
-  void register_module(std::string name, Module& child);
+  // Registers a child that is a member of this module's class (it moves with this module).
+  void register_module(std::string name, Module& member);
+  // Constructs a child in place, owned and registered: the reference stays valid for the life of
+  // this module, moves included.
+  template <class M, class... Args>
+  M& add_module(std::string name, Args&&... args) {
+    auto child = std::make_unique<M>(std::forward<Args>(args)...);
+    M& ref = *child;
+    adopt(std::move(name), std::move(child));
+    return ref;
+  }
 
  private:
+  void adopt(std::string name, std::unique_ptr<Module> child);
+  struct Child {
+    std::string name;
+    Module* module;
+    bool member;  // a member of this object (else owned on the heap)
+  };
   std::vector<std::pair<std::string, Tensor>> parameters_;
-  std::vector<std::pair<std::string, Module*>> children_;
+  std::vector<Child> children_;
+  std::vector<std::unique_ptr<Module>> owned_;
   bool training_ = true;
 };
+
+// Mixes a seed with a name: the seed a child gets from its parent's.
+uint64_t child_seed(uint64_t seed, const std::string& name);
 
 }  // namespace tinygpt::nn

@@ -1,21 +1,45 @@
 #include "tinygpt/optim/adamw.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <stdexcept>
 
 #include "tinygpt/autograd/parallel.h"
 
 namespace tinygpt::optim {
 
-AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options) : options_(options) {
-  for (auto& [name, p] : named)
+AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options)
+    : Optimizer(std::move(named), options.lr), options_(options) {
+  auto check = [](bool ok, const char* what, float value) {
+    if (!ok) throw std::invalid_argument(fmt::format("AdamW: {} (got {})", what, value));
+  };
+  check(options.beta1 >= 0.0f && options.beta1 < 1.0f, "beta1 must be in [0, 1)", options.beta1);
+  check(options.beta2 >= 0.0f && options.beta2 < 1.0f, "beta2 must be in [0, 1)", options.beta2);
+  check(options.eps > 0.0f && std::isfinite(options.eps), "eps must be finite and more than 0", options.eps);
+  check(options.weight_decay >= 0.0f && std::isfinite(options.weight_decay),
+        "weight_decay must be finite and at least 0", options.weight_decay);
+  for (auto& [name, p] : params_)
     state_.push_back({name, p, Tensor::zeros(p.shape()), Tensor::zeros(p.shape()), p.dim() >= 2});
 }
 
+AdamWOptions AdamW::options() const {
+  AdamWOptions o = options_;
+  o.lr = lr();
+  return o;
+}
+
+std::vector<std::pair<std::string, Tensor>> AdamW::state_tensors() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const State& s : state_) out.emplace_back("m/" + s.name, s.m), out.emplace_back("v/" + s.name, s.v);
+  return out;
+}
+
 void AdamW::step(float lr, float grad_scale) {
-  ++step_;
+  ++steps_;
   const AdamWOptions& o = options_;
-  const float bias1 = 1.0f - std::pow(o.beta1, static_cast<float>(step_));
-  const float bias2_sqrt = std::sqrt(1.0f - std::pow(o.beta2, static_cast<float>(step_)));
+  const float bias1 = 1.0f - std::pow(o.beta1, static_cast<float>(steps_));
+  const float bias2_sqrt = std::sqrt(1.0f - std::pow(o.beta2, static_cast<float>(steps_)));
   const float step_size = lr / bias1;
   for (State& s : state_) {
     if (!s.param.has_grad()) continue;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tinygpt/autograd/tensor.h"
+#include "tinygpt/optim/optimizer.h"
 
 namespace tinygpt::optim {
 
@@ -20,19 +21,16 @@ struct AdamWOptions {
   float weight_decay = 0.1f;
 };
 
-class AdamW {
+class AdamW : public Optimizer {
  public:
   // named: the model's parameters; those with two or more axes (weights, embeddings) decay,
-  // biases and LayerNorm parameters do not (as nanoGPT).
+  // biases and LayerNorm parameters do not (as nanoGPT). Throws on options out of range.
   AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options);
 
-  // One update with learning rate lr (the schedule's) from the gradients times grad_scale (the
-  // clipping factor, see grad_clip.h: the same bits as scaling them first); parameters without a
-  // gradient are skipped.
-  void step(float lr, float grad_scale = 1.0f);
-  int64_t steps() const { return step_; }
+  using Optimizer::step;
+  void step(float lr, float grad_scale = 1.0f) override;
+  AdamWOptions options() const;  // lr: the current one
 
-  const AdamWOptions& options() const { return options_; }
   // Moments, for checkpoints: first and second moment of parameter i (same shape, contiguous).
   struct State {
     std::string name;
@@ -41,12 +39,12 @@ class AdamW {
   };
   std::vector<State>& state() { return state_; }
   const std::vector<State>& state() const { return state_; }
-  void set_steps(int64_t steps) { step_ = steps; }
+  std::vector<std::pair<std::string, Tensor>> state_tensors() const override;
+  const char* kind() const override { return "adamw"; }
 
  private:
   std::vector<State> state_;
   AdamWOptions options_;
-  int64_t step_ = 0;
 };
 
 }  // namespace tinygpt::optim

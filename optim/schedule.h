@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "tinygpt/optim/optimizer.h"
+
 namespace tinygpt::optim {
 
 struct LrSchedule {
@@ -17,6 +19,8 @@ struct LrSchedule {
     const double coeff = 0.5 * (1.0 + std::cos(3.14159265358979323846 * ratio));
     return static_cast<float>(min_lr + coeff * (lr - min_lr));
   }
+  // Sets the optimizer's learning rate for iteration `it`.
+  void apply(Optimizer& optimizer, int64_t it) const { optimizer.set_lr(at(it)); }
 };
 
 }  // namespace tinygpt::optim

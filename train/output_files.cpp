@@ -17,7 +17,7 @@ namespace {
 
 const char* kind_name(OutputKind kind) {
   switch (kind) {
-    case OutputKind::checkpoint: return "a tinygpt checkpoint";
+    case OutputKind::hdf5: return "an HDF5 file (a checkpoint or saved module)";
     case OutputKind::log: return "a tinygpt log";
     case OutputKind::svg: return "an SVG file";
   }
@@ -27,7 +27,7 @@ const char* kind_name(OutputKind kind) {
 // Whether a file that starts with `head` holds that kind of output.
 bool holds(OutputKind kind, std::string_view head) {
   switch (kind) {
-    case OutputKind::checkpoint:
+    case OutputKind::hdf5:
       return head.starts_with("\x89HDF\r\n\x1a\n") || head.starts_with("tinygpt checkpoint seal ");
     case OutputKind::log:
       return is_log_header(std::string(head.substr(0, head.find('\n'))));

@@ -40,7 +40,7 @@ void check_outputs(const std::string& checkpoint, const std::string& log, const 
     throw std::invalid_argument(fmt::format("--out '{}' would be its own log or plot (they take its name with .csv "
                                             "and .svg): choose a name ending in .h5",
                                             checkpoint));
-  check_output_path(checkpoint, OutputKind::checkpoint);
+  check_output_path(checkpoint, OutputKind::hdf5);
   check_output_path(log, OutputKind::log);
   check_output_path(plot, OutputKind::svg);
 }
@@ -182,6 +182,7 @@ double Trainer::train_step(float lr) {
         "--grad-clip may help)",
         std::isfinite(loss) ? "gradient norm" : "loss", std::isfinite(loss) ? norm : loss, state_.iteration + 1,
         options_.out));
+  optimizer_->set_lr(lr);
   optimizer_->step(lr, options_.grad_clip > 0 ? optim::clip_scale(norm, options_.grad_clip) : 1.0f);
   return loss;
 }

@@ -1,5 +1,6 @@
 #pragma once
 // Raw kernels shared by the elementwise and reduction ops: broadcast binary maps and axis sums.
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -7,6 +8,12 @@
 #include "tinygpt/autograd/shape.h"
 
 namespace tinygpt {
+
+// 1 / (1 + exp(-v)), with an exp of a non-positive number only: no overflow for large |v|.
+inline float stable_sigmoid(float v) {
+  const float e = std::exp(-std::abs(v));
+  return v >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
 
 // Merges neighbouring axes that every stride set walks as one (so contiguous work becomes 1-d).
 void coalesce(Shape& shape, memory::Vector<Strides*> stride_sets);

@@ -141,6 +141,17 @@ Tensor tanh(const Tensor& x) {
 Tensor sqrt(const Tensor& x) {
   return unary(x, "sqrt", [](float v) { return std::sqrt(v); }, [](float, float y) { return 0.5f / y; });
 }
+Tensor sigmoid(const Tensor& x) {
+  return unary(x, "sigmoid", stable_sigmoid, [](float, float y) { return y * (1.0f - y); });
+}
+Tensor pow(const Tensor& x, float p) {
+  return unary(x, "pow", [p](float v) { return std::pow(v, p); },
+               [p](float v, float) { return p == 0.0f ? 0.0f : p * std::pow(v, p - 1.0f); });
+}
+Tensor abs(const Tensor& x) {  // slope 0 at 0, as PyTorch
+  return unary(x, "abs", [](float v) { return std::abs(v); },
+               [](float v, float) { return v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : 0.0f; });
+}
 Tensor relu(const Tensor& x) {
   return unary(x, "relu", [](float v) { return v > 0.0f ? v : 0.0f; },
                [](float v, float) { return v > 0.0f ? 1.0f : 0.0f; });

@@ -6,6 +6,7 @@
 #include "tinygpt/optim/adamw.h"
 #include "tinygpt/optim/grad_clip.h"
 #include "tinygpt/optim/schedule.h"
+#include "tinygpt/optim/sgd.h"
 
 using namespace tinygpt;
 using namespace tinygpt::optim;
@@ -88,4 +89,60 @@ TEST_CASE("lr schedule: linear warm-up, cosine decay, floor", "[optim]") {
   REQUIRE(s.at(2000) == Approx(1e-4));
   REQUIRE(s.at(5000) == Approx(1e-4));
   for (int64_t it = 101; it < 2000; ++it) REQUIRE(s.at(it) <= s.at(it - 1));
+}
+
+TEST_CASE("adamw: keeps its learning rate, which step() uses and set_lr and schedules change", "[optim]") {
+  auto run = [](bool stored) {
+    Tensor w = Tensor::from_vector({2, 1}, {1.0f, -2.0f}).set_requires_grad(true);
+    AdamW opt({{"w", w}}, {.lr = 0.05f});
+    REQUIRE(opt.lr() == 0.05f);
+    set_grad(w, {0.5f, -1.0f});
+    if (stored) opt.step();
+    else opt.step(0.05f);
+    return w.to_vector();
+  };
+  REQUIRE(run(true) == run(false));
+  Tensor p = Tensor::zeros({1}).set_requires_grad(true);
+  AdamW opt({{"p", p}}, {.lr = 1.0f});
+  const LrSchedule schedule{.lr = 0.5f, .min_lr = 0.1f, .warmup = 2, .decay_iters = 10};
+  schedule.apply(opt, 1);
+  REQUIRE(opt.lr() == schedule.at(1));
+  REQUIRE(opt.options().lr == schedule.at(1));
+  opt.step(0.25f);  // an explicit rate leaves the stored one alone
+  REQUIRE(opt.lr() == schedule.at(1));
+  REQUIRE_THROWS_WITH(opt.set_lr(NAN), Catch::Contains("learning rate must be finite"));
+  REQUIRE_THROWS_WITH(AdamW({{"p", p}}, {.beta2 = 1.0f}), Catch::Contains("beta2 must be in [0, 1)"));
+  REQUIRE_THROWS_WITH(AdamW({{"q", Tensor::zeros({1})}}, {}), Catch::Contains("'q' must be a contiguous tensor that "
+                                                                               "requires a gradient"));
+}
+
+TEST_CASE("sgd: plain, momentum, Nesterov and weight decay against hand-computed values", "[optim]") {
+  auto two_steps = [](SGDOptions o) {
+    Tensor w = Tensor::from_vector({1}, {1.0f}).set_requires_grad(true);
+    SGD opt({{"w", w}}, o);
+    set_grad(w, {0.5f});
+    opt.step();
+    const float first = w.at({0});
+    set_grad(w, {-1.0f});
+    opt.step();
+    return std::pair{first, w.at({0})};
+  };
+  // Plain: w -= lr g.
+  auto [p1, p2] = two_steps({.lr = 0.1f});
+  REQUIRE(p1 == Approx(0.95));
+  REQUIRE(p2 == Approx(1.05));
+  // Momentum 0.9: b1 = g1 = 0.5; b2 = 0.9 * 0.5 - 1 = -0.55.
+  auto [m1, m2] = two_steps({.lr = 0.1f, .momentum = 0.9f});
+  REQUIRE(m1 == Approx(0.95));
+  REQUIRE(m2 == Approx(0.95 + 0.055));
+  // Nesterov: d = g + mu b: step 1 0.5 + 0.45 = 0.95; step 2 -1 + 0.9 * -0.55 = -1.495.
+  auto [n1, n2] = two_steps({.lr = 0.1f, .momentum = 0.9f, .nesterov = true});
+  REQUIRE(n1 == Approx(1 - 0.095));
+  REQUIRE(n2 == Approx(1 - 0.095 + 0.1495));
+  // Weight decay 0.1 adds 0.1 w to the gradient: d1 = 0.5 + 0.1 = 0.6.
+  auto [d1, d2] = two_steps({.lr = 0.1f, .weight_decay = 0.1f});
+  REQUIRE(d1 == Approx(0.94));
+  REQUIRE(d2 == Approx(0.94 - 0.1 * (-1 + 0.094)));
+  REQUIRE_THROWS_WITH(SGD({{"w", Tensor::zeros({1}).set_requires_grad(true)}}, {.nesterov = true}),
+                      Catch::Contains("Nesterov momentum needs momentum > 0"));
 }

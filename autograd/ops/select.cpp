@@ -1,0 +1,134 @@
+// Picking elements: the largest or smallest along an axis (and where it is), and choosing between
+// two tensors by a condition. Each forward beside its backward.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/elementwise.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/profile.h"
+
+namespace tinygpt {
+
+namespace {
+
+// x seen as [A, R, K] around `axis` (R = the axis' length).
+struct AroundAxis {
+  int64_t A = 1, R = 1, K = 1;
+  Shape kept, squeezed;  // the result's shape with the axis as 1, and without it
+};
+
+AroundAxis around_axis(const Tensor& x, int64_t axis, const char* op) {
+  const int d = normalize_axis(axis, x.dim(), op);
+  AroundAxis s;
+  s.R = x.shape()[d];
+  if (s.R == 0) throw std::invalid_argument(fmt::format("{}: axis {} of {} is empty", op, d, to_string(x.shape())));
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    if (i < d) s.A *= x.shape()[i];
+    if (i > d) s.K *= x.shape()[i];
+    s.kept.push_back(i == d ? 1 : x.shape()[i]);
+    if (i != d) s.squeezed.push_back(x.shape()[i]);
+  }
+  return s;
+}
+
+// For every (a, k): the index r of the largest (or smallest) x[a, r, k], the first on ties; NaN wins.
+memory::Vector<int64_t> extreme_positions(const float* x, const AroundAxis& s, bool largest) {
+  memory::Vector<int64_t> at(s.A * s.K);
+  parallel_for(s.A * s.K, grain_for(s.R), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t a = i / s.K, k = i % s.K;
+      const float* col = x + a * s.R * s.K + k;
+      int64_t best = 0;
+      for (int64_t r = 1; r < s.R && !std::isnan(col[best * s.K]); ++r) {
+        const float v = col[r * s.K], b = col[best * s.K];
+        if (std::isnan(v) || (largest ? v > b : v < b)) best = r;
+      }
+      at[i] = best;
+    }
+  });
+  return at;
+}
+
+Tensor extreme(const Tensor& input, int64_t axis, bool keepdim, bool largest) {
+  const char* op = largest ? "max" : "min";
+  OpTimer timer(op);
+  const Tensor x = input.contiguous();
+  const AroundAxis s = around_axis(x, axis, op);
+  memory::Vector<int64_t> at = extreme_positions(x.data(), s, largest);
+  Tensor out = Tensor::empty(s.kept);
+  for (int64_t i = 0; i < s.A * s.K; ++i) out.data()[i] = x.data()[(i / s.K * s.R + at[i]) * s.K + i % s.K];
+  out = attach(out, op, {x}, [x, s, at = std::move(at)](const Tensor&, const Tensor& g) {
+    float* sink = grad_sink(x);
+    if (!sink) return;
+    for (int64_t i = 0; i < s.A * s.K; ++i) sink[(i / s.K * s.R + at[i]) * s.K + i % s.K] += g.data()[i];
+  });
+  return keepdim ? out : out.view(s.squeezed);
+}
+
+std::vector<int64_t> positions(const Tensor& input, int64_t axis, bool largest) {
+  const Tensor x = input.contiguous();
+  const memory::Vector<int64_t> at = extreme_positions(x.data(), around_axis(x, axis, largest ? "argmax" : "argmin"),
+                                                       largest);
+  return std::vector<int64_t>(at.begin(), at.end());
+}
+
+// t broadcast to `shape`, as a contiguous tensor (no gradient: a value to read).
+Tensor expanded(const Tensor& t, const Shape& shape) {
+  Tensor out = Tensor::empty(shape);
+  strided_copy(t.data(), shape, broadcast_strides(t.shape(), t.strides(), shape), out.data());
+  return out;
+}
+
+// Adds g where keep(condition) (zero elsewhere), summed down to t's shape, into t's gradient.
+void select_into(const Tensor& t, const Tensor& g, const Tensor& condition, bool where_true) {
+  if (!t.requires_grad()) return;
+  Tensor picked = Tensor::empty(g.shape());
+  const float *pg = g.data(), *pc = condition.data();
+  float* pp = picked.data();
+  for (int64_t i = 0; i < g.numel(); ++i) pp[i] = (pc[i] != 0.0f) == where_true ? pg[i] : 0.0f;
+  bool fresh = false;
+  if (float* sink = grad_sink(t, fresh)) sum_to(pp, g.shape(), sink, t.shape(), /*accumulate=*/!fresh);
+}
+
+}  // namespace
+
+Tensor max(const Tensor& x, int64_t axis, bool keepdim) { return extreme(x, axis, keepdim, true); }
+Tensor min(const Tensor& x, int64_t axis, bool keepdim) { return extreme(x, axis, keepdim, false); }
+std::vector<int64_t> argmax(const Tensor& x, int64_t axis) { return positions(x, axis, true); }
+std::vector<int64_t> argmin(const Tensor& x, int64_t axis) { return positions(x, axis, false); }
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  OpTimer timer("where");
+  const Shape shape = broadcast_shapes(broadcast_shapes(condition.shape(), a.shape(), "where"), b.shape(), "where");
+  const Tensor c = expanded(condition, shape), av = expanded(a, shape), bv = expanded(b, shape);
+  Tensor out = Tensor::empty(shape);
+  const float *pc = c.data(), *pa = av.data(), *pb = bv.data();
+  float* po = out.data();
+  parallel_for(out.numel(), kElementsPerTask, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) po[i] = pc[i] != 0.0f ? pa[i] : pb[i];
+  });
+  return attach(out, "where", {a, b}, [a, b, c](const Tensor&, const Tensor& g) {
+    select_into(a, g, c, true);
+    select_into(b, g, c, false);
+  });
+}
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, float value) {
+  OpTimer timer("masked_fill");
+  if (broadcast_shapes(mask.shape(), x.shape(), "masked_fill") != x.shape())
+    throw std::invalid_argument(fmt::format("masked_fill: mask {} does not broadcast to the tensor's shape {}",
+                                            to_string(mask.shape()), to_string(x.shape())));
+  const Tensor m = expanded(mask, x.shape()), xv = x.contiguous();
+  Tensor out = Tensor::empty(x.shape());
+  const float *pm = m.data(), *px = xv.data();
+  float* po = out.data();
+  parallel_for(out.numel(), kElementsPerTask, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) po[i] = pm[i] != 0.0f ? value : px[i];
+  });
+  return attach(out, "masked_fill", {x}, [x, m](const Tensor&, const Tensor& g) { select_into(x, g, m, false); });
+}
+
+}  // namespace tinygpt

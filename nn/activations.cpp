@@ -1,0 +1,20 @@
+#include "tinygpt/nn/activations.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "tinygpt/autograd/random.h"
+
+namespace tinygpt::nn {
+
+Dropout::Dropout(float p, uint64_t seed) : p_(p), seed_(seed) {
+  if (!(p >= 0.0f && p < 1.0f)) throw std::invalid_argument(fmt::format("Dropout: p {} is not in [0, 1)", p));
+}
+
+Tensor Dropout::forward(const Tensor& x) {
+  if (!training() || p_ == 0.0f) return x;
+  return dropout(x, p_, splitmix64(seed_ + calls_++), true);
+}
+
+}  // namespace tinygpt::nn

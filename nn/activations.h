@@ -1,0 +1,44 @@
+#pragma once
+// Elementwise activations and dropout as modules, for Sequential and for models that list their
+// steps as members.
+#include <cstdint>
+
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/module.h"
+
+namespace tinygpt::nn {
+
+class ReLU : public Module {
+ public:
+  Tensor forward(const Tensor& x) const { return relu(x); }
+};
+
+class GELU : public Module {  // the tanh approximation (as GPT-2's)
+ public:
+  Tensor forward(const Tensor& x) const { return gelu(x); }
+};
+
+class Tanh : public Module {
+ public:
+  Tensor forward(const Tensor& x) const { return tanh(x); }
+};
+
+class Sigmoid : public Module {
+ public:
+  Tensor forward(const Tensor& x) const { return sigmoid(x); }
+};
+
+// Zeroes each element with probability p while training and scales the rest by 1/(1-p); the
+// identity in eval(). Each call draws a new mask from (seed, call number): a run repeats exactly.
+class Dropout : public Module {
+ public:
+  explicit Dropout(float p = 0.5f, uint64_t seed = 0);
+  Tensor forward(const Tensor& x);
+  float p() const { return p_; }
+
+ private:
+  float p_;
+  uint64_t seed_, calls_ = 0;
+};
+
+}  // namespace tinygpt::nn

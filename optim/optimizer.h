@@ -1,0 +1,44 @@
+#pragma once
+// What every optimizer has: the parameters it updates (by name), a learning rate it keeps, a step
+// count, and its state as named tensors (for saving). Schedules set the learning rate of any of them.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tinygpt/autograd/tensor.h"
+
+namespace tinygpt::optim {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // One update from the parameters' gradients at the learning rate lr().
+  void step() { step(lr_, 1.0f); }
+  // One update at learning rate `lr` (lr() is left as it is), from the gradients times grad_scale
+  // (the clipping factor, grad_clip.h: the same bits as scaling the gradients first). Parameters
+  // without a gradient are skipped.
+  virtual void step(float lr, float grad_scale = 1.0f) = 0;
+
+  float lr() const { return lr_; }
+  void set_lr(float lr);
+  int64_t steps() const { return steps_; }
+  void set_steps(int64_t steps) { steps_ = steps; }
+  void zero_grad();  // drops every parameter's gradient
+  const std::vector<std::pair<std::string, Tensor>>& parameters() const { return params_; }
+  // The state tensors, e.g. "m/<parameter>" and "v/<parameter>" for AdamW: contiguous, written in
+  // place, shaped like their parameter.
+  virtual std::vector<std::pair<std::string, Tensor>> state_tensors() const = 0;
+  virtual const char* kind() const = 0;  // "adamw", "sgd": what a saved state belongs to
+
+ protected:
+  Optimizer(std::vector<std::pair<std::string, Tensor>> named, float lr);
+  std::vector<std::pair<std::string, Tensor>> params_;
+  float lr_;
+  int64_t steps_ = 0;
+};
+
+}  // namespace tinygpt::optim

@@ -1,0 +1,38 @@
+#pragma once
+// Stochastic gradient descent with momentum, as PyTorch's torch.optim.SGD:
+//   d = g + wd p                               (L2 decay, on every parameter)
+//   b <- momentum b + (1 - dampening) d        (b = d at the first step)
+//   d <- d + momentum b (Nesterov), else d <- b
+//   p <- p - lr d
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tinygpt/optim/optimizer.h"
+
+namespace tinygpt::optim {
+
+struct SGDOptions {
+  float lr = 1e-2f;
+  float momentum = 0.0f;
+  float dampening = 0.0f;
+  float weight_decay = 0.0f;
+  bool nesterov = false;  // needs momentum > 0 and dampening 0
+};
+
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<std::pair<std::string, Tensor>> named, SGDOptions options);
+  using Optimizer::step;
+  void step(float lr, float grad_scale = 1.0f) override;
+  SGDOptions options() const;  // lr: the current one
+  // "momentum/<parameter>" buffers (zero until a parameter's first step).
+  std::vector<std::pair<std::string, Tensor>> state_tensors() const override;
+  const char* kind() const override { return "sgd"; }
+
+ private:
+  SGDOptions options_;
+  std::vector<Tensor> momentum_;
+};
+
+}  // namespace tinygpt::optim
