@@ -11,15 +11,21 @@
 #include "tinygpt/autograd/tensor.h"
 
 // Modules, layers and the GPT (nn/).
+#include "tinygpt/nn/activations.h"
+#include "tinygpt/nn/containers.h"
 #include "tinygpt/nn/generator.h"
 #include "tinygpt/nn/gpt.h"
+#include "tinygpt/nn/init.h"
 #include "tinygpt/nn/layers.h"
 #include "tinygpt/nn/module.h"
+#include "tinygpt/nn/sampling.h"
 
 // Optimizers, clipping and learning-rate schedules (optim/).
 #include "tinygpt/optim/adamw.h"
 #include "tinygpt/optim/grad_clip.h"
+#include "tinygpt/optim/optimizer.h"
 #include "tinygpt/optim/schedule.h"
+#include "tinygpt/optim/sgd.h"
 
 // Text, tokenizers and batches (data/).
 #include "tinygpt/data/batches.h"
@@ -32,9 +38,10 @@
 #include "tinygpt/data/tokenizer.h"
 #include "tinygpt/data/utf8.h"
 
-// Checkpoints, the trainer, evaluation and sampling (train/).
+// Saving modules and optimizers, checkpoints, the trainer, evaluation and sampling (train/).
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/evaluate.h"
 #include "tinygpt/train/options.h"
 #include "tinygpt/train/sampling.h"
+#include "tinygpt/train/save.h"
 #include "tinygpt/train/trainer.h"

@@ -4,32 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
 
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/data/utf8.h"
 #include "tinygpt/nn/generator.h"
+#include "tinygpt/nn/sampling.h"
 
 namespace tinygpt::train {
-
-int32_t pick_token(const std::vector<float>& logits, double temperature, int64_t top_k, double uniform) {
-  const auto V = static_cast<int64_t>(logits.size());
-  if (temperature <= 0) return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-  std::vector<int32_t> order(V);
-  std::iota(order.begin(), order.end(), 0);
-  const int64_t k = top_k > 0 ? std::min(top_k, V) : V;
-  // The k most likely, highest first; ties by id, so the choice never depends on sort details.
-  std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                    [&](int32_t a, int32_t b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
-  std::vector<double> p(k);
-  double total = 0;
-  for (int64_t i = 0; i < k; ++i) total += (p[i] = std::exp((logits[order[i]] - logits[order[0]]) / temperature));
-  double r = uniform * total;
-  for (int64_t i = 0; i < k; ++i)
-    if ((r -= p[i]) < 0) return order[i];
-  return order[k - 1];
-}
 
 std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& o,
                      const std::function<void(const std::string&)>& on_text) {
@@ -57,7 +39,7 @@ std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, con
   Rng rng(o.seed);
   std::string text, pending;  // pending: bytes of a character not yet complete
   for (int64_t n = 0; n < o.tokens; ++n) {
-    const int32_t next = pick_token(*logits, o.temperature, o.top_k, rng.uniform());
+    const int32_t next = nn::pick_token(*logits, o.temperature, o.top_k, rng.uniform());
     context.push_back(next);
     pending += tokenizer.token_bytes(next);
     size_t valid = 0;  // the longest prefix of whole characters

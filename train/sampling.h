@@ -23,7 +23,4 @@ struct SampleOptions {
 std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& options,
                      const std::function<void(const std::string&)>& on_text = {});
 
-// Picks a token from logits with temperature and top-k, using `uniform` in [0, 1).
-int32_t pick_token(const std::vector<float>& logits, double temperature, int64_t top_k, double uniform);
-
 }  // namespace tinygpt::train

@@ -7,6 +7,7 @@
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/nn/generator.h"
 #include "tinygpt/train/evaluate.h"
+#include "tinygpt/nn/sampling.h"
 #include "tinygpt/train/sampling.h"
 
 using namespace tinygpt;
@@ -80,9 +81,9 @@ TEST_CASE("sample: same seed same text, slides past block_size, top-k and greedy
   REQUIRE(train::generate(model, tok, o) == text);
   o.seed = 5;
   REQUIRE(train::generate(model, tok, o) != text);
-  REQUIRE(train::pick_token({0.1f, 3.0f, 2.0f}, 0.0, 0, 0.99) == 1);   // greedy
-  REQUIRE(train::pick_token({0.1f, 3.0f, 2.0f}, 1.0, 1, 0.99) == 1);   // top-1
-  REQUIRE(train::pick_token({5.0f, 0.0f, 5.0f}, 1.0, 2, 0.75) == 2);   // top-2 of two equals
+  REQUIRE(nn::pick_token(std::vector<float>{0.1f, 3.0f, 2.0f}, 0.0, 0, 0.99) == 1);   // greedy
+  REQUIRE(nn::pick_token(std::vector<float>{0.1f, 3.0f, 2.0f}, 1.0, 1, 0.99) == 1);   // top-1
+  REQUIRE(nn::pick_token(std::vector<float>{5.0f, 0.0f, 5.0f}, 1.0, 2, 0.75) == 2);   // top-2 of two equals
   o.prompt = "abz";
   REQUIRE_THROWS_WITH(train::generate(model, tok, o), Catch::Contains("'z' (U+007A)") && Catch::Contains("the prompt"));
 }
