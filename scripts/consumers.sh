@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# CI, after scripts/test.sh has built build/: tinygpt as other projects use it. Installed to a
+# temporary prefix and found with find_package (the MLP example built with -Wall -Wextra -Werror;
+# the autograd example with the autograd component alone, HDF5 and MPI hidden from CMake); built
+# from source through add_subdirectory; packed as a Debian package that installs and runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh dpkg-dev  # dpkg-shlibdeps names the package's library dependencies
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAILED: $*"; exit 1; }
+
+cmake --install build --prefix "$work/prefix" >/dev/null
+[ "$(ls "$work/prefix/include")" = tinygpt ] || fail "the include root holds more than tinygpt/"
+cmake -S examples/consumer -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/consumer" -j"$(nproc)"
+"$work/consumer/mlp" 2000 "$work/mlp.h5"
+cmake -S examples/consumer -B "$work/autograd" -DCMAKE_PREFIX_PATH="$work/prefix" -DAUTOGRAD_ONLY=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_HDF5=ON -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON >/dev/null
+cmake --build "$work/autograd"
+"$work/autograd/autograd_only"
+
+# From source, without optimization to keep this build short (only the library it links is built).
+cmake -S examples/subproject -B "$work/sub" >/dev/null
+cmake --build "$work/sub" -j"$(nproc)"
+for target in tinygpt/train/tinygpt tinygpt/bench/bench_matmul tinygpt/tests; do
+  [ ! -e "$work/sub/$target" ] || fail "add_subdirectory built $target as part of the consumer's all"
+done
+"$work/sub/derivative"
+
+# The Debian package installs the CLI, libraries, headers and CMake package, and the CLI runs.
+(cd build && cpack -G DEB >/dev/null)
+dpkg -i build/tinygpt_*_amd64.deb >/dev/null
+trap 'dpkg -r tinygpt >/dev/null; rm -rf "$work"' EXIT
+tinygpt --help | grep -q "tinygpt: train a small GPT" || fail "the installed tinygpt does not run"
+[ -f /usr/lib/cmake/tinygpt/tinygptConfig.cmake ] && [ -f /usr/include/tinygpt/tinygpt.h ] \
+  || fail "the package lacks the CMake package or the headers"
+echo "consumers: find_package, a component alone, add_subdirectory and the Debian package all work"
