@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <set>
 
 #include "tinygpt/data/utf8.h"
 
@@ -99,10 +100,12 @@ std::vector<Merge> BpeTrainer::train(int64_t vocab_size) const {
 
 // ---- the tokenizer -------------------------------------------------------------------------------
 
-BpeTokenizer::BpeTokenizer(std::vector<Merge> merges, Split split) : merges_(std::move(merges)), split_(split) {
+BpeTokenizer::BpeTokenizer(std::vector<Merge> merges, Split split, std::vector<int32_t> byte_ids,
+                           std::vector<SpecialToken> specials)
+    : merges_(std::move(merges)), split_(split), byte_ids_(std::move(byte_ids)), specials_(std::move(specials)) {
   if (merges_.size() > static_cast<size_t>(kMaxMerges))
     throw std::invalid_argument(fmt::format("bpe tokenizer: {} merges, more than {}", merges_.size(), kMaxMerges));
-  for (int b = 0; b < 256; ++b) bytes_.push_back(std::string(1, static_cast<char>(b)));
+  set_byte_tokens();
   size_t total = 256;  // bytes of all tokens' text: merges of merges could double it each time
   for (size_t k = 0; k < merges_.size(); ++k) {
     const auto [a, b] = merges_[k];
@@ -117,6 +120,50 @@ BpeTokenizer::BpeTokenizer(std::vector<Merge> merges, Split split) : merges_(std
     bytes_.push_back(bytes_[a] + bytes_[b]);
     ranks_.emplace(pair_key(a, b), static_cast<int32_t>(k));
   }
+  set_special_tokens();
+}
+
+void BpeTokenizer::set_byte_tokens() {
+  bytes_.resize(256);
+  if (byte_ids_.empty()) {
+    for (int b = 0; b < 256; ++b) byte_token_[b] = b;
+  } else {
+    if (byte_ids_.size() != 256)
+      throw std::invalid_argument(fmt::format("bpe tokenizer: {} byte ids, expected 256", byte_ids_.size()));
+    std::array<bool, 256> taken{};
+    for (int b = 0; b < 256; ++b) {
+      const int32_t id = byte_ids_[b];
+      if (id < 0 || id > 255 || taken[id])
+        throw std::invalid_argument(fmt::format("bpe tokenizer: byte ids are not a permutation of 0..255 (byte {} -> {})",
+                                                b, id));
+      taken[id] = true;
+      byte_token_[b] = id;
+    }
+  }
+  for (int b = 0; b < 256; ++b) bytes_[byte_token_[b]] = std::string(1, static_cast<char>(b));
+}
+
+void BpeTokenizer::set_special_tokens() {
+  if (specials_.size() > kMaxSpecials)
+    throw std::invalid_argument(fmt::format("bpe tokenizer: {} special tokens, more than {}", specials_.size(),
+                                            kMaxSpecials));
+  const auto first = static_cast<int64_t>(bytes_.size());
+  std::set<std::string_view> texts;
+  std::set<int32_t> ids;
+  for (const SpecialToken& s : specials_) {
+    const std::string shown = sanitize_utf8(s.text.substr(0, 64));
+    if (s.text.empty() || s.text.size() > kMaxSpecialBytes || s.text.find('\n') != std::string::npos ||
+        find_invalid_utf8(s.text) != std::string_view::npos)
+      throw std::invalid_argument(fmt::format("bpe tokenizer: special token '{}' must be 1 to {} bytes of UTF-8 "
+                                              "without a newline", shown, kMaxSpecialBytes));
+    if (s.id < first || s.id >= kMaxSpecialId)
+      throw std::invalid_argument(fmt::format("bpe tokenizer: special token '{}' has id {}, outside [{}, {})", shown,
+                                              s.id, first, kMaxSpecialId));
+    if (!texts.insert(s.text).second || !ids.insert(s.id).second)
+      throw std::invalid_argument(fmt::format("bpe tokenizer: special token '{}' (id {}) is listed twice", shown, s.id));
+  }
+  if (!ids.empty()) bytes_.resize(static_cast<size_t>(*ids.rbegin()) + 1);
+  for (const SpecialToken& s : specials_) bytes_[s.id] = s.text;
 }
 
 BpeTokenizer BpeTokenizer::train(std::string_view text, int64_t vocab_size, Split split) {
@@ -138,7 +185,7 @@ void BpeTokenizer::encode_chunk(std::string_view chunk, std::vector<int32_t>& ou
   using Entry = std::pair<int32_t, int32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
   for (int32_t i = 0; i < n; ++i) {
-    token[i] = static_cast<uint8_t>(chunk[i]);
+    token[i] = byte_token_[static_cast<uint8_t>(chunk[i])];
     prev[i] = i - 1;
     next[i] = i + 1 < n ? i + 1 : -1;
   }
@@ -164,6 +211,29 @@ void BpeTokenizer::encode_chunk(std::string_view chunk, std::vector<int32_t>& ou
 void BpeTokenizer::encode(std::string_view text, std::vector<int32_t>& out, std::string_view where) const {
   if (size_t bad = find_invalid_utf8(text); bad != std::string_view::npos)
     throw std::invalid_argument(fmt::format("{} is not valid UTF-8 at byte offset {}", where, bad));
+  // Special tokens first, each where it next occurs (the longest where two start at one byte);
+  // the text between them is ordinary text. Each search only moves forward: linear in the text.
+  std::vector<size_t> next_at(specials_.size());
+  for (size_t s = 0; s < specials_.size(); ++s) next_at[s] = text.find(specials_[s].text);
+  size_t done = 0;
+  while (true) {
+    size_t best = specials_.size();
+    for (size_t s = 0; s < specials_.size(); ++s) {
+      if (next_at[s] != std::string_view::npos && next_at[s] < done) next_at[s] = text.find(specials_[s].text, done);
+      if (next_at[s] == std::string_view::npos) continue;
+      if (best == specials_.size() || next_at[s] < next_at[best] ||
+          (next_at[s] == next_at[best] && specials_[s].text.size() > specials_[best].text.size()))
+        best = s;
+    }
+    if (best == specials_.size()) break;
+    encode_ordinary(text.substr(done, next_at[best] - done), out);
+    out.push_back(specials_[best].id);
+    done = next_at[best] + specials_[best].text.size();
+  }
+  encode_ordinary(text.substr(done), out);
+}
+
+void BpeTokenizer::encode_ordinary(std::string_view text, std::vector<int32_t>& out) const {
   // Words repeat (Zipf): encode each distinct chunk once.
   std::unordered_map<std::string_view, std::pair<size_t, size_t>> cache;  // chunk -> span in out
   for (std::string_view chunk : split_chunks(text, split_)) {

@@ -2,7 +2,8 @@
 # README command (2): install what is missing, build, run every test. Exits non-zero if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh libopenblas-dev libxml2-utils procps
+scripts/install-deps.sh libopenblas-dev libxml2-utils procps nodejs curl ca-certificates
+scripts/fetch-reference.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON -DTINYGPT_REQUIRE_MPI=ON >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"

@@ -20,7 +20,13 @@ using h5::put;
 using h5::put_floats;
 using h5::put_ints;
 
-constexpr int kFormatVersion = 1;
+// Version 2 adds /tokenizer's byte_ids and special tokens; a file without them is version 1.
+constexpr int kFormatVersion = 1, kFormatVersionSpecials = 2;
+
+bool needs_version_2(const data::Tokenizer& tokenizer) {
+  const auto* b = dynamic_cast<const data::BpeTokenizer*>(&tokenizer);
+  return b && (!b->byte_ids().empty() || !b->specials().empty());
+}
 constexpr double kMany = 1e12;
 constexpr int64_t kMaxRanks = 65536;
 
@@ -36,6 +42,14 @@ void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
     for (auto [x, y] : b->merges()) flat.push_back(x), flat.push_back(y);
     put_ints(g, "merges", flat, {b->merges().size(), 2});
     put(g, "split", std::string(data::split_name(b->split())));
+    if (!b->byte_ids().empty()) put_ints(g, "byte_ids", b->byte_ids(), {256});
+    if (!b->specials().empty()) {
+      std::vector<int32_t> ids;
+      std::vector<std::string> texts;
+      for (const data::SpecialToken& s : b->specials()) ids.push_back(s.id), texts.push_back(s.text);
+      put_ints(g, "special_ids", ids, {ids.size()});
+      h5::put_texts(g, "special_tokens", texts);
+    }
   }
 }
 
@@ -65,8 +79,9 @@ void write_train_state(H5::H5File& file, const TrainState& s) {
 void write_file(H5::H5File& file, const nn::GPT& model, const data::Tokenizer& tokenizer,
                 const optim::AdamW* optimizer, const TrainState* state) {
   put(file, "format", std::string("tinygpt"));
+  const int version = needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
   file.createAttribute("format_version", H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
-      .write(H5::PredType::NATIVE_INT, &kFormatVersion);
+      .write(H5::PredType::NATIVE_INT, &version);
   H5::Group config = file.createGroup("/config");
   const nn::GPTConfig& c = model.config();
   put(config, "vocab_size", c.vocab_size);
@@ -116,7 +131,7 @@ void check_model_datasets(const h5::Reader& r, const nn::GPTConfig& c, const std
                 fmt::format("the model that /config describes ({} layers)", c.n_layer));
 }
 
-std::shared_ptr<const data::Tokenizer> read_tokenizer(const h5::Reader& r) {
+std::shared_ptr<const data::Tokenizer> read_tokenizer(const h5::Reader& r, int64_t version) {
   const hdf5::Group& g = r.group("/tokenizer");
   const std::string kind = r.text(g, "/tokenizer", "kind");
   auto int32s = [&](const std::string& path, const Shape& shape) {
@@ -140,7 +155,25 @@ std::shared_ptr<const data::Tokenizer> read_tokenizer(const h5::Reader& r) {
     for (size_t k = 0; k < flat.size() / 2; ++k) merges.push_back({flat[2 * k], flat[2 * k + 1]});
     const std::string split = r.text(g, "/tokenizer", "split");
     if (split != "gpt2" && split != "none") r.fail(fmt::format("unknown split '{}' in /tokenizer", split));
-    return std::make_shared<data::BpeTokenizer>(std::move(merges), data::split_from_name(split));
+    std::vector<int32_t> byte_ids;
+    std::vector<data::SpecialToken> specials;
+    if (version < kFormatVersionSpecials) {
+      if (g.datasets.count("byte_ids") || g.datasets.count("special_ids"))
+        r.fail(fmt::format("/tokenizer has format_version 2's fields in a version {} file", version));
+    } else {
+      if (g.datasets.count("byte_ids")) byte_ids = int32s("/tokenizer/byte_ids", {256});
+      if (g.datasets.count("special_ids") || g.attributes.count("special_tokens")) {
+        const auto& special_dims = r.dataset("/tokenizer/special_ids").shape;
+        if (special_dims.size() != 1) r.fail("dataset /tokenizer/special_ids must be one-dimensional");
+        const std::vector<std::string> texts = r.texts(g, "/tokenizer", "special_tokens");
+        if (static_cast<int64_t>(texts.size()) != special_dims[0])
+          r.fail(fmt::format("/tokenizer has {} special_ids but {} special_tokens", special_dims[0], texts.size()));
+        const std::vector<int32_t> ids = int32s("/tokenizer/special_ids", {special_dims[0]});
+        for (size_t k = 0; k < ids.size(); ++k) specials.push_back({texts[k], ids[k]});
+      }
+    }
+    return std::make_shared<data::BpeTokenizer>(std::move(merges), data::split_from_name(split), std::move(byte_ids),
+                                                std::move(specials));
   }
   r.fail(fmt::format("unknown tokenizer kind '{}' in /tokenizer", kind));
 }
@@ -211,15 +244,16 @@ Checkpoint read_file(const h5::Reader& r, bool sealed) {
   if (!root.attributes.count("format") || r.text(root, "/", "format") != "tinygpt")
     r.fail("not a tinygpt checkpoint (the root attribute format is not \"tinygpt\")");
   const int64_t version = r.integer(root, "/", "format_version", Range{0, kMany});
-  if (version != kFormatVersion)
-    r.fail(fmt::format("format_version {} is not supported (this tinygpt reads version {})", version, kFormatVersion));
+  if (version != kFormatVersion && version != kFormatVersionSpecials)
+    r.fail(fmt::format("format_version {} is not supported (this tinygpt reads versions {} and {})", version,
+                       kFormatVersion, kFormatVersionSpecials));
   Checkpoint ck;
   ck.sealed = sealed;
   ck.config = read_config(r);
   check_model_datasets(r, ck.config, "/model");
-  ck.tokenizer = read_tokenizer(r);
-  if (ck.tokenizer->vocab_size() != ck.config.vocab_size)
-    r.fail(fmt::format("the tokenizer has {} tokens but /config vocab_size is {}", ck.tokenizer->vocab_size(),
+  ck.tokenizer = read_tokenizer(r, version);
+  if (ck.tokenizer->vocab_size() > ck.config.vocab_size)  // more rows than tokens: padding (nanoGPT's 50304)
+    r.fail(fmt::format("the tokenizer has {} tokens but /config vocab_size is only {}", ck.tokenizer->vocab_size(),
                        ck.config.vocab_size));
   ck.model = std::make_shared<nn::GPT>(ck.config);  // its size is bounded: every weight is in the file
   for (auto& [name, p] : ck.model->named_parameters()) r.floats("/model/" + name, p);

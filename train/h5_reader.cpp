@@ -125,6 +125,13 @@ std::string Reader::text(const hdf5::Group& g, const std::string& where, const c
   return a.texts.at(0);
 }
 
+std::vector<std::string> Reader::texts(const hdf5::Group& g, const std::string& where, const char* name) const {
+  const hdf5::Attribute& a = attribute(g, where, name);
+  if (a.kind != hdf5::Attribute::Kind::text || a.shape.size() != 1)
+    fail(fmt::format("attribute '{}' of {} must be a one-dimensional array of strings", name, where));
+  return a.texts;
+}
+
 int64_t Reader::integer(const hdf5::Group& g, const std::string& where, const char* name, const Range& range) const {
   const hdf5::Attribute& a = scalar(g, where, name);
   if (a.kind == hdf5::Attribute::Kind::floating)

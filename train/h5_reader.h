@@ -38,6 +38,7 @@ class Reader {
 
   const hdf5::Attribute& attribute(const hdf5::Group& g, const std::string& where, const char* name) const;
   std::string text(const hdf5::Group& g, const std::string& where, const char* name) const;
+  std::vector<std::string> texts(const hdf5::Group& g, const std::string& where, const char* name) const;
   int64_t integer(const hdf5::Group& g, const std::string& where, const char* name, const Range& range) const;
   double number(const hdf5::Group& g, const std::string& where, const char* name, const Range& range,
                 bool nan_allowed = false) const;

@@ -66,6 +66,15 @@ void put(H5::H5Object& at, const char* name, const std::vector<std::string>& val
   put(at, name, joined);
 }
 
+void put_texts(H5::H5Object& at, const char* name, const std::vector<std::string>& values) {
+  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+  type.setCset(H5T_CSET_UTF8);
+  std::vector<const char*> pointers;
+  for (const auto& v : values) pointers.push_back(v.c_str());
+  const hsize_t n = values.size();
+  at.createAttribute(name, type, H5::DataSpace(1, &n)).write(type, pointers.data());
+}
+
 void put_floats(H5::Group& g, const std::string& name, const Tensor& t, bool non_negative) {
   const Tensor c = t.contiguous();
   const float* x = c.data();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <stdexcept>
 
 #include "tinygpt/autograd/random.h"
@@ -17,6 +18,9 @@ std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, con
                      const std::function<void(const std::string&)>& on_text) {
   if (o.temperature < 0) throw std::invalid_argument(fmt::format("--temperature {} must not be negative", o.temperature));
   if (o.top_k < 0) throw std::invalid_argument(fmt::format("--top-k {} must not be negative", o.top_k));
+  if (tokenizer.vocab_size() > model.config().vocab_size)
+    throw std::invalid_argument(fmt::format("sample: the tokenizer has {} tokens, the model only {} rows",
+                                            tokenizer.vocab_size(), model.config().vocab_size));
   std::vector<int32_t> context = o.prompt.empty() ? std::vector<int32_t>{} : tokenizer.encode(o.prompt, "the prompt");
   if (context.empty()) {
     try {
@@ -39,7 +43,9 @@ std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, con
   Rng rng(o.seed);
   std::string text, pending;  // pending: bytes of a character not yet complete
   for (int64_t n = 0; n < o.tokens; ++n) {
-    const int32_t next = nn::pick_token(*logits, o.temperature, o.top_k, rng.uniform());
+    // Rows past the tokenizer's last token are padding that no text produces: never picked.
+    const auto tokens = std::span<const float>(*logits).first(static_cast<size_t>(tokenizer.vocab_size()));
+    const int32_t next = nn::pick_token(tokens, o.temperature, o.top_k, rng.uniform());
     context.push_back(next);
     pending += tokenizer.token_bytes(next);
     size_t valid = 0;  // the longest prefix of whole characters

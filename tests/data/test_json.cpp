@@ -1,0 +1,53 @@
+// The strict JSON reader behind GPT-2's tokenizer files, config.json and safetensors headers.
+#include <catch2/catch.hpp>
+
+#include "tinygpt/data/json.h"
+
+using namespace tinygpt::data;
+
+TEST_CASE("json: values, escapes and exact integers", "[json]") {
+  const json::Value v = json::parse(
+      R"( {"a": [1, -2.5e3, true, false, null], "s": "x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00", "big": 9007199254740993,
+          "nested": {"k": {}} } )",
+      "t");
+  REQUIRE(v.type == json::Value::Type::object);
+  const json::Value& a = *v.find("a");
+  REQUIRE(a.array->size() == 5);
+  REQUIRE(a.array->at(0).is_integer());
+  REQUIRE(a.array->at(1).number == -2500.0);
+  REQUIRE_FALSE(a.array->at(1).is_integer());
+  REQUIRE(a.array->at(2).boolean);
+  REQUIRE_FALSE(a.array->at(3).boolean);
+  REQUIRE(a.array->at(4).type == json::Value::Type::null);
+  REQUIRE(v.find("s")->text == "x\"\\/\b\f\n\r\t\xC3\xA9\xF0\x9F\x98\x80");
+  REQUIRE(v.find("big")->text == "9007199254740993");  // as written: no rounding through double
+  REQUIRE(v.find("nested")->find("k")->object->empty());
+  REQUIRE(v.find("missing") == nullptr);
+  REQUIRE(json::quote("a\"b\\c\nd\x01") == "\"a\\\"b\\\\c\\nd\\u0001\"");
+  const std::string round = json::quote("é\t😀");
+  REQUIRE(json::parse(round, "q").text == "é\t😀");
+}
+
+TEST_CASE("json: malformed documents are errors with the byte offset", "[json][errors]") {
+  auto fails = [](const std::string& text, const std::string& message) {
+    REQUIRE_THROWS_WITH(json::parse(text, "'f.json'"), Catch::Contains("'f.json' is not valid JSON") &&
+                                                           Catch::Contains(message));
+  };
+  fails("", "unexpected end of text at byte 0");
+  fails("{\"a\": 1,}", "expected a key in quotes at byte 8");
+  fails("[1, 2", "expected ']' at byte 5");
+  fails("{\"a\": 1, \"a\": 2}", "duplicate key \"a\" at byte 9");
+  fails("[01]", "leading zero");
+  fails("[1.]", "without digits after '.'");
+  fails("[1e400]", "out of range");
+  fails("\"abc", "without its closing quote");
+  fails("\"a\nb\"", "control character");
+  fails("\"\\ud800\"", "high surrogate without its low half");
+  fails("\"\\udc00\"", "lone low surrogate");
+  fails("\"\\x\"", "unknown escape");
+  fails("\"\xC3\x28\"", "invalid UTF-8 at byte 1");
+  fails("[1] 2", "text after the end of the document at byte 4");
+  fails("nul", "expected a value");
+  fails(std::string(65, '[') + std::string(65, ']'), "nesting deeper than 64 levels");
+  REQUIRE_NOTHROW(json::parse(std::string(64, '[') + std::string(64, ']'), "ok"));
+}
