@@ -139,6 +139,9 @@ BpeTokenizer read_gpt2_tokenizer(const std::string& vocab_path, const std::strin
     merges.push_back({a->second, b->second});
     claim(joined->second);
   }
+  bool identity = true;  // byte b is token b: stored as no byte_ids (format_version 1 where no specials)
+  for (int b = 0; b < 256; ++b) identity = identity && byte_ids[b] == b;
+  if (identity) byte_ids.clear();
   std::vector<SpecialToken> specials;  // the entries that are neither bytes nor merges
   for (const auto& [text, id] : vocab)
     if (static_cast<size_t>(id) >= used.size() || !used[id]) specials.push_back({text, id});

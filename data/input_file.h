@@ -36,6 +36,7 @@ class InputFile {
   InputFile& operator=(const InputFile&) = delete;
 
   int64_t size() const { return size_; }  // at open time
+  int descriptor() const { return fd_; }  // for mmap; owned by this object
   // Up to n bytes (fewer only at the end of the file); throws on a read error.
   size_t read(void* into, size_t n);
   // The whole file, refused when it is larger than max_bytes.

@@ -33,7 +33,7 @@ constexpr int64_t kMaxRanks = 65536;
 // ---- writing -----------------------------------------------------------------------------------
 
 void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
-  H5::Group g = file.createGroup("/tokenizer");
+  H5::Group g = h5::make_group(file, "/tokenizer");
   put(g, "kind", std::string(tokenizer.kind()));
   if (const auto* c = dynamic_cast<const data::CharTokenizer*>(&tokenizer)) {
     put_ints(g, "vocab", c->code_points(), {c->code_points().size()});
@@ -54,7 +54,7 @@ void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
 }
 
 void write_train_state(H5::H5File& file, const TrainState& s) {
-  H5::Group g = file.createGroup("/train");
+  H5::Group g = h5::make_group(file, "/train");
   put(g, "iteration", s.iteration);
   std::vector<hsize_t> four{4};
   g.createAttribute("rng_state", H5::PredType::STD_U64LE, H5::DataSpace(1, four.data()))
@@ -82,25 +82,25 @@ void write_file(H5::H5File& file, const nn::GPT& model, const data::Tokenizer& t
   const int version = needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
   file.createAttribute("format_version", H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
       .write(H5::PredType::NATIVE_INT, &version);
-  H5::Group config = file.createGroup("/config");
+  H5::Group config = h5::make_group(file, "/config");
   const nn::GPTConfig& c = model.config();
   put(config, "vocab_size", c.vocab_size);
   put(config, "block_size", c.block_size);
   put(config, "n_layer", c.n_layer);
   put(config, "n_head", c.n_head);
   put(config, "n_embd", c.n_embd);
-  H5::Group weights = file.createGroup("/model");
+  H5::Group weights = h5::make_group(file, "/model");
   for (const auto& [name, p] : model.named_parameters()) put_floats(weights, name, p);
   write_tokenizer(file, tokenizer);
   if (optimizer) {
-    H5::Group g = file.createGroup("/optim");
+    H5::Group g = h5::make_group(file, "/optim");
     put(g, "step", optimizer->steps());
     put(g, "lr", static_cast<double>(optimizer->options().lr));
     put(g, "beta1", static_cast<double>(optimizer->options().beta1));
     put(g, "beta2", static_cast<double>(optimizer->options().beta2));
     put(g, "eps", static_cast<double>(optimizer->options().eps));
     put(g, "weight_decay", static_cast<double>(optimizer->options().weight_decay));
-    H5::Group m = g.createGroup("m"), v = g.createGroup("v");
+    H5::Group m = h5::make_group(g, "m"), v = h5::make_group(g, "v");
     for (const auto& s : optimizer->state()) put_floats(m, s.name, s.m), put_floats(v, s.name, s.v, true);
   }
   if (state) write_train_state(file, *state);

@@ -46,7 +46,25 @@ std::string temporary_beside(const std::filesystem::path& target) {
   return name;
 }
 
+// Objects are created without modification times: the same content always makes the same bytes.
+H5::DSetCreatPropList untimed_dataset() {
+  H5::DSetCreatPropList plist;
+  H5Pset_obj_track_times(plist.getId(), false);
+  return plist;
+}
+
 }  // namespace
+
+H5::Group make_group(const H5::H5Location& at, const std::string& name) {
+  const hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  H5Pset_obj_track_times(gcpl, false);
+  const hid_t id = H5Gcreate2(at.getId(), name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  H5Pclose(gcpl);
+  if (id < 0) throw H5::GroupIException("make_group", "cannot create group " + name);
+  H5::Group group(id);  // holds its own reference
+  H5Gclose(id);
+  return group;
+}
 
 void put(H5::H5Object& at, const char* name, const std::string& value) {
   const H5::StrType type = string_type(value);
@@ -83,12 +101,14 @@ void put_floats(H5::Group& g, const std::string& name, const Tensor& t, bool non
     if (!std::isfinite(x[i]) || (non_negative && x[i] < 0))
       throw std::runtime_error(fmt::format("{} holds {} at element {}", name, x[i], i));
   std::vector<hsize_t> dims(t.shape().begin(), t.shape().end());
-  H5::DataSet ds = g.createDataSet(name, H5::PredType::IEEE_F32LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()));
+  H5::DataSet ds = g.createDataSet(name, H5::PredType::IEEE_F32LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()),
+                                    untimed_dataset());
   ds.write(x, H5::PredType::NATIVE_FLOAT);
 }
 
 void put_ints(H5::Group& g, const std::string& name, const std::vector<int32_t>& values, std::vector<hsize_t> dims) {
-  H5::DataSet ds = g.createDataSet(name, H5::PredType::STD_I32LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()));
+  H5::DataSet ds = g.createDataSet(name, H5::PredType::STD_I32LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()),
+                                    untimed_dataset());
   if (!values.empty()) ds.write(values.data(), H5::PredType::NATIVE_INT32);
 }
 
@@ -106,6 +126,7 @@ void write_sealed(const std::string& path, const std::string& what, const std::f
     {
       H5::FileCreatPropList create;
       create.setUserblock(kUserBlockBytes);  // room for the seal
+      H5Pset_obj_track_times(create.getId(), false);  // the root group
       H5::H5File file(tmp, H5F_ACC_TRUNC, create);
       fill(file);
       file.close();

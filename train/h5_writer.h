@@ -14,6 +14,10 @@
 
 namespace tinygpt::train::h5 {
 
+// A new group; it and every dataset below are written without modification times, so a file's
+// bytes depend on its content alone.
+H5::Group make_group(const H5::H5Location& at, const std::string& name);
+
 // Fixed-length UTF-8 strings (no global heap: damaged heaps crash libhdf5), int64 and float64.
 void put(H5::H5Object& at, const char* name, const std::string& value);
 void put(H5::H5Object& at, const char* name, int64_t value);

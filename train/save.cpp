@@ -94,7 +94,7 @@ void optim::save(const Optimizer& optimizer, const std::string& path) {
     std::map<std::string, H5::Group> groups;
     for (const auto& [name, t] : optimizer.state_tensors()) {
       const std::string group = name.substr(0, name.find('/'));
-      if (!groups.count(group)) groups.emplace(group, file.createGroup("/" + group));
+      if (!groups.count(group)) groups.emplace(group, train::h5::make_group(file, "/" + group));
       train::h5::put_floats(groups.at(group), name.substr(group.size() + 1), t, is_second_moment(name));
     }
   });

@@ -85,8 +85,44 @@ Trainer::Trainer(const TrainOptions& options, Communicator comm) : comm_(comm), 
   corpus_ = data::load_corpus(corpus_options(options_));
   check_enough_tokens(corpus_, options_);
   require_run_memory(model_config(options_, corpus_.tokenizer->vocab_size()), options_);
-  model_ = std::make_shared<nn::GPT>(model_config(options_, corpus_.tokenizer->vocab_size()),
-                                     static_cast<uint64_t>(options_.seed));
+  start(std::make_shared<nn::GPT>(model_config(options_, corpus_.tokenizer->vocab_size()),
+                                  static_cast<uint64_t>(options_.seed)));
+}
+
+Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator comm) : comm_(comm), options_(options) {
+  Checkpoint ck = read_checkpoint(init.checkpoint);
+  const nn::GPTConfig& c = ck.config;
+  if (init.crop_block && options_.block > c.block_size)
+    throw std::invalid_argument(fmt::format("--block {} is longer than the context of '{}' ({} tokens): it can "
+                                            "shrink the context, never grow it",
+                                            options_.block, init.checkpoint, c.block_size));
+  // The run's options describe the model it trains (a resume reads them back).
+  options_.layers = c.n_layer, options_.heads = c.n_head, options_.embd = c.n_embd;
+  if (!init.crop_block) options_.block = c.block_size;
+  options_.tokenizer = ck.tokenizer->kind();
+  if (options_.tokenizer == "bpe") options_.vocab_size = ck.tokenizer->vocab_size();
+  validate(options_);
+  set_num_threads(static_cast<int>(options_.threads));
+  if (comm_.is_root()) check_outputs(options_.out, log_path(), plot_path());
+  nn::GPTConfig config = c;
+  config.block_size = options_.block;
+  config.dropout = static_cast<float>(options_.dropout);
+  require_run_memory(config, options_);
+  corpus_ = data::load_corpus(corpus_options(options_), ck.tokenizer);
+  check_enough_tokens(corpus_, options_);
+  auto model = std::make_shared<nn::GPT>(config, static_cast<uint64_t>(options_.seed));
+  auto source = ck.model->named_parameters();
+  auto target = model->named_parameters();
+  for (size_t k = 0; k < target.size(); ++k) {  // the same names in the same order; wpe keeps its first rows
+    const Tensor& from = source[k].second;
+    std::copy(from.data(), from.data() + target[k].second.numel(), target[k].second.data());
+  }
+  ck.model.reset();
+  start(std::move(model));
+}
+
+void Trainer::start(std::shared_ptr<nn::GPT> model) {
+  model_ = std::move(model);
   optimizer_ = std::make_unique<optim::AdamW>(model_->named_parameters(), adamw_options(options_));
   state_.options = options_;
   model_->set_dropout_seed(rank_seed(options_.seed, comm_.rank()));

@@ -26,10 +26,19 @@ struct Resume {
   std::optional<int64_t> threads, log_every;
 };
 
+// A new run that starts from a checkpoint's weights and tokenizer (fine-tuning): a fresh optimizer
+// and schedule from iteration 0. The model's shape and tokenizer are the checkpoint's; options.block
+// may shrink the context (wpe keeps its first rows) but never grow it.
+struct InitFrom {
+  std::string checkpoint;
+  bool crop_block = false;  // true: options.block is the new context; false: the checkpoint's
+};
+
 class Trainer {
  public:
   // A new run: tokenizer from the data, a freshly initialized model.
   explicit Trainer(const TrainOptions& options, Communicator comm = Communicator::single());
+  Trainer(const TrainOptions& options, const InitFrom& init, Communicator comm = Communicator::single());
   // Continues the run saved in `checkpoint`, writing to `checkpoint` itself (and the log and plot
   // beside it) unless changes.out names another file: a path stored inside a file is never a place
   // to write. The number of ranks must be the one the checkpoint was written by.
@@ -54,6 +63,7 @@ class Trainer {
   double train_step(float lr);
 
  private:
+  void start(std::shared_ptr<nn::GPT> model);  // a new run's state, optimizer and log
   void prepare();  // sampler, schedule and output checks, once the state is known
 
   memory::Reuse reuse_;  // first in, last out: steps reuse the memory earlier steps freed

@@ -18,6 +18,7 @@
 #include <vector>
 #include <thread>
 
+#include "gpt2_dir.h"
 #include "process.h"
 #include "temp_files.h"
 
@@ -266,4 +267,61 @@ TEST_CASE("cli: a second Ctrl-C ends the run at once, and the last checkpoint st
   REQUIRE(r.signal == SIGINT);
   REQUIRE(r.output.find("second signal: stopping now, without saving") != std::string::npos);
   REQUIRE(run("info --ckpt " + ckpt).exit_code == 0);
+}
+
+TEST_CASE("cli: a GPT-2 directory imports, evaluates, tokenizes, samples, fine-tunes and exports", "[cli][gpt2]") {
+  TempDir dir;
+  REQUIRE(testing::write_gpt2_dir(dir.file("gpt2"), 2, 16, 2, 32, 5));  // scripts/fetch-reference.sh fetches GPT-2's files
+  const std::string ckpt = dir.file("gpt2.h5");
+  Result imported = run("import --from " + dir.file("gpt2") + " --out " + ckpt);
+  INFO(imported.output);
+  REQUIRE(imported.exit_code == 0);
+  REQUIRE_THAT(imported.output, Catch::Contains("2 layers, 2 heads, n_embd 16, block 32, vocab 50257"));
+  Result tokens = run("tokens --ckpt " + ckpt + " --json --text 'Hello world<|endoftext|> 나'");
+  REQUIRE(tokens.exit_code == 0);
+  // GPT-2's ids (gpt-3-encoder gives 31619, 224, 246 for " 나"): the token " \xEB" and two bytes of
+  // the character, each shown with U+FFFD for the piece of a character.
+  REQUIRE(tokens.output == "{\"ids\": [15496, 995, 50256, 31619, 224, 246], \"tokens\": [\"Hello\", \" world\", "
+                           "\"<|endoftext|>\", \" \xEF\xBF\xBD\", \"\xEF\xBF\xBD\", \"\xEF\xBF\xBD\"]}\n");
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "To be, or not to be: that is the question.\n";
+  const std::string data = dir.write("new.txt", text);
+  Result file_tokens = run("tokens --ckpt " + ckpt + " --json --file " + data);
+  REQUIRE(file_tokens.output.starts_with("{\"ids\": [2514, 307, 11, 393, 407, 284, 307, 25"));
+  Result before = run("eval --ckpt " + ckpt + " --data " + data + " --json");
+  REQUIRE(before.exit_code == 0);
+  Result sample = run("sample --ckpt " + ckpt + " --prompt Hello --tokens 12 --seed 2");
+  REQUIRE(sample.exit_code == 0);
+  // Fine-tuning: the model's context cropped to 16, its loss on the new text lower.
+  Result ft = run("train --init-from " + ckpt + " --data " + data + " --out " + dir.file("ft.h5") +
+                  " --block 16 --batch 4 --iters 40 --eval-every 20 --eval-iters 2 --warmup 2 --lr 0.01");
+  INFO(ft.output);
+  REQUIRE(ft.exit_code == 0);
+  REQUIRE_THAT(ft.output, Catch::Contains("fine-tuning " + ckpt));
+  Result after = run("eval --ckpt " + dir.file("ft.h5") + " --data " + data + " --json");
+  auto loss = [](const std::string& json) { return std::stod(json.substr(json.find(':') + 1)); };
+  REQUIRE(loss(after.output) < loss(before.output) - 1.0);
+  // export -> import is the same file, byte for byte.
+  REQUIRE(run("export --ckpt " + ckpt + " --out " + dir.file("out")).exit_code == 0);
+  REQUIRE(run("import --from " + dir.file("out") + " --out " + dir.file("again.h5")).exit_code == 0);
+  REQUIRE(read_file(dir.file("again.h5")) == read_file(ckpt));
+  // Flags that contradict the model, and directories that are not GPT-2's, are errors.
+  for (const std::string flag : {"--layers 3", "--heads 4", "--embd 32", "--vocab-size 300", "--tokenizer char"}) {
+    Result bad = run("train --init-from " + ckpt + " --data " + data + " --out " + dir.file("x.h5") + " " + flag);
+    REQUIRE(bad.exit_code == 1);
+    REQUIRE_THAT(bad.output, Catch::Contains(flag.substr(0, flag.find(' ')) + " cannot be given with --init-from"));
+  }
+  Result grow = run("train --init-from " + ckpt + " --data " + data + " --out " + dir.file("x.h5") + " --block 64");
+  REQUIRE_THAT(grow.output, Catch::Contains("--block 64 is longer than the context"));
+  std::ofstream(dir.file("gpt2/config.json")) << "{\"vocab_size\": 50257, \"n_positions\": 32, \"n_embd\": 16, "
+                                                 "\"n_layer\": 2, \"n_head\": 2, \"activation_function\": \"relu\"}";
+  Result relu = run("import --from " + dir.file("gpt2") + " --out " + dir.file("relu.h5"));
+  REQUIRE(relu.exit_code == 1);
+  REQUIRE(relu.output == "tinygpt: error: config '" + dir.file("gpt2/config.json") +
+                             "': field \"activation_function\" is \"relu\"; tinygpt's GPT-2 needs gelu_new or "
+                             "gelu_pytorch_tanh\n");
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("relu.h5")));
+  Result full = run("export --ckpt " + ckpt + " --out " + dir.file("out"));
+  REQUIRE(full.exit_code == 1);
+  REQUIRE_THAT(full.output, Catch::Contains("is not empty"));
 }

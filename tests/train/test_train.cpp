@@ -156,10 +156,11 @@ TEST_CASE("checkpoint: bad files give clear errors and are never overwritten", "
   }
   REQUIRE_THROWS_WITH(read_checkpoint(dir.file("foreign.h5")), Catch::Contains("not a tinygpt checkpoint"));
   edit_checkpoint(copy("version.h5"), [](H5::H5File& f) {
-    const int two = 2;
-    f.openAttribute("format_version").write(H5::PredType::NATIVE_INT, &two);
+    const int three = 3;
+    f.openAttribute("format_version").write(H5::PredType::NATIVE_INT, &three);
   });
-  REQUIRE_THROWS_WITH(read_checkpoint(dir.file("version.h5")), Catch::Contains("format_version 2 is not supported"));
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.file("version.h5")),
+                      Catch::Contains("format_version 3 is not supported (this tinygpt reads versions 1 and 2)"));
   edit_checkpoint(copy("missing.h5"), [](H5::H5File& f) { f.unlink("/model/transformer.h.1.mlp.c_fc.bias"); });
   REQUIRE_THROWS_WITH(read_checkpoint(dir.file("missing.h5")),
                       Catch::Contains("missing.h5") && Catch::Contains("missing dataset /model/transformer.h.1.mlp.c_fc.bias"));

@@ -1,9 +1,13 @@
 // tinygpt tokens / attention / plot: looking inside a model and a run.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <optional>
 
+#include "tinygpt/data/json.h"
+#include "tinygpt/data/text_files.h"
+#include "tinygpt/data/utf8.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/cli/commands.h"
 #include "tinygpt/train/cli/flags.h"
@@ -15,15 +19,31 @@ namespace tinygpt::cli {
 
 void add_tokens(CLI::App& app) {
   struct Args {
-    std::string ckpt, text;
+    std::string ckpt, text, file;
+    bool json = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("tokens", "show how a checkpoint's tokenizer cuts text into tokens");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint whose tokenizer to use")->required();
-  cmd->add_option("--text", args->text, "the text to tokenize")->required();
-  cmd->callback([args] {
+  CLI::Option* text = cmd->add_option("--text", args->text, "the text to tokenize");
+  CLI::Option* file = cmd->add_option("--file", args->file, "a UTF-8 text file to tokenize");
+  text->excludes(file);
+  cmd->add_flag("--json", args->json,
+                "print one JSON object {\"ids\": [...], \"tokens\": [...]} (each token's text; a piece of a "
+                "character as U+FFFD)");
+  cmd->callback([args, text, file] {
+    if (!text->count() && !file->count()) throw std::invalid_argument("tokens: give --text or --file");
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
-    fmt::print("{}", train::token_table(train::token_views(*ck.tokenizer, ck.tokenizer->encode(args->text, "the text"))));
+    const std::string input = file->count() ? data::read_text_file(args->file) : args->text;
+    const std::vector<int32_t> ids = ck.tokenizer->encode(input, file->count() ? args->file : "the text");
+    if (!args->json) {
+      fmt::print("{}", train::token_table(train::token_views(*ck.tokenizer, ids)));
+      return;
+    }
+    std::string tokens;
+    for (const int32_t id : ids)
+      tokens += (tokens.empty() ? "" : ", ") + data::json::quote(data::sanitize_utf8(ck.tokenizer->token_bytes(id)));
+    fmt::print("{{\"ids\": [{}], \"tokens\": [{}]}}\n", fmt::join(ids, ", "), tokens);
   });
 }
 

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   tinygpt::cli::add_tokens(app);
   tinygpt::cli::add_attention(app);
   tinygpt::cli::add_plot(app);
+  tinygpt::cli::add_import(app);
+  tinygpt::cli::add_export(app);
   try {
     std::vector<std::string> names;  // checked here: CLI11 would only say "A subcommand is required"
     for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());

@@ -17,14 +17,18 @@ namespace {
 
 struct TrainCommand {
   train::TrainOptions options;
-  std::string resume;
+  std::string resume, init_from;
   int64_t mpi_timeout = 300;
   CLI::App* cmd = nullptr;
 
   void run() {
     const auto comm = train::Communicator::world(std::chrono::seconds(mpi_timeout));
     std::unique_ptr<train::Trainer> trainer;
-    if (resume.empty()) {
+    if (!init_from.empty()) {
+      refuse_model_flags();
+      refuse_existing(options.out);
+      trainer = std::make_unique<train::Trainer>(options, train::InitFrom{init_from, cmd->count("--block") > 0}, comm);
+    } else if (resume.empty()) {
       refuse_existing(options.out);
       trainer = std::make_unique<train::Trainer>(options, comm);
     } else {
@@ -46,7 +50,8 @@ struct TrainCommand {
     fmt::print("tinygpt: {} parameters; {} tokenizer, {} tokens; {} training and {} validation tokens\n",
                t.model().parameter_count(), t.corpus().tokenizer->kind(), t.corpus().tokenizer->vocab_size(),
                t.corpus().train.size(), t.corpus().val.size());
-    fmt::print("tinygpt: {} at iteration {} of {}; checkpoint {}, log {}\n", resume.empty() ? "starting" : "resuming",
+    fmt::print("tinygpt: {} at iteration {} of {}; checkpoint {}, log {}\n",
+               !init_from.empty() ? fmt::format("fine-tuning {}", init_from) : resume.empty() ? "starting" : "resuming",
                s.iteration, s.options.iters, s.options.out, t.log_path());
     train::InterruptWatch interrupt;
     train::Progress progress(stdout, isatty(fileno(stdout)), s.options.log_every);
@@ -68,6 +73,17 @@ struct TrainCommand {
       throw std::invalid_argument(fmt::format("'{}' already exists: continue it with --resume {}, or choose another "
                                               "--out (it is never overwritten by a new run)",
                                               out, out));
+  }
+
+  // --init-from takes the model's shape and tokenizer from the checkpoint: flags that would say
+  // otherwise are mistakes, not settings to ignore.
+  void refuse_model_flags() const {
+    if (!resume.empty()) throw std::invalid_argument("--init-from starts a new run; it cannot be given with --resume");
+    for (const char* flag : {"--layers", "--heads", "--embd", "--vocab-size", "--tokenizer"})
+      if (cmd->count(flag))
+        throw std::invalid_argument(fmt::format("{} cannot be given with --init-from: the model's shape and tokenizer "
+                                                "come from '{}'",
+                                                flag, init_from));
   }
 
   // On resume only --iters, --out, --threads and --log-every may be given (they do not change the
@@ -109,6 +125,9 @@ void add_train(CLI::App& app) {
       cmd->add_option(std::string("--") + name, field, help)->capture_default_str();
   });
   cmd->add_option("--resume", command->resume, "continue the run saved in this checkpoint, exactly");
+  cmd->add_option("--init-from", command->init_from,
+                  "start a new run (fine-tuning) from this checkpoint's weights and tokenizer; --block may shrink "
+                  "its context");
   add_number(cmd, "--mpi-timeout", command->mpi_timeout, train::Range{1, 86400},
              "under mpirun: seconds a rank waits for the others before it stops the run with an error");
   cmd->callback([command] { command->run(); });
