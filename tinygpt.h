@@ -32,16 +32,21 @@
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/data/corpus.h"
+#include "tinygpt/data/gpt2_vocab.h"
 #include "tinygpt/data/input_file.h"
+#include "tinygpt/data/json.h"
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/data/token_array.h"
 #include "tinygpt/data/tokenizer.h"
 #include "tinygpt/data/utf8.h"
 
-// Saving modules and optimizers, checkpoints, the trainer, evaluation and sampling (train/).
+// Saving modules and optimizers, checkpoints, GPT-2 files in Hugging Face's layout, the trainer,
+// evaluation and sampling (train/).
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/evaluate.h"
+#include "tinygpt/train/hf_gpt2.h"
 #include "tinygpt/train/options.h"
+#include "tinygpt/train/safetensors.h"
 #include "tinygpt/train/sampling.h"
 #include "tinygpt/train/save.h"
 #include "tinygpt/train/trainer.h"

@@ -7,24 +7,62 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/parallel.h"
 
 namespace tinygpt::nn {
 
 namespace {
 
-// y[o] = b[o] + sum_i W[o, i] x[i]   (W [out, in], as Linear stores it)
-void linear(const Linear& layer, const float* x, float* y) {
-  const int64_t out = layer.weight.size(0), in = layer.weight.size(1);
-  const float* w = layer.weight.data();
-  const float* b = layer.bias.defined() ? layer.bias.data() : nullptr;
-  parallel_for(out, grain_for(in), [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) {
-      float s = 0.0f;
-      for (int64_t i = 0; i < in; ++i) s += w[o * in + i] * x[i];
-      y[o] = b ? s + b[o] : s;
+// R rows of y = W x: the rows share each load of x, and each row keeps two accumulators so that
+// the FMAs overlap. Every row is summed in the same order whatever R is (the bits of a row do not
+// depend on how rows are split over threads).
+template <int R>
+void dot_rows(const float* w, const float* x, int64_t in, float* out) {
+  using namespace simd;
+  vfloat acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = zero();
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= in; i += 2 * kLanes) {
+    const vfloat x0 = load(x + i), x1 = load(x + i + kLanes);
+    for (int r = 0; r < R; ++r) {
+      acc[r][0] = fma(load(w + r * in + i), x0, acc[r][0]);
+      acc[r][1] = fma(load(w + r * in + i + kLanes), x1, acc[r][1]);
+    }
+  }
+  if (i + kLanes <= in) {
+    const vfloat x0 = load(x + i);
+    for (int r = 0; r < R; ++r) acc[r][0] = fma(load(w + r * in + i), x0, acc[r][0]);
+    i += kLanes;
+  }
+  for (int r = 0; r < R; ++r) {
+    float lanes[kLanes];
+    store(lanes, add(acc[r][0], acc[r][1]));
+    float s = 0.0f;
+    for (float lane : lanes) s += lane;
+    for (int64_t j = i; j < in; ++j) s += w[r * in + j] * x[j];
+    out[r] = s;
+  }
+}
+
+// y[o] = b[o] + sum_i W[o, i] x[i] for W [out, in] (Linear's layout): a matrix-vector product reads
+// each weight once, so it runs at memory speed when the rows stream through in vector loads.
+void matvec(const float* w, const float* b, const float* x, float* y, int64_t out, int64_t in) {
+  constexpr int kRows = 4;
+  parallel_for((out + kRows - 1) / kRows, grain_for(kRows * in), [&](int64_t g0, int64_t g1) {
+    for (int64_t o = g0 * kRows; o < std::min(out, g1 * kRows); o += kRows) {
+      if (o + kRows <= out) dot_rows<kRows>(w + o * in, x, in, y + o);
+      else
+        for (int64_t r = o; r < out; ++r) dot_rows<1>(w + r * in, x, in, y + r);
     }
   });
+  if (b)
+    for (int64_t o = 0; o < out; ++o) y[o] += b[o];
+}
+
+void linear(const Linear& layer, const float* x, float* y) {
+  matvec(layer.weight.data(), layer.bias.defined() ? layer.bias.data() : nullptr, x, y, layer.weight.size(0),
+         layer.weight.size(1));
 }
 
 void layer_norm(const LayerNorm& ln, const float* x, float* y, int64_t C) {
@@ -101,14 +139,7 @@ const std::vector<float>& Generator::feed(int32_t token) {
     feed_forward(l);
   }
   layer_norm(model_.ln_f, x_.data(), normed_.data(), C);
-  const float* wte = model_.wte.weight.data();  // logits through the tied embedding
-  parallel_for(c.vocab_size, grain_for(C), [&](int64_t v0, int64_t v1) {
-    for (int64_t v = v0; v < v1; ++v) {
-      float s = 0.0f;
-      for (int64_t j = 0; j < C; ++j) s += wte[v * C + j] * normed_[j];
-      logits_[v] = s;
-    }
-  });
+  matvec(model_.wte.weight.data(), nullptr, normed_.data(), logits_.data(), c.vocab_size, C);  // tied lm_head
   ++length_;
   return logits_;
 }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/memory.h"
 #include "tinygpt/data/batches.h"
 
 namespace tinygpt::train {
@@ -15,6 +16,7 @@ EvalResult evaluate(nn::GPT& model, const data::TokenArray& tokens, int64_t batc
   const std::vector<data::EvalWindow> windows = data::evaluation_windows(tokens.size(), T);
   if (windows.empty()) throw std::invalid_argument(fmt::format("eval: the text has {} tokens; at least 2 are needed", tokens.size()));
   NoGradGuard no_grad;
+  memory::Reuse reuse;  // every batch after the first runs in the memory the one before freed
   const bool was_training = model.training();
   model.eval();
   double sum = 0;

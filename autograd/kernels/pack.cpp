@@ -58,14 +58,14 @@ void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* 
     }
     int64_t k = 0;
 #ifdef TINYGPT_HAS_TRANSPOSE8
-    static_assert(MR <= 8);
-    if (A.col_stride == 1)
-      for (; k + 8 <= kc; k += 8) {  // 8 k's of the MR rows at once, turned into 8 rows of the panel
-        vfloat v[8];
-        for (int r = 0; r < 8; ++r) v[r] = r < MR ? load(rows[r] + k) : zero();
-        transpose8(v);
-        for (int j = 0; j < 8; ++j) store(dst + (k + j) * MR, v[j]);  // 8 wide: the next k overwrites the spill
-      }
+    if constexpr (MR <= 8)  // AVX2's 6 rows; AVX-512's 12 take the loop below
+      if (A.col_stride == 1)
+        for (; k + 8 <= kc; k += 8) {  // 8 k's of the MR rows at once, turned into 8 rows of the panel
+          __m256 v[8];
+          for (int r = 0; r < 8; ++r) v[r] = r < MR ? _mm256_loadu_ps(rows[r] + k) : _mm256_setzero_ps();
+          transpose8(v);
+          for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (k + j) * MR, v[j]);  // the next k overwrites the spill
+        }
 #endif
     for (; k < kc; ++k)
       for (int r = 0; r < MR; ++r) dst[k * MR + r] = rows[r][k * A.col_stride];
@@ -96,10 +96,10 @@ void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* 
     if (B.row_stride == 1 && cols == NR)
       for (; k0 + 8 <= kc; k0 += 8)  // 8 k's of 8 columns at once
         for (int h = 0; h < NR; h += 8) {
-          vfloat v[8];
-          for (int c = 0; c < 8; ++c) v[c] = load(src + (h + c) * B.col_stride + k0);
+          __m256 v[8];
+          for (int c = 0; c < 8; ++c) v[c] = _mm256_loadu_ps(src + (h + c) * B.col_stride + k0);
           transpose8(v);
-          for (int j = 0; j < 8; ++j) store(dst + (k0 + j) * NR + h, v[j]);
+          for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (k0 + j) * NR + h, v[j]);
         }
 #endif
     for (int64_t c = 0; c < NR; ++c) {

@@ -27,11 +27,26 @@ inline vfloat load_aligned(const float* p) { return _mm256_load_ps(p); }
 inline vfloat load(const float* p) { return _mm256_loadu_ps(p); }
 inline void store(float* p, vfloat v) { _mm256_storeu_ps(p, v); }
 inline vfloat fma(vfloat a, vfloat b, vfloat c) { return _mm256_fmadd_ps(a, b, c); }
-// Eight rows of eight floats become eight columns: r[i][j] moves to r[j][i]. Packing for gemm uses
-// it where an operand's layout runs across the packed order (kernels/gemm.cpp, scalar loop beside).
+#else
+constexpr int kLanes = 4, MR = 6;
+typedef float vfloat __attribute__((vector_size(16)));
+typedef float vfloat_unaligned __attribute__((vector_size(16), aligned(4)));
+inline vfloat zero() { return vfloat{0, 0, 0, 0}; }
+inline vfloat broadcast(const float* p) { return vfloat{*p, *p, *p, *p}; }
+inline vfloat load_aligned(const float* p) { return *reinterpret_cast<const vfloat*>(p); }
+inline vfloat load(const float* p) { return *reinterpret_cast<const vfloat_unaligned*>(p); }
+inline void store(float* p, vfloat v) { *reinterpret_cast<vfloat_unaligned*>(p) = v; }
+inline vfloat fma(vfloat a, vfloat b, vfloat c) { return a * b + c; }
+#endif
+inline vfloat add(vfloat a, vfloat b) { return a + b; }
+
+#if defined(__AVX2__)
+// Eight rows of eight floats become eight columns: r[i][j] moves to r[j][i], in 256-bit registers
+// whatever the vector width (AVX-512 machines have AVX2 too). Packing for gemm uses it where an
+// operand's layout runs across the packed order (kernels/pack.cpp, scalar loop beside).
 #define TINYGPT_HAS_TRANSPOSE8 1
-inline void transpose8(vfloat (&r)[8]) {
-  vfloat pairs[8], quads[8];
+inline void transpose8(__m256 (&r)[8]) {
+  __m256 pairs[8], quads[8];
   for (int i = 0; i < 8; i += 2) {  // rows a, b -> a0 b0 a1 b1 | a4 b4 a5 b5  and  a2 b2 a3 b3 | a6 b6 a7 b7
     pairs[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
     pairs[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -46,18 +61,7 @@ inline void transpose8(vfloat (&r)[8]) {
     r[j + 4] = _mm256_permute2f128_ps(quads[j], quads[4 + j], 0x31);
   }
 }
-#else
-constexpr int kLanes = 4, MR = 6;
-typedef float vfloat __attribute__((vector_size(16)));
-typedef float vfloat_unaligned __attribute__((vector_size(16), aligned(4)));
-inline vfloat zero() { return vfloat{0, 0, 0, 0}; }
-inline vfloat broadcast(const float* p) { return vfloat{*p, *p, *p, *p}; }
-inline vfloat load_aligned(const float* p) { return *reinterpret_cast<const vfloat*>(p); }
-inline vfloat load(const float* p) { return *reinterpret_cast<const vfloat_unaligned*>(p); }
-inline void store(float* p, vfloat v) { *reinterpret_cast<vfloat_unaligned*>(p) = v; }
-inline vfloat fma(vfloat a, vfloat b, vfloat c) { return a * b + c; }
 #endif
-inline vfloat add(vfloat a, vfloat b) { return a + b; }
 
 // Columns of a register tile and of a packed B panel: two vectors.
 constexpr int NR = 2 * kLanes;

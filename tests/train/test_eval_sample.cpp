@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/nn/generator.h"
@@ -67,6 +68,32 @@ TEST_CASE("sample: the key/value cache gives the full forward pass's logits", "[
     for (int64_t v = 0; v < 13; ++v) REQUIRE(step[v] == Approx(full[t * 13 + v]).margin(1e-5));
   }
   REQUIRE_THROWS_WITH(gen.feed(1), Catch::Contains("cache is full"));
+}
+
+TEST_CASE("sample: the cache's vector matrix-vector products, at widths with every kind of tail", "[sample]") {
+  // n_embd 52: AVX-512 walks 32 + 16 + 4 of it, AVX2 48 + 4, the portable path 52; 4C = 208; 37
+  // rows of wte in fours and one left over. Bits equal for any thread count.
+  auto m = std::make_unique<nn::GPT>(nn::GPTConfig{.vocab_size = 37, .block_size = 5, .n_layer = 1, .n_head = 4,
+                                                   .n_embd = 52}, 3);
+  NoGradGuard no_grad;
+  uint64_t seed = 40;
+  for (Tensor& p : m->parameters()) p.copy_from_(p + Tensor::randn(p.shape(), ++seed, 0.2f));
+  const std::vector<int32_t> ids = {3, 36, 0, 17, 8};
+  const std::vector<float> full = m->forward(ids, 1, 5).logits.to_vector();  // [5, 37]
+  std::vector<std::vector<float>> by_threads;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    nn::Generator gen(*m);
+    by_threads.emplace_back();
+    for (int64_t t = 0; t < 5; ++t) {
+      const std::vector<float>& step = gen.feed(ids[t]);
+      for (int64_t v = 0; v < 37; ++v) REQUIRE(step[v] == Approx(full[t * 37 + v]).margin(1e-5));
+      by_threads.back().insert(by_threads.back().end(), step.begin(), step.end());
+    }
+  }
+  set_num_threads(0);
+  REQUIRE(by_threads[0] == by_threads[1]);
+  REQUIRE(by_threads[0] == by_threads[2]);
 }
 
 TEST_CASE("sample: same seed same text, slides past block_size, top-k and greedy", "[sample]") {

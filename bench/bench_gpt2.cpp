@@ -1,0 +1,149 @@
+// Inference on GPT-2 124M's shape (random weights): the machine's memory bandwidth, the speed of
+// sampling with the key/value cache against the bound of reading every weight once per token, and
+// evaluation at block 1024 against the GEMM peak, for 1 and 2 threads.
+//   bench_gpt2 [--layers 12 --heads 12 --embd 768 --block 1024 --vocab 50257 --tokens 64]
+//   bench_gpt2 --write-hf DIR --tokenizer TOKDIR   (only writes the random model in Hugging Face's
+//       layout, with GPT-2's tokenizer files from TOKDIR: input for tinygpt import, eval, sample)
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/simd.h"
+#include "tinygpt/autograd/memory.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/nn/generator.h"
+#include "tinygpt/data/gpt2_vocab.h"
+#include "tinygpt/nn/gpt.h"
+#include "tinygpt/train/hf_gpt2.h"
+
+using namespace tinygpt;
+
+namespace {
+
+double seconds_of(const std::function<void()>& work) {
+  const auto t0 = std::chrono::steady_clock::now();
+  work();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Best read bandwidth (GB/s) over a buffer much larger than the caches, summed in SIMD registers.
+double read_bandwidth(const std::vector<float>& buffer, int rounds) {
+  const auto n = static_cast<int64_t>(buffer.size());
+  constexpr int64_t kPiece = int64_t{1} << 20;
+  double best = 0, sink = 0;
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<float> partial((n + kPiece - 1) / kPiece);
+    const double s = seconds_of([&] {
+      parallel_for((n + kPiece - 1) / kPiece, 1, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+          simd::vfloat acc[4] = {simd::zero(), simd::zero(), simd::zero(), simd::zero()};
+          const float* x = buffer.data() + p * kPiece;
+          for (int64_t i = 0; i < kPiece; i += 4 * simd::kLanes)
+            for (int k = 0; k < 4; ++k) acc[k] = simd::add(acc[k], simd::load(x + i + k * simd::kLanes));
+          float lanes[simd::kLanes];
+          simd::store(lanes, simd::add(simd::add(acc[0], acc[1]), simd::add(acc[2], acc[3])));
+          partial[p] = std::accumulate(lanes, lanes + simd::kLanes, 0.0f);
+        }
+      });
+    });
+    sink += std::accumulate(partial.begin(), partial.end(), 0.0);
+    best = std::max(best, static_cast<double>(n) * 4 / s / 1e9);
+  }
+  if (sink == 42) fmt::print("");  // keeps the sums alive
+  return best;
+}
+
+// Best GFLOP/s of our GEMM on the largest product of a block (c_fc: [T, C] x [4C, C]^T).
+double gemm_peak(int64_t T, int64_t C, int rounds) {
+  const Tensor x = Tensor::uniform({T, C}, 1, -1, 1), w = Tensor::uniform({4 * C, C}, 2, -1, 1);
+  NoGradGuard no_grad;
+  double best = 0;
+  for (int r = 0; r < rounds; ++r) best = std::max(best, 2.0 * T * C * 4 * C / seconds_of([&] { linear(x, w, Tensor()); }) / 1e9);
+  return best;
+}
+
+std::string text_flag(int argc, char** argv, const char* name) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
+  return "";
+}
+
+int64_t flag(int argc, char** argv, const char* name, int64_t fallback) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], name) == 0) return std::stoll(argv[i + 1]);
+  return fallback;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const nn::GPTConfig c{.vocab_size = flag(argc, argv, "--vocab", 50257), .block_size = flag(argc, argv, "--block", 1024),
+                        .n_layer = flag(argc, argv, "--layers", 12), .n_head = flag(argc, argv, "--heads", 12),
+                        .n_embd = flag(argc, argv, "--embd", 768)};
+  const int64_t tokens = flag(argc, argv, "--tokens", 64);
+  nn::GPT model(c, 1);
+  model.eval();
+  if (const std::string dir = text_flag(argc, argv, "--write-hf"); !dir.empty()) {
+    const data::BpeTokenizer tokenizer = data::read_gpt2_tokenizer(text_flag(argc, argv, "--tokenizer"));
+    train::export_hf_gpt2(model, tokenizer, dir);
+    fmt::print("wrote {}: {} parameters\n", dir, model.parameter_count());
+    return 0;
+  }
+  // What one generated token reads: every weight matrix and bias once, wte twice over (lookup
+  // row aside, the logits read all of it), and one row of wpe.
+  const double weight_bytes = 4.0 * static_cast<double>(model.parameter_count() - c.block_size * c.n_embd);
+  fmt::print("GPT: {} layers, {} heads, n_embd {}, block {}, vocab {}: {} parameters ({:.0f} MB read per token)\n",
+             c.n_layer, c.n_head, c.n_embd, c.block_size, c.vocab_size, model.parameter_count(), weight_bytes / 1e6);
+  std::vector<float> buffer(size_t{1} << 28, 1.0f);  // 1 GiB
+  std::vector<int32_t> prompt(16);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(i * 977 % c.vocab_size);
+  std::vector<int32_t> idx(c.block_size), targets(c.block_size);
+  for (int64_t i = 0; i < c.block_size; ++i) idx[i] = static_cast<int32_t>(i * 7919 % c.vocab_size);
+  for (int64_t i = 0; i < c.block_size; ++i) targets[i] = idx[(i + 1) % c.block_size];
+  const double forward_flops = 2.0 * static_cast<double>(model.parameter_count() - c.block_size * c.n_embd) * c.block_size +
+                               2.0 * c.n_layer * c.block_size * c.block_size * c.n_embd;  // weights, QK^T and AV (causal)
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    const double bandwidth = read_bandwidth(buffer, 5);
+    nn::Generator gen(model);
+    double best = 0;
+    for (int round = 0; round < 3; ++round) {
+      gen.reset();
+      int32_t next = 0;
+      for (int32_t t : prompt) {
+        const std::vector<float>& logits = gen.feed(t);
+        next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      }
+      const double s = seconds_of([&] {
+        for (int64_t k = 0; k < tokens; ++k) {
+          const std::vector<float>& logits = gen.feed(next);
+          next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        }
+      });
+      best = std::max(best, static_cast<double>(tokens) / s);
+    }
+    const double bound = bandwidth * 1e9 / weight_bytes;
+    fmt::print("threads {}: read bandwidth {:.1f} GB/s -> bound {:.1f} tokens/s; sample (KV cache, positions {}-{}): "
+               "{:.1f} tokens/s = {:.0f}% of the bound\n",
+               threads, bandwidth, bound, prompt.size(), prompt.size() + tokens, best, 100 * best / bound);
+    const double peak = gemm_peak(c.block_size, c.n_embd, 5);
+    NoGradGuard no_grad;
+    memory::Reuse reuse;  // as tinygpt eval: each window runs in the memory the one before freed
+    double eval_s = 1e30;
+    for (int round = 0; round < 3; ++round)
+      eval_s = std::min(eval_s, seconds_of([&] { model.forward(idx, 1, c.block_size, targets).loss.item(); }));
+    fmt::print("threads {}: eval forward at block {}: {:.0f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the GEMM peak "
+               "({:.1f} GFLOP/s, [{}, {}] x [{}, {}]^T)\n",
+               threads, c.block_size, c.block_size / eval_s, forward_flops / eval_s / 1e9,
+               100 * forward_flops / eval_s / 1e9 / peak, peak, c.block_size, c.n_embd, 4 * c.n_embd, c.n_embd);
+  }
+}
