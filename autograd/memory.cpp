@@ -1,5 +1,8 @@
 #include "tinygpt/autograd/memory.h"
 
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <mutex>
 #include <unordered_map>
 
@@ -51,7 +54,17 @@ void* allocate(std::size_t bytes) {
       }
     }
   }
-  return ::operator new(size, std::align_val_t{kAlign});
+  void* block = ::operator new(size, std::align_val_t{kAlign});
+  advise_huge_pages(block, size);
+  return block;
+}
+
+void advise_huge_pages(void* block, std::size_t bytes) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (bytes < 2 * kHuge) return;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(block) + kHuge - 1) / kHuge * kHuge;
+  const auto end = (reinterpret_cast<std::uintptr_t>(block) + bytes) / kHuge * kHuge;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
 void release(void* block, std::size_t bytes) noexcept {

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "tinygpt/autograd/memory.h"
+
 namespace tinygpt::data {
 
 // A whole file's bytes. The buffer is not zeroed first (a std::vector would be), so a large file
@@ -15,7 +17,7 @@ namespace tinygpt::data {
 class FileBytes {
  public:
   FileBytes() = default;
-  explicit FileBytes(size_t size) : data_(new char[size]), size_(size) {}
+  explicit FileBytes(size_t size) : data_(new char[size]), size_(size) { memory::advise_huge_pages(data_.get(), size); }
   char* data() { return data_.get(); }
   const char* data() const { return data_.get(); }
   size_t size() const { return size_; }

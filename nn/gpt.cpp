@@ -47,7 +47,7 @@ std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& c) 
 
 // ---- MLP -------------------------------------------------------------------------------------
 
-MLP::MLP(const GPTConfig& c) : c_fc(c.n_embd, 4 * c.n_embd), c_proj(4 * c.n_embd, c.n_embd) {
+MLP::MLP(const GPTConfig& c, Init init) : c_fc(c.n_embd, 4 * c.n_embd, true, 0, init), c_proj(4 * c.n_embd, c.n_embd, true, 0, init) {
   register_module("c_fc", c_fc);
   register_module("c_proj", c_proj);
 }
@@ -58,8 +58,8 @@ Tensor MLP::forward(const Tensor& x) const {
 
 // ---- CausalSelfAttention -----------------------------------------------------------------------
 
-CausalSelfAttention::CausalSelfAttention(const GPTConfig& c)
-    : c_attn(c.n_embd, 3 * c.n_embd), c_proj(c.n_embd, c.n_embd), n_head_(c.n_head) {
+CausalSelfAttention::CausalSelfAttention(const GPTConfig& c, Init init)
+    : c_attn(c.n_embd, 3 * c.n_embd, true, 0, init), c_proj(c.n_embd, c.n_embd, true, 0, init), n_head_(c.n_head) {
   register_module("c_attn", c_attn);
   register_module("c_proj", c_proj);
 }
@@ -74,7 +74,7 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
 
 // ---- Block -------------------------------------------------------------------------------------
 
-Block::Block(const GPTConfig& c) : ln_1(c.n_embd), attn(c), ln_2(c.n_embd), mlp(c) {
+Block::Block(const GPTConfig& c, Init init) : ln_1(c.n_embd), attn(c, init), ln_2(c.n_embd), mlp(c, init) {
   register_module("ln_1", ln_1);
   register_module("attn", attn);
   register_module("ln_2", ln_2);
@@ -95,18 +95,24 @@ const GPTConfig& validated(const GPTConfig& c) {
 }
 }  // namespace
 
-GPT::GPT(const GPTConfig& c, uint64_t seed)
-    : wte(validated(c).vocab_size, c.n_embd),  // a bad config fails before anything is allocated
-      wpe(c.block_size, c.n_embd),
+GPT::GPT(const GPTConfig& c, uint64_t seed) : GPT(c, seed, Init::none) { init_weights(seed); }
+
+std::shared_ptr<GPT> GPT::unwritten(const GPTConfig& config) {
+  return std::shared_ptr<GPT>(new GPT(config, 1337, Init::none));
+}
+
+GPT::GPT(const GPTConfig& c, uint64_t seed, Init init)
+    : wte(validated(c).vocab_size, c.n_embd, 0, init),  // a bad config fails before anything is allocated
+      wpe(c.block_size, c.n_embd, 0, init),
       ln_f(c.n_embd),
       config_(c),
       dropout_seed_(0) {
   set_dropout_seed(seed);
   register_module("transformer.wte", wte);
   register_module("transformer.wpe", wpe);
-  for (int64_t i = 0; i < c.n_layer; ++i) h.push_back(&add_module<Block>(fmt::format("transformer.h.{}", i), c));
+  for (int64_t i = 0; i < c.n_layer; ++i)
+    h.push_back(&add_module<Block>(fmt::format("transformer.h.{}", i), c, init));
   register_module("transformer.ln_f", ln_f);
-  init_weights(seed);
 }
 
 void GPT::init_weights(uint64_t seed) {

@@ -38,7 +38,7 @@ std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& con
 // Feed-forward: c_fc (C -> 4C), GELU (tanh), c_proj (4C -> C).
 class MLP : public Module {
  public:
-  explicit MLP(const GPTConfig& config);
+  explicit MLP(const GPTConfig& config, Init init = Init::pytorch);
   Tensor forward(const Tensor& x) const;  // [B, T, C] -> [B, T, C]
   Linear c_fc, c_proj;
 };
@@ -46,7 +46,7 @@ class MLP : public Module {
 // Masked multi-head self-attention: c_attn makes query, key and value for every head at once.
 class CausalSelfAttention : public Module {
  public:
-  explicit CausalSelfAttention(const GPTConfig& config);
+  explicit CausalSelfAttention(const GPTConfig& config, Init init = Init::pytorch);
   Tensor forward(const Tensor& x);          // [B, T, C] -> [B, T, C]
   const Tensor& weights() const { return weights_; }  // [B, nh, T, T] of the last forward
   // automatic: the weights are kept below T = 512 and recomputed in backward from there on
@@ -63,7 +63,7 @@ class CausalSelfAttention : public Module {
 // Pre-LayerNorm transformer block with two residual connections.
 class Block : public Module {
  public:
-  explicit Block(const GPTConfig& config);
+  explicit Block(const GPTConfig& config, Init init = Init::pytorch);
   Tensor forward(const Tensor& x, const std::function<Tensor(const Tensor&)>& residual_dropout);
   LayerNorm ln_1;
   CausalSelfAttention attn;
@@ -79,6 +79,9 @@ struct GPTOutput {
 class GPT : public Module {
  public:
   explicit GPT(const GPTConfig& config, uint64_t seed = 1337);
+  // A GPT whose parameters are allocated but not written, for a loader that fills every one (a
+  // 124M model skips drawing 124M random numbers twice).
+  static std::shared_ptr<GPT> unwritten(const GPTConfig& config);
   const GPTConfig& config() const { return config_; }
 
   // GPT-2's initialization from a seed: weights N(0, 0.02), the residual projections
@@ -106,6 +109,7 @@ class GPT : public Module {
   LayerNorm ln_f;
 
  private:
+  GPT(const GPTConfig& config, uint64_t seed, Init init);  // every layer built, none written
   Tensor dropout_(const Tensor& x);
   GPTConfig config_;
   uint64_t dropout_seed_;

@@ -6,10 +6,10 @@
 
 namespace tinygpt::nn {
 
-Linear::Linear(int64_t in, int64_t out, bool has_bias, uint64_t seed) {
+Linear::Linear(int64_t in, int64_t out, bool has_bias, uint64_t seed, Init init) {
   weight = register_parameter("weight", Tensor::empty({out, in}));
   if (has_bias) bias = register_parameter("bias", Tensor::empty({out}));
-  reset_parameters(seed);
+  if (init == Init::pytorch) reset_parameters(seed);
 }
 
 void Linear::reset_parameters(uint64_t seed) {
@@ -20,9 +20,9 @@ void Linear::reset_parameters(uint64_t seed) {
 
 Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
 
-Embedding::Embedding(int64_t num, int64_t dim, uint64_t seed) {
+Embedding::Embedding(int64_t num, int64_t dim, uint64_t seed, Init init) {
   weight = register_parameter("weight", Tensor::empty({num, dim}));
-  reset_parameters(seed);
+  if (init == Init::pytorch) reset_parameters(seed);
 }
 
 void Embedding::reset_parameters(uint64_t seed) { init::normal_(weight, child_seed(seed, "weight")); }

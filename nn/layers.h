@@ -9,10 +9,14 @@
 
 namespace tinygpt::nn {
 
+// Init::none allocates a layer's parameters without writing them, for code that writes every one
+// next (a loader, or a model's own initialization): the values are otherwise undefined.
+enum class Init { pytorch, none };
+
 // y = x Wᵀ + b, with W [out, in] as in PyTorch's nn.Linear. W and b start U(-1/sqrt(in), 1/sqrt(in)).
 class Linear : public Module {
  public:
-  Linear(int64_t in, int64_t out, bool bias = true, uint64_t seed = 0);
+  Linear(int64_t in, int64_t out, bool bias = true, uint64_t seed = 0, Init init = Init::pytorch);
   Tensor forward(const Tensor& x) const;  // [..., in] -> [..., out]
   void reset_parameters(uint64_t seed) override;
   Tensor weight, bias;                    // bias undefined when constructed without one
@@ -21,7 +25,7 @@ class Linear : public Module {
 // Rows of a [num, dim] table picked by integer ids. The table starts N(0, 1).
 class Embedding : public Module {
  public:
-  Embedding(int64_t num, int64_t dim, uint64_t seed = 0);
+  Embedding(int64_t num, int64_t dim, uint64_t seed = 0, Init init = Init::pytorch);
   Tensor forward(std::span<const int32_t> ids, const Shape& ids_shape) const;  // -> [ids_shape..., dim]
   void reset_parameters(uint64_t seed) override;
   Tensor weight;

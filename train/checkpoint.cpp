@@ -255,7 +255,7 @@ Checkpoint read_file(const h5::Reader& r, bool sealed) {
   if (ck.tokenizer->vocab_size() > ck.config.vocab_size)  // more rows than tokens: padding (nanoGPT's 50304)
     r.fail(fmt::format("the tokenizer has {} tokens but /config vocab_size is only {}", ck.tokenizer->vocab_size(),
                        ck.config.vocab_size));
-  ck.model = std::make_shared<nn::GPT>(ck.config);  // its size is bounded: every weight is in the file
+  ck.model = nn::GPT::unwritten(ck.config);  // its size is bounded: every weight is in the file
   for (auto& [name, p] : ck.model->named_parameters()) r.floats("/model/" + name, p);
   if (r.find_group("/optim")) read_optimizer(r, ck);
   if (r.find_group("/train")) ck.train = read_train_state(r);

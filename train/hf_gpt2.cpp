@@ -134,7 +134,7 @@ HfGpt2 import_hf_gpt2(const std::string& dir) {
       st.fail(fmt::format("tensor 'lm_head.weight' has shape [{}], not wte's", fmt::join(t.shape, ", ")));
     lm_head = name;
   }
-  HfGpt2 out{std::make_shared<nn::GPT>(config), tokenizer};
+  HfGpt2 out{nn::GPT::unwritten(config), tokenizer};  // every parameter is read below
   std::vector<float> buffer;
   size_t k = 0;
   for (auto& [name, p] : out.model->named_parameters()) {

@@ -110,7 +110,7 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   require_run_memory(config, options_);
   corpus_ = data::load_corpus(corpus_options(options_), ck.tokenizer);
   check_enough_tokens(corpus_, options_);
-  auto model = std::make_shared<nn::GPT>(config, static_cast<uint64_t>(options_.seed));
+  auto model = nn::GPT::unwritten(config);  // every parameter is copied below
   auto source = ck.model->named_parameters();
   auto target = model->named_parameters();
   for (size_t k = 0; k < target.size(); ++k) {  // the same names in the same order; wpe keeps its first rows
