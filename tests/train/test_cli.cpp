@@ -277,6 +277,10 @@ TEST_CASE("cli: a GPT-2 directory imports, evaluates, tokenizes, samples, fine-t
   INFO(imported.output);
   REQUIRE(imported.exit_code == 0);
   REQUIRE_THAT(imported.output, Catch::Contains("2 layers, 2 heads, n_embd 16, block 32, vocab 50257"));
+  Result info = run("info --ckpt " + ckpt);
+  REQUIRE_THAT(info.output, Catch::Contains("tokenizer    bpe, 50257 tokens (50000 merges, split gpt2, GPT-2's byte "
+                                            "order; special <|endoftext|> = 50256)") &&
+                                Catch::Contains("training     none (weights only"));
   Result tokens = run("tokens --ckpt " + ckpt + " --json --text 'Hello world<|endoftext|> 나'");
   REQUIRE(tokens.exit_code == 0);
   // GPT-2's ids (gpt-3-encoder gives 31619, 224, 246 for " 나"): the token " \xEB" and two bytes of

@@ -24,12 +24,19 @@ void add_info(CLI::App& app) {
     fmt::print("model        {} layers, {} heads, {} embd, block {}, vocab {}\n", c.n_layer, c.n_head, c.n_embd,
                c.block_size, c.vocab_size);
     fmt::print("parameters   {}\n", ck.model->parameter_count());
-    if (const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(ck.tokenizer.get()))
-      fmt::print("tokenizer    bpe, {} tokens ({} merges, split {})\n", bpe->vocab_size(), bpe->merges().size(),
-                 data::split_name(bpe->split()));
-    else
+    if (const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(ck.tokenizer.get())) {
+      std::string specials;
+      for (const data::SpecialToken& t : bpe->specials())
+        specials += fmt::format("{}{} = {}", specials.empty() ? "; special " : ", ", t.text, t.id);
+      fmt::print("tokenizer    bpe, {} tokens ({} merges, split {}{}{})\n", bpe->vocab_size(), bpe->merges().size(),
+                 data::split_name(bpe->split()), bpe->byte_ids().empty() ? "" : ", GPT-2's byte order", specials);
+    } else {
       fmt::print("tokenizer    {}, {} tokens\n", ck.tokenizer->kind(), ck.tokenizer->vocab_size());
-    if (!ck.train) return;
+    }
+    if (!ck.train) {
+      fmt::print("training     none (weights only: start a run from it with train --init-from)\n");
+      return;
+    }
     const train::TrainState& s = *ck.train;
     fmt::print("iteration    {} of {}\n", s.iteration, s.options.iters);
     fmt::print("tokens seen  {}\n", s.tokens_seen);
