@@ -17,6 +17,7 @@
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/kernels/simd.h"
+#include "tinygpt/autograd/machine.h"
 #include "tinygpt/autograd/memory.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
@@ -101,6 +102,8 @@ int main(int argc, char** argv) {
   // What one generated token reads: every weight matrix and bias once, wte twice over (lookup
   // row aside, the logits read all of it), and one row of wpe.
   const double weight_bytes = 4.0 * static_cast<double>(model.parameter_count() - c.block_size * c.n_embd);
+  fmt::print("machine: {}, vector path {}, one core's FMA peak {:.1f} GFLOP/s\n", cpu_model(), vector_path(),
+             fma_peak_gflops());
   fmt::print("GPT: {} layers, {} heads, n_embd {}, block {}, vocab {}: {} parameters ({:.0f} MB read per token)\n",
              c.n_layer, c.n_head, c.n_embd, c.block_size, c.vocab_size, model.parameter_count(), weight_bytes / 1e6);
   std::vector<float> buffer(size_t{1} << 28, 1.0f);  // 1 GiB

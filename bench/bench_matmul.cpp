@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/machine.h"
 #include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/memory.h"
 #include "tinygpt/autograd/parallel.h"
@@ -48,39 +49,6 @@ double seconds_per_call(const F& call) {
   return elapsed / n;
 }
 
-std::string cpu_model() {
-  FILE* f = std::fopen("/proc/cpuinfo", "r");
-  char line[512];
-  std::string model = "unknown";
-  while (f && std::fgets(line, sizeof line, f))
-    if (std::string(line).rfind("model name", 0) == 0) {
-      model = std::string(line).substr(std::string(line).find(':') + 2);
-      model.pop_back();
-      break;
-    }
-  if (f) std::fclose(f);
-  return model;
-}
-
-// One core's floating-point peak: 12 independent FMA chains in registers, no memory traffic.
-double fma_peak_gflops() {
-  using namespace simd;
-  const float start = 1e-3f, scale = 0.9999f, shift = 1e-7f;
-  vfloat acc[12];
-  for (vfloat& a : acc) a = broadcast(&start);
-  const vfloat a = broadcast(&scale), b = broadcast(&shift);
-  constexpr int64_t kRounds = 20'000'000;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t r = 0; r < kRounds; ++r)
-#pragma GCC unroll 12
-    for (vfloat& x : acc) x = fma(a, x, b);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  float sink = 0;
-  for (vfloat& x : acc) sink += x[0];
-  if (sink == 42.0f) std::puts("");  // the chains' results are used
-  return 12.0 * kLanes * 2.0 * kRounds / seconds / 1e9;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,7 +67,8 @@ int main(int argc, char** argv) {
     }
     shapes = {shape};
   }
-  fmt::print("# gemm GFLOP/s, CPU: {}, hardware threads: {}\n", cpu_model(), std::thread::hardware_concurrency());
+  fmt::print("# gemm GFLOP/s, CPU: {}, hardware threads: {}, vector path: {}\n", cpu_model(),
+             std::thread::hardware_concurrency(), vector_path());
   fmt::print("# one core's FMA peak: {:.1f} GFLOP/s (12 independent chains in registers)\n", fma_peak_gflops());
 #ifdef TINYGPT_HAVE_OPENBLAS
   fmt::print("# OpenBLAS config: {}\n", openblas_get_config());

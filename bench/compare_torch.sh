@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# tinygpt bench against bench/torch_reference.py, alternating A B A B (3 pairs per row), on the
-# configs of docs/performance.md. Prints medians and the ratio per config and thread count.
+# tinygpt bench against bench/torch_reference.py with PyTorch in its fastest setup on this machine.
+# For each thread count, OpenBLAS's build (OpenMP or pthreads; Debian's torch calls libblas.so.3,
+# so LD_LIBRARY_PATH chooses) and OPENBLAS_CORETYPE (OpenBLAS's own choice, Haswell, SkylakeX where
+# the CPU has AVX-512, Zen on AMD) are picked by timing PyTorch's step on the small config with each.
+# Then tinygpt and PyTorch alternate, A B A B (PAIRS pairs, default 3), and each row gives both
+# medians with their min-max spread, the ratio of the medians, and peak memory.
 #   bench/compare_torch.sh [configs...]     configs: tiny baby small gpt2   (default: all)
-# Needs: a built ./build/train/tinygpt and Debian's python3-torch. Run with nothing else running.
+# Needs a built ./build/train/tinygpt, Debian's python3-torch, libopenblas0-openmp and
+# libopenblas0-pthread. OPENBLAS_CORETYPE is set per command here, never for tinygpt, tests or CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 declare -A FLAGS=(
@@ -11,30 +16,56 @@ declare -A FLAGS=(
   [small]="--layers 6 --heads 6 --embd 384 --block 256 --batch 16 --vocab 65 --steps 5"
   [gpt2]="--layers 12 --heads 12 --embd 768 --block 64 --batch 4 --vocab 50257 --steps 3"
 )
-# Debian's torch calls libblas.so.3: put OpenBLAS (not the reference BLAS) first.
-TORCH_ENV="LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread"
-if grep -q avx512f /proc/cpuinfo; then TORCH_ENV="$TORCH_ENV OPENBLAS_CORETYPE=SkylakeX"; fi
+PAIRS=${PAIRS:-3}
+LIB=/usr/lib/x86_64-linux-gnu
 field() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-printf '%-6s %7s %14s %14s %7s %12s %12s %8s\n' config threads tinygpt_tok/s torch_tok/s ratio tinygpt_MB torch_MB peak%
-for config in "${@:-tiny baby small gpt2}"; do
-  for config_name in $config; do
-    for threads in 1 2; do
-      ours=() theirs=() our_rss=() their_rss=() share=()
-      for pair in 1 2 3; do
-        o=$(./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" --json)
-        # torch.set_num_threads sets OpenMP's threads; OpenBLAS's own pool must be told too.
-        t=$(env $TORCH_ENV OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads" \
-              /usr/bin/python3 bench/torch_reference.py ${FLAGS[$config_name]} --threads "$threads")
-        ours+=("$(echo "$o" | field tokens_per_s)"); our_rss+=("$(echo "$o" | field peak_rss_mb)")
-        share+=("$(echo "$o" | field share_of_peak)")
-        theirs+=("$(echo "$t" | field tokens_per_s)"); their_rss+=("$(echo "$t" | field peak_rss_mb)")
-      done
-      a=$(median "${ours[@]}"); b=$(median "${theirs[@]}")
-      printf '%-6s %7s %14.0f %14.0f %7.2f %12.0f %12.0f %7.0f%%\n' "$config_name" "$threads" "$a" "$b" \
-        "$(echo "$a / $b" | bc -l)" "$(median "${our_rss[@]}")" "$(median "${their_rss[@]}")" \
-        "$(echo "100 * $(median "${share[@]}")" | bc -l)"
+spread() { printf '%s\n' "$@" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.0f-%.0f", lo, hi}'; }
+torch_run() {  # torch_run <build> <coretype or ""> <threads> <flags...>
+  local build=$1 core=$2 threads=$3; shift 3
+  env -u OPENBLAS_CORETYPE LD_LIBRARY_PATH="$LIB/openblas-$build" ${core:+OPENBLAS_CORETYPE=$core} \
+    OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads" \
+    /usr/bin/python3 bench/torch_reference.py "$@" --threads "$threads"
+}
+cores=("")
+cores+=(Haswell)
+grep -q avx512f /proc/cpuinfo && cores+=(SkylakeX)
+grep -q AuthenticAMD /proc/cpuinfo && cores+=(Zen)
+first=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench --steps 1 --json)
+echo "# $(nproc) cores, $(echo "$first" | field cpu), tinygpt vector path $(echo "$first" | field vector_path)," \
+     "one core's FMA peak $(echo "$first" | field fma_peak_gflops_per_core) GFLOP/s, commit $(git rev-parse --short HEAD)"
+declare -A BEST
+for threads in 1 2; do
+  best=0
+  for build in openmp pthread; do
+    for core in "${cores[@]}"; do
+      r=$(torch_run "$build" "$core" "$threads" ${FLAGS[small]} --steps 3)
+      tps=$(echo "$r" | field tokens_per_s)
+      echo "#   PyTorch, $threads thread(s), openblas-$build, OPENBLAS_CORETYPE=${core:-(unset)}:" \
+           "$(echo "$r" | field blas_core) kernels, small config $(printf '%.0f' "$tps") tokens/s"
+      if (( $(echo "$tps > $best" | bc -l) )); then best=$tps; BEST[$threads]="$build $core"; fi
     done
+  done
+  read -r b c <<< "${BEST[$threads]}"
+  echo "# PyTorch with $threads thread(s): openblas-$b, OPENBLAS_CORETYPE=${c:-(unset)} (fastest above)"
+done
+printf '%-6s %7s %22s %22s %7s %11s %11s %6s\n' config threads "tinygpt tok/s (range)" "torch tok/s (range)" \
+  ratio tinygpt_MB torch_MB peak%
+for config_name in ${@:-tiny baby small gpt2}; do
+  for threads in 1 2; do
+    read -r build core <<< "${BEST[$threads]}"
+    ours=() theirs=() our_rss=() their_rss=() share=()
+    for ((pair = 0; pair < PAIRS; ++pair)); do
+      o=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" --json)
+      t=$(torch_run "$build" "$core" "$threads" ${FLAGS[$config_name]})
+      ours+=("$(echo "$o" | field tokens_per_s)"); our_rss+=("$(echo "$o" | field peak_rss_mb)")
+      share+=("$(echo "$o" | field share_of_peak)")
+      theirs+=("$(echo "$t" | field tokens_per_s)"); their_rss+=("$(echo "$t" | field peak_rss_mb)")
+    done
+    a=$(median "${ours[@]}"); b=$(median "${theirs[@]}")
+    printf '%-6s %7s %22s %22s %7.2f %11.0f %11.0f %5.0f%%\n' "$config_name" "$threads" \
+      "$(printf '%.0f' "$a") ($(spread "${ours[@]}"))" "$(printf '%.0f' "$b") ($(spread "${theirs[@]}"))" \
+      "$(echo "$a / $b" | bc -l)" "$(median "${our_rss[@]}")" "$(median "${their_rss[@]}")" \
+      "$(echo "100 * $(median "${share[@]}")" | bc -l)"
   done
 done

@@ -5,10 +5,13 @@ Model: nanoGPT with bias, tied lm_head, GELU (tanh), no dropout; attention spell
 1.13 has no fused scaled_dot_product_attention). Step: forward, backward, clip to 1.0, AdamW
 (betas 0.9/0.99, weight decay 0.1 on 2-d tensors). Prints one JSON object like `tinygpt bench --json`.
 
-Debian's python3-torch calls the system libblas.so.3; put OpenBLAS first for a fair comparison:
-    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread bench/torch_reference.py --threads 2
-(on CPUs with AVX-512, OpenBLAS 0.3.21 also needs OPENBLAS_CORETYPE=SkylakeX).
+Debian's python3-torch calls the system libblas.so.3, whichever build LD_LIBRARY_PATH puts first
+(bench/compare_torch.sh picks OpenBLAS's OpenMP or pthreads build and OPENBLAS_CORETYPE by measuring):
+    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp OPENBLAS_CORETYPE=SkylakeX \
+        /usr/bin/python3 bench/torch_reference.py --threads 2
+The JSON names the BLAS library the process loaded, its build and the core type it runs.
 """
+import ctypes
 import argparse
 import json
 import math
@@ -61,6 +64,21 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
+def blas_in_use():
+    """The BLAS library this process mapped, and OpenBLAS's own description of itself."""
+    with open("/proc/self/maps") as maps:
+        paths = sorted({line.split()[-1] for line in maps if "blas" in line.split()[-1]})
+    info = {"blas": paths[0] if paths else "none"}
+    try:
+        lib = ctypes.CDLL(paths[0])
+        lib.openblas_get_config.restype = lib.openblas_get_corename.restype = ctypes.c_char_p
+        info["blas_config"] = lib.openblas_get_config().decode()
+        info["blas_core"] = lib.openblas_get_corename().decode()
+    except (IndexError, OSError, AttributeError):
+        pass
+    return info
+
+
 def main():
     ap = argparse.ArgumentParser()
     for name, default in [("layers", 4), ("heads", 4), ("embd", 128), ("block", 64), ("batch", 12),
@@ -90,7 +108,7 @@ def main():
     ms = statistics.median(times) * 1e3
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"tokens_per_s": a.batch * a.block / (ms / 1e3), "ms_per_step": ms, "peak_rss_mb": rss,
-                      "threads": torch.get_num_threads(), "torch": torch.__version__}))
+                      "threads": torch.get_num_threads(), "torch": torch.__version__, **blas_in_use()}))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 #include <memory>
 #include <vector>
 
+#include "tinygpt/autograd/machine.h"
+#include "tinygpt/data/json.h"
 #include "tinygpt/train/benchmark.h"
 #include "tinygpt/train/cli/commands.h"
 #include "tinygpt/train/cli/flags.h"
@@ -36,15 +38,19 @@ void add_bench(CLI::App& app) {
     const auto comm = train::Communicator::world();
     const train::BenchResult r = train::run_benchmark(*o, comm);
     if (!comm.is_root()) return;
+    const std::string cpu = cpu_model();
+    const double fma_peak = fma_peak_gflops();
     if (*json) {
-      fmt::print("{{\"tokens_per_s\": {:.1f}, \"ms_per_step\": {:.3f}, \"gflops\": {:.2f}, \"peak_gflops\": {:.2f}, "
+      fmt::print("{{\"cpu\": {}, \"vector_path\": \"{}\", \"fma_peak_gflops_per_core\": {:.1f}, "
+                 "\"tokens_per_s\": {:.1f}, \"ms_per_step\": {:.3f}, \"gflops\": {:.2f}, \"peak_gflops\": {:.2f}, "
                  "\"share_of_peak\": {:.4f}, \"peak_rss_mb\": {:.1f}, \"formula_mb\": {:.1f}, \"parameters\": {}, "
                  "\"ranks\": {}, \"allreduce_ms\": {:.3f}}}\n",
-                 r.tokens_per_s, r.ms_per_step, r.gflops, r.peak_gflops, r.share_of_peak, r.peak_rss_mb,
+                 data::json::quote(cpu), vector_path(), fma_peak, r.tokens_per_s, r.ms_per_step, r.gflops, r.peak_gflops, r.share_of_peak, r.peak_rss_mb,
                  r.formula_mb, r.parameters, r.ranks, r.phase_ms.at("allreduce"));
       return;
     }
     const nn::GPTConfig& c = o->config;
+    fmt::print("machine    {}, vector path {}, one core's FMA peak {:.1f} GFLOP/s\n", cpu, vector_path(), fma_peak);
     fmt::print("model      {} layers, {} heads, {} embd, block {}, vocab {}; batch {}; {} parameters\n", c.n_layer,
                c.n_head, c.n_embd, c.block_size, c.vocab_size, o->batch, r.parameters);
     if (r.ranks > 1)
