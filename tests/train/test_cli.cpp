@@ -329,3 +329,17 @@ TEST_CASE("cli: a GPT-2 directory imports, evaluates, tokenizes, samples, fine-t
   REQUIRE(full.exit_code == 1);
   REQUIRE_THAT(full.output, Catch::Contains("is not empty"));
 }
+
+TEST_CASE("cli: bench --json names the machine, the vector path and the FMA peak beside its figures", "[cli][bench]") {
+  Result r = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --steps 1 --threads 1 --json");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE_THAT(r.output, Catch::StartsWith("{\"cpu\": \"") && Catch::Contains("\"tokens_per_s\": "));
+  const bool path = r.output.find("\"vector_path\": \"avx512\"") != std::string::npos ||
+                    r.output.find("\"vector_path\": \"avx2\"") != std::string::npos ||
+                    r.output.find("\"vector_path\": \"generic\"") != std::string::npos;
+  REQUIRE(path);
+  const size_t at = r.output.find("\"fma_peak_gflops_per_core\": ");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(std::stod(r.output.substr(at + 28)) > 0.5);  // a measured rate, not a placeholder
+}
