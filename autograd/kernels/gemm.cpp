@@ -171,8 +171,8 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   }
   // A task is a whole row band where there are bands enough to share out, else a single tile: the
   // scheduler gives each task one unit, and a task of one tile packed its band's A for itself, as
-  // many times over as the band has tiles (two threads: dW and deep products +3-6%, measured in the
-  // message of the commit that made this change, 96a0512; products whose A is read in place: level).
+  // many times over as the band has tiles (bench_matmul, two threads: dW and deep products +3-6%
+  // with whole bands; products whose A is read in place: level).
   const bool by_band = (M + mc - 1) / mc >= want;
   auto units = [&](int64_t band_rows) { return by_band ? (M + band_rows - 1) / band_rows : tiles(band_rows); };
   // A few more row bands where that gives every thread the same number of units: 768 rows are 7
