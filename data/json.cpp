@@ -57,9 +57,11 @@ class Parser {
     if (c == '"') {
       v.type = Value::Type::string;
       v.text = string();
-    } else if (literal("true") || literal("false")) {
+    } else if (literal("true")) {
       v.type = Value::Type::boolean;
-      v.boolean = s_[i_ - 1] == 'e' && s_[i_ - 2] == 'u';
+      v.boolean = true;
+    } else if (literal("false")) {
+      v.type = Value::Type::boolean;
     } else if (literal("null")) {
       v.type = Value::Type::null;
     } else {
