@@ -58,14 +58,28 @@ void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* 
     }
     int64_t k = 0;
 #ifdef TINYGPT_HAS_TRANSPOSE8
-    if constexpr (MR <= 8)  // AVX2's 6 rows; AVX-512's 12 take the loop below
-      if (A.col_stride == 1)
+    if (A.col_stride == 1) {
+      if constexpr (MR <= 8) {  // AVX2's 6 rows
         for (; k + 8 <= kc; k += 8) {  // 8 k's of the MR rows at once, turned into 8 rows of the panel
           __m256 v[8];
           for (int r = 0; r < 8; ++r) v[r] = r < MR ? _mm256_loadu_ps(rows[r] + k) : _mm256_setzero_ps();
           transpose8(v);
           for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (k + j) * MR, v[j]);  // the next k overwrites the spill
         }
+      } else if constexpr (MR == 12) {  // AVX-512's 12 rows: rows 0-7 and 8-11 as two 8x8 blocks
+        for (; k + 8 <= kc; k += 8) {
+          __m256 lo[8], hi[8];
+          for (int r = 0; r < 8; ++r) lo[r] = _mm256_loadu_ps(rows[r] + k);
+          for (int r = 0; r < 8; ++r) hi[r] = r < 4 ? _mm256_loadu_ps(rows[8 + r] + k) : _mm256_setzero_ps();
+          transpose8(lo);
+          transpose8(hi);
+          for (int j = 0; j < 8; ++j) {
+            _mm256_storeu_ps(dst + (k + j) * MR, lo[j]);
+            _mm_storeu_ps(dst + (k + j) * MR + 8, _mm256_castps256_ps128(hi[j]));
+          }
+        }
+      }
+    }
 #endif
     for (; k < kc; ++k)
       for (int r = 0; r < MR; ++r) dst[k * MR + r] = rows[r][k * A.col_stride];
