@@ -144,7 +144,7 @@ Tensor GPT::dropout_(const Tensor& x) {
   return dropout(x, config_.dropout, splitmix64(dropout_seed_ + dropout_counter_++), true);
 }
 
-GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets) {
+Tensor GPT::embed(std::span<const int32_t> idx, int64_t B, int64_t T) {
   if (B <= 0 || T <= 0 || static_cast<int64_t>(idx.size()) != B * T)
     throw std::invalid_argument(fmt::format("GPT: {} token ids for a batch of B={} rows of T={}", idx.size(), B, T));
   if (T > config_.block_size)
@@ -157,7 +157,11 @@ GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::
   memory::Vector<int32_t> positions(T);
   std::iota(positions.begin(), positions.end(), 0);
 
-  Tensor x = dropout_(wte.forward(idx, {B, T}) + wpe.forward(positions, {T}));  // [B, T, C]
+  return dropout_(wte.forward(idx, {B, T}) + wpe.forward(positions, {T}));  // [B, T, C]
+}
+
+GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets) {
+  Tensor x = embed(idx, B, T);  // [B, T, C]
   auto residual_dropout = [this](const Tensor& t) { return dropout_(t); };
   for (auto& block : h) x = block->forward(x, residual_dropout);
   x = ln_f.forward(x);

@@ -91,6 +91,9 @@ class GPT : public Module {
 
   // idx, targets: B*T token ids, row-major [B, T]; 1 <= T <= block_size.
   GPTOutput forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets = {});
+  // The residual stream's start, forward's first step: x = wte[idx] + wpe[0..T-1], [B, T, C]
+  // (dropout applied while training). The blocks, ln_f and the tied output layer follow.
+  Tensor embed(std::span<const int32_t> idx, int64_t B, int64_t T);
 
   // After a forward pass: the attention weights of `layer`, [B, nh, T, T]; row i of head h of
   // batch row b is how much query i drew from each key j <= i. Contexts of 512 tokens or more

@@ -66,13 +66,44 @@ std::string token_table(const std::vector<TokenView>& tokens) {
   return out;
 }
 
-AttentionMaps attention_maps(nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& text) {
-  const std::vector<int32_t> ids = tokenizer.encode(text, "the text");
+std::vector<int32_t> encode_for_model(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& text) {
+  std::vector<int32_t> ids = tokenizer.encode(text, "the text");
   const int64_t T = static_cast<int64_t>(ids.size());
   if (T == 0) throw std::invalid_argument("the text is empty");
   if (T > model.config().block_size)
     throw std::invalid_argument(fmt::format("the text is {} tokens long; the model sees at most block_size {}", T,
                                             model.config().block_size));
+  return ids;
+}
+
+std::string text_table(const std::vector<std::string>& row_labels, const std::vector<std::string>& column_labels,
+                       const std::function<std::string(int64_t, int64_t)>& cell) {
+  const auto rows = static_cast<int64_t>(row_labels.size()), cols = static_cast<int64_t>(column_labels.size());
+  std::vector<std::vector<std::string>> cells(rows);
+  size_t row_w = 0;
+  std::vector<size_t> col_w(cols);
+  for (int64_t j = 0; j < cols; ++j) col_w[j] = width(column_labels[j]);
+  for (int64_t i = 0; i < rows; ++i) {
+    row_w = std::max(row_w, width(row_labels[i]));
+    for (int64_t j = 0; j < cols; ++j) col_w[j] = std::max(col_w[j], width(cells[i].emplace_back(cell(i, j))));
+  }
+  auto line = [&](const std::string& label, auto&& text_of) {
+    std::string out = pad(label, row_w);
+    for (int64_t j = 0; j < cols; ++j) {
+      const std::string& text = text_of(j);
+      out += " " + std::string(col_w[j] - std::min(col_w[j], width(text)), ' ') + text;  // right-aligned
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line("", [&](int64_t j) -> const std::string& { return column_labels[j]; });
+  for (int64_t i = 0; i < rows; ++i) out += line(row_labels[i], [&](int64_t j) -> const std::string& { return cells[i][j]; });
+  return out;
+}
+
+AttentionMaps attention_maps(nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& text) {
+  const std::vector<int32_t> ids = encode_for_model(model, tokenizer, text);
+  const auto T = static_cast<int64_t>(ids.size());
   NoGradGuard no_grad;
   model.eval();
   model.set_attention_memory(AttentionMemory::weights);
@@ -85,35 +116,33 @@ AttentionMaps attention_maps(nn::GPT& model, const data::Tokenizer& tokenizer, c
   return maps;
 }
 
-std::string attention_table(const AttentionMaps& maps, int64_t layer, int64_t head) {
-  if (layer < 0 || layer >= maps.layers)
+void check_layer_and_head(const nn::GPTConfig& config, int64_t layer, int64_t head) {
+  if (layer < 0 || layer >= config.n_layer)
     throw std::out_of_range(fmt::format("--layer {} is out of range: the model has {} layers (0..{})", layer,
-                                        maps.layers, maps.layers - 1));
-  if (head < 0 || head >= maps.heads)
-    throw std::out_of_range(fmt::format("--head {} is out of range: the model has {} heads (0..{})", head, maps.heads,
-                                        maps.heads - 1));
-  const auto T = static_cast<int64_t>(maps.tokens.size());
-  size_t row_w = 5, col_w = 4;
-  for (const auto& t : maps.tokens) row_w = std::max(row_w, width(t.label)), col_w = std::max(col_w, width(t.label));
-  std::string out = fmt::format("layer {}, head {}: row = query (the token attending), column = key (attended to)\n",
-                                layer, head);
-  out += pad("", row_w);
-  for (const auto& t : maps.tokens) out += " " + pad(t.label, col_w);
-  out += "\n";
-  for (int64_t i = 0; i < T; ++i) {
-    out += pad(maps.tokens[i].label, row_w);
-    for (int64_t j = 0; j < T; ++j)
-      out += " " + pad(j <= i ? fmt::format("{:.2f}", maps.at(layer, head, i, j)) : "", col_w);  // future: blank
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    out += "\n";
-  }
-  return out;
+                                        config.n_layer, config.n_layer - 1));
+  if (head < 0 || head >= config.n_head)
+    throw std::out_of_range(fmt::format("--head {} is out of range: the model has {} heads (0..{})", head,
+                                        config.n_head, config.n_head - 1));
+}
+
+std::vector<std::string> token_labels(const std::vector<TokenView>& tokens) {
+  std::vector<std::string> labels;
+  for (const auto& t : tokens) labels.push_back(t.label);
+  return labels;
+}
+
+std::string attention_table(const AttentionMaps& maps, int64_t layer, int64_t head) {
+  check_layer_and_head({.n_layer = maps.layers, .n_head = maps.heads}, layer, head);
+  const std::vector<std::string> labels = token_labels(maps.tokens);
+  return fmt::format("layer {}, head {}: row = query (the token attending), column = key (attended to)\n", layer,
+                     head) +
+         text_table(labels, labels, [&](int64_t i, int64_t j) {
+           return j <= i ? fmt::format("{:.2f}", maps.at(layer, head, i, j)) : "";  // future: blank
+         });
 }
 
 std::string attention_svg(const AttentionMaps& maps, std::optional<int64_t> layer) {
-  if (layer && (*layer < 0 || *layer >= maps.layers))
-    throw std::out_of_range(fmt::format("--layer {} is out of range: the model has {} layers (0..{})", *layer,
-                                        maps.layers, maps.layers - 1));
+  if (layer) check_layer_and_head({.n_layer = maps.layers, .n_head = maps.heads}, *layer, 0);
   const auto T = static_cast<int64_t>(maps.tokens.size());
   const int64_t first = layer ? *layer : 0, rows = layer ? 1 : maps.layers, cols = maps.heads;
   const double cell = std::clamp(360.0 / static_cast<double>(T), 6.0, 28.0), side = cell * static_cast<double>(T);

@@ -245,6 +245,45 @@ TEST_CASE("cli: no command replaces a file of another kind", "[cli][errors]") {
   REQUIRE(read_file(dir.file("notes.csv")) == "my own notes\n");
 }
 
+TEST_CASE("cli: attention --steps as tables, JSON and SVG, and --trace", "[cli][steps]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("run.h5");
+  REQUIRE(run("train " + small_run(dir) + " --iters 2 --out " + ckpt).exit_code == 0);
+  const std::string args = "attention --ckpt " + ckpt + " --text 'To be' --layer 0 --head 1 ";
+  Result steps = run(args + "--steps --dims 3 --out " + dir.file("steps.svg"));
+  INFO(steps.output);
+  REQUIRE(steps.exit_code == 0);
+  for (const char* part : {"d_k = 8", "show 3 of 8 columns", "2. scores = Q Kᵀ", "4. weights", "| 1.000",
+                           "5. output = weights V", "wrote " })
+    REQUIRE(steps.output.find(part) != std::string::npos);
+  REQUIRE(std::system(("xmllint --noout " + dir.file("steps.svg")).c_str()) == 0);
+  Result json = run(args + "--steps --json");
+  INFO(json.output);
+  REQUIRE(json.exit_code == 0);
+  REQUIRE(json.output.rfind("{\"ids\": [", 0) == 0);
+  size_t at = 0;
+  for (const char* key : {"\"tokens\": [\"T\", \"o\", \" \", \"b\", \"e\"]", "\"layer\": 0", "\"head\": 1",
+                          "\"d_k\": 8", "\"q\": [[", "\"k\": [[", "\"v\": [[", "\"scores\": [[", "\"scaled\": [[",
+                          "\"weights\": [[1, 0, 0, 0, 0], [", "\"output\": [["}) {
+    INFO(key);
+    at = json.output.find(key, at);
+    REQUIRE(at != std::string::npos);
+  }
+  Result trace = run(args + "--trace --position 1");
+  INFO(trace.output);
+  REQUIRE(trace.exit_code == 0);
+  REQUIRE(trace.output.find("token 1 'o' (it sees \"To\")") != std::string::npos);
+  REQUIRE(trace.output.find("block 0 + mlp(ln_2(x))") != std::string::npos);
+  REQUIRE(trace.output.find("the 5 most likely") != std::string::npos);
+  REQUIRE(run(args + "--dims 3").output.find("--dims requires --steps") != std::string::npos);
+  REQUIRE(run(args + "--steps --json --trace").exit_code != 0);
+  Result far = run(args + "--trace --position 5");
+  REQUIRE(far.exit_code == 1);
+  REQUIRE(far.output.find("--position 5 is out of range: the text has 5 tokens (0..4)") != std::string::npos);
+  REQUIRE(run("attention --ckpt " + ckpt + " --text 'To be' --steps --head 2").output.find("--head 2 is out of range: the model has 2 heads") !=
+          std::string::npos);
+}
+
 TEST_CASE("cli: a second Ctrl-C ends the run at once, and the last checkpoint stays", "[cli]") {
   TempDir dir;
   const std::string ckpt = dir.file("two.h5");

@@ -12,7 +12,9 @@
 #include "tinygpt/train/cli/commands.h"
 #include "tinygpt/train/cli/flags.h"
 #include "tinygpt/train/output_files.h"
+#include "tinygpt/train/attention_steps.h"
 #include "tinygpt/train/inspect.h"
+#include "tinygpt/train/residual_trace.h"
 #include "tinygpt/train/plot.h"
 
 namespace tinygpt::cli {
@@ -50,7 +52,8 @@ void add_tokens(CLI::App& app) {
 void add_attention(CLI::App& app) {
   struct Args {
     std::string ckpt, text, out;
-    int64_t layer = 0, head = 0;
+    int64_t layer = 0, head = 0, dims = 4, position = 0;
+    bool steps = false, trace = false, json = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("attention", "print (and draw) where each token's attention goes");
@@ -59,16 +62,46 @@ void add_attention(CLI::App& app) {
   add_number(cmd, "--layer", args->layer, train::Range{0, double(nn::kMaxLayers - 1)},
              "layer to show (in the SVG: every layer unless given)");
   add_number(cmd, "--head", args->head, train::Range{0, double(nn::kMaxHeads - 1)}, "head to show in the table");
-  cmd->add_option("--out", args->out, "also write an SVG heatmap: every head of --layer, or all layers x heads");
+  cmd->add_option("--out", args->out,
+                  "also write an SVG heatmap: every head of --layer, or all layers x heads; with --steps, the steps");
+  CLI::Option* steps = cmd->add_flag("--steps", args->steps,
+                                     "show the head's four steps: Q, K, V; scores Q·Kᵀ; ÷ √d_k; mask + softmax; weights·V");
+  add_number(cmd, "--dims", args->dims, train::Range{1, double(nn::kMaxEmbd)},
+             "with --steps: columns of Q, K, V and the output to print")
+      ->needs(steps);
+  CLI::Option* trace = cmd->add_flag(
+      "--trace", args->trace, "follow one token's residual stream through the blocks to its next-token probabilities");
+  add_number(cmd, "--position", args->position, train::Range{0, double(nn::kMaxBlock - 1)}, "")
+      ->description("with --trace: the token to follow, counted from 0 (default: the last; [0, 65535])")
+      ->needs(trace);
+  cmd->add_flag("--json", args->json, "with --steps: print one JSON object with every step at full width")
+      ->needs(steps)
+      ->excludes(trace);
   cmd->callback([args, cmd] {
     if (!args->out.empty()) train::check_output_path(args->out, train::OutputKind::svg);  // before any work
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    const auto write_svg = [&](const std::string& svg) {
+      train::write_output_file(args->out, train::OutputKind::svg, svg);
+      if (!args->json) fmt::print("wrote {}\n", args->out);
+    };
+    if (args->steps) {
+      const train::AttentionSteps s =
+          train::attention_steps(*ck.model, *ck.tokenizer, args->text, args->layer, args->head);
+      fmt::print("{}", args->json ? train::attention_steps_json(s) : train::attention_steps_text(s, args->dims));
+      if (!args->out.empty()) write_svg(train::attention_steps_svg(s));
+    }
+    if (args->trace) {
+      const int64_t last = static_cast<int64_t>(train::encode_for_model(*ck.model, *ck.tokenizer, args->text).size()) - 1;
+      if (args->steps && !args->json) fmt::print("\n");
+      fmt::print("{}", train::residual_trace_text(train::residual_trace(
+                           *ck.model, *ck.tokenizer, args->text, cmd->count("--position") ? args->position : last)));
+    }
+    if (args->steps || args->trace) return;
     const train::AttentionMaps maps = train::attention_maps(*ck.model, *ck.tokenizer, args->text);
     fmt::print("{}", train::attention_table(maps, args->layer, args->head));
     if (!args->out.empty()) {
       const std::optional<int64_t> layer = cmd->count("--layer") ? std::optional<int64_t>(args->layer) : std::nullopt;
-      train::write_output_file(args->out, train::OutputKind::svg, train::attention_svg(maps, layer));
-      fmt::print("wrote {}\n", args->out);
+      write_svg(train::attention_svg(maps, layer));
     }
   });
 }
