@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/data/utf8.h"
@@ -35,10 +36,25 @@ std::string hex_bytes(std::string_view bytes) {
   return out + ">";
 }
 
-// Display width of a label in a monospace table: one column per code point (wide scripts aside).
+// Columns a code point takes in a terminal: 2 for the East Asian wide and fullwidth blocks (Hangul,
+// CJK, kana, fullwidth forms, most emoji), 1 otherwise.
+size_t columns(int32_t cp) {
+  static constexpr std::pair<int32_t, int32_t> kWide[] = {
+      {0x1100, 0x115F},   {0x2E80, 0x303E},   {0x3041, 0x33FF}, {0x3400, 0x4DBF}, {0x4E00, 0x9FFF},
+      {0xA000, 0xA4CF},   {0xA960, 0xA97F},   {0xAC00, 0xD7A3}, {0xF900, 0xFAFF}, {0xFE30, 0xFE4F},
+      {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6},   {0x1F300, 0x1F64F}, {0x1F900, 0x1F9FF}, {0x20000, 0x3FFFD}};
+  for (const auto& [first, last] : kWide)
+    if (cp >= first && cp <= last) return 2;
+  return 1;
+}
+
+// Display width of a label in a monospace table.
 size_t width(std::string_view s) {
   size_t n = 0;
-  for (size_t i = 0; i < s.size();) n += data::next_code_point(s, i) >= 0 ? 1 : (++i, 1);
+  for (size_t i = 0; i < s.size();) {
+    const int32_t cp = data::next_code_point(s, i);
+    n += cp >= 0 ? columns(cp) : (++i, 1);
+  }
   return n;
 }
 
