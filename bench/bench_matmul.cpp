@@ -73,8 +73,10 @@ int main(int argc, char** argv) {
 #ifdef TINYGPT_HAVE_OPENBLAS
   fmt::print("# OpenBLAS config: {}\n", openblas_get_config());
 #endif
-  fmt::print("{:<16} {:<9} {:>7} {:>12} {:>12} {:>7}\n", "M x K x N", "product", "threads", "tinygpt", "OpenBLAS",
-             "ratio");
+  fmt::print("# bf16: {} kernels (operands rounded to bfloat16, sums in float)\n",
+             bf16_native() ? "native AVX512_BF16" : "portable float");
+  fmt::print("{:<16} {:<9} {:>7} {:>12} {:>12} {:>7} {:>12} {:>9}\n", "M x K x N", "product", "threads", "tinygpt",
+             "OpenBLAS", "ratio", "tinygpt bf16", "bf16/fp32");
   for (auto& s : shapes) {
     const int64_t M = s[0], K = s[1], N = s[2];
     const Product products[] = {{"Y=XWt", M, N, K, false, true}, {"dX=dYW", M, K, N, false, false},
@@ -88,9 +90,12 @@ int main(int argc, char** argv) {
       const double flops = 2.0 * p.M * p.N * p.K;
       for (int threads : {1, 2}) {
         set_num_threads(threads);
-        double ours = 1e30, theirs = 0;
+        double ours = 1e30, theirs = 0, ours_bf16 = 1e30;
         for (int r = 0; r < rounds; ++r) {  // alternate ours and theirs; keep the best of each
           ours = std::min(ours, seconds_per_call([&] { gemm(p.M, p.N, p.K, av, bv, c.data(), p.N, false); }));
+          ours_bf16 = std::min(ours_bf16, seconds_per_call([&] {
+            gemm(p.M, p.N, p.K, av, bv, c.data(), p.N, false, nullptr, Precision::bf16);
+          }));
 #ifdef TINYGPT_HAVE_OPENBLAS
           openblas_set_num_threads(threads);
           const double t = seconds_per_call([&] {
@@ -102,8 +107,9 @@ int main(int argc, char** argv) {
 #endif
         }
         const double g_ours = flops / ours / 1e9, g_theirs = theirs > 0 ? flops / theirs / 1e9 : 0;
-        fmt::print("{:<16} {:<9} {:>7} {:>12.1f} {:>12.1f} {:>7.2f}\n", fmt::format("{}x{}x{}", M, K, N), p.name,
-                   threads, g_ours, g_theirs, g_theirs > 0 ? g_ours / g_theirs : 0.0);
+        const double g_bf16 = flops / ours_bf16 / 1e9;
+        fmt::print("{:<16} {:<9} {:>7} {:>12.1f} {:>12.1f} {:>7.2f} {:>12.1f} {:>9.2f}\n", fmt::format("{}x{}x{}", M, K, N),
+                   p.name, threads, g_ours, g_theirs, g_theirs > 0 ? g_ours / g_theirs : 0.0, g_bf16, g_bf16 / g_ours);
         std::fflush(stdout);
       }
     }

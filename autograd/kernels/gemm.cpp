@@ -8,6 +8,7 @@
 // A short C (gemm_short: at most 192 rows) instead splits its columns over threads; each packs all
 // of A per depth block and B a few panels at a time, just before it uses them.
 #include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/kernels/blocking.h"
 #include "tinygpt/autograd/kernels/pack.h"
 #include "tinygpt/autograd/kernels/simd.h"
 
@@ -22,29 +23,14 @@ namespace {
 
 using namespace simd;
 
-constexpr int64_t KC = 512;     // deepest block: deep enough that C's update costs little, shallow
-                                // enough that the micro-kernel's panels stream from L2 at full speed
 constexpr int64_t MC = 20 * MR; // most rows of a tile: its packed A (MC x KC) stays in L2
 constexpr int64_t NC = 16 * NR; // most columns of a tile
 
-// Splits n into the fewest pieces of at most `most`, of equal size rounded up to a multiple of
-// `unit`, so that threads get balanced work (the result's bits never depend on the split).
-int64_t even_piece(int64_t n, int64_t most, int64_t unit) {
-  const int64_t pieces = (n + most - 1) / most;
-  const int64_t piece = (n + pieces - 1) / pieces;
-  return (piece + unit - 1) / unit * unit;
+// The packed panels p[0..n) rounded to bfloat16 (the portable bf16 path).
+void round_packed(float* p, int64_t n, bool round) {
+  if (round)
+    for (int64_t i = 0; i < n; ++i) p[i] = round_to_bf16(p[i]);
 }
-
-// Where C starts from: its own values (accumulate), bias[0..n) on every row, or zero.
-struct Start {
-  bool accumulate;
-  const float* bias;  // null: none; read only when not accumulating
-  Start at_column(int64_t j) const { return {accumulate, bias ? bias + j : nullptr}; }
-  // C's new value at column c, given its old value and the product's.
-  float value(float old, float product, int64_t c) const {
-    return accumulate ? old + product : bias ? product + bias[c] : product;
-  }
-};
 
 // C[0..m, 0..n) = start + Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= ROWS <= MR,
 // n <= NV * kLanes. NV = 2, ROWS = MR is the main kernel; NV = 1 serves a last panel at most one
@@ -149,18 +135,10 @@ void multiply_band(int64_t kc, const float* Ap, const float* Bp, float* C, int64
     }
 }
 
-// Depth blocks of equal size, at most KC deep (768 is two of 384, not 512 + 256): every path
-// splits K the same way, so every C element sums the same terms in the same order.
-struct DepthBlocks {
-  int64_t K, most, count;
-  explicit DepthBlocks(int64_t K) : K(K), most(even_piece(K, KC, 8)), count((K + most - 1) / most) {}
-  int64_t depth(int64_t block) const { return std::min(most, K - block * most); }
-};
-
 // C with many rows: threads share tiles of C. B is packed once into memory, shared by all; each
 // task packs its rows of A (once per row band) and runs the band's tiles against the packed B.
 void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-                const float* bias, DepthBlocks blocks) {
+                const float* bias, DepthBlocks blocks, bool round) {
   // Tiles: cache-sized, balanced, and at least two per thread where the shape allows.
   int64_t mc = even_piece(M, MC, MR), nc = even_piece(N, NC, NR);
   const int64_t threads = num_threads(), want = 2 * threads;
@@ -201,7 +179,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   // (bench_matmul 7, three alternating runs, one thread: dX 768x128x384 +5%, Y 768x512x128 +4%,
   // dX 768x128x65 +3%, the rest level). Slabs of deeper rows are packed (in place, products 1536
   // deep ran 1-2% slower), and so is a band with a narrow last panel.
-  const bool in_place = A.col_stride == 1 && blocks.count == 1 && (N % NR == 0 || N % NR > 4);
+  const bool in_place = A.col_stride == 1 && blocks.count == 1 && (N % NR == 0 || N % NR > 4) && !round;
   // Packed panels: B's shared by all tasks, A's one share per thread. Reused blocks (memory.h).
   Buffer packed_b(blocks_together * block_floats);
   const int64_t kAShare = in_place ? 0 : packed_a_size(MC, kc_most);
@@ -214,8 +192,9 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
     parallel_for((last - first) * groups, grain_for(kGroup * kc_most * NR, 16384), [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t block = first + q / groups, panel = (q % groups) * kGroup, kc = blocks.depth(block);
-        pack_b(B, panel * NR, std::min(N, (panel + kGroup) * NR) - panel * NR, block * kc_most, kc,
-               packed_block(block) + panel * kc * NR);
+        const int64_t n = std::min(N, (panel + kGroup) * NR) - panel * NR;
+        pack_b(B, panel * NR, n, block * kc_most, kc, packed_block(block) + panel * kc * NR);
+        round_packed(packed_block(block) + panel * kc * NR, packed_b_size(kc, n), round);
       }
     });
     const int64_t unit_tiles = by_band ? n_tiles : 1;
@@ -228,6 +207,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
         for (int64_t block = first; block < last; ++block) {
           const int64_t kc = blocks.depth(block);
           if (!in_place) pack_a(A, i0, m, block * kc_most, kc, Ap);
+          if (!in_place) round_packed(Ap, packed_a_size(m, kc), round);
           for (int64_t u = t; u < band_end; ++u) {
             const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
             const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
@@ -253,7 +233,7 @@ constexpr int64_t kShortMost = 32 * MR;
 // and two threads get equal work where row bands of a short C would not (bench_matmul, dW of
 // 768 tokens, 128 -> 65 features, 2 threads: 97-116 -> 145-146 GFLOP/s over three runs).
 void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-                const float* bias, DepthBlocks blocks) {
+                const float* bias, DepthBlocks blocks, bool round) {
   const int64_t n_panels = (N + NR - 1) / NR;
   const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
   const int64_t a_share = packed_a_size(M, blocks.most), b_share = packed_b_size(blocks.most, kGroup * NR);
@@ -265,9 +245,11 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
     for (int64_t block = 0; block < blocks.count; ++block) {
       const int64_t kc = blocks.depth(block), p0 = block * blocks.most;
       pack_a(A, 0, M, p0, kc, Ap);
+      round_packed(Ap, packed_a_size(M, kc), round);
       for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR) {
         const int64_t n = std::min(kGroup * NR, j_end - j0);
         pack_b(B, j0, n, p0, kc, Bp);
+        round_packed(Bp, packed_b_size(kc, n), round);
         multiply_band(kc, Ap, Bp, C + j0, ldc, M, n, Start{accumulate || block > 0, bias}.at_column(j0));
       }
     }
@@ -276,8 +258,10 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
 
 }  // namespace
 
-void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-          const float* bias) {
+namespace {
+
+void gemm_float(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
+                const float* bias, bool round) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     if (!accumulate)
@@ -286,8 +270,22 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
     return;
   }
   const DepthBlocks blocks(K);
-  if (M <= kShortMost && (N + NR - 1) / NR >= num_threads()) gemm_short(M, N, A, B, C, ldc, accumulate, bias, blocks);
-  else gemm_tiled(M, N, A, B, C, ldc, accumulate, bias, blocks);
+  if (M <= kShortMost && (N + NR - 1) / NR >= num_threads()) gemm_short(M, N, A, B, C, ldc, accumulate, bias, blocks, round);
+  else gemm_tiled(M, N, A, B, C, ldc, accumulate, bias, blocks, round);
+}
+
+}  // namespace
+
+void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
+          const float* bias, Precision precision) {
+  if (precision == Precision::fp32) gemm_float(M, N, K, A, B, C, ldc, accumulate, bias, false);
+  else if (bf16_native()) gemm_bf16_native(M, N, K, A, B, C, ldc, accumulate, bias);
+  else gemm_float(M, N, K, A, B, C, ldc, accumulate, bias, true);
+}
+
+void gemm_bf16_portable(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
+                        bool accumulate, const float* bias) {
+  gemm_float(M, N, K, A, B, C, ldc, accumulate, bias, true);
 }
 
 }  // namespace tinygpt

@@ -2,6 +2,8 @@
 // Matrix multiply C = A · B (+ C), the hot loop of every Linear layer.
 #include <cstdint>
 
+#include "tinygpt/autograd/precision.h"
+
 namespace tinygpt {
 
 // A matrix read in place: element (i, j) is data[i * row_stride + j * col_stride]. A transposed
@@ -19,8 +21,19 @@ struct MatrixView {
 // Cache-blocked and register-tiled (kernels/gemm.cpp); threads split C into tiles, and every C
 // element sums over k in the same order whatever the tiling, so the bits never depend on threads.
 // Runs its own parallel loop: call it from one thread, not from inside a parallel_for.
+// Precision::bf16 rounds A and B to bfloat16 and sums in float (precision.h): the native kernels
+// where bf16_native(), else gemm_bf16_portable.
 void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-          const float* bias = nullptr);
+          const float* bias = nullptr, Precision precision = Precision::fp32);
+
+// The two bf16 paths, for tests and benchmarks. Portable: the float kernels above, each packed
+// panel rounded to bfloat16 (products of two bfloat16 values are exact in float, so only the sums
+// round). Native: AVX512_BF16's vdpbf16ps on bfloat16 pairs along k (kernels/gemm_bf16.cpp); call
+// it only where bf16_native(). Each is bitwise the same for any thread count.
+void gemm_bf16_portable(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
+                        bool accumulate, const float* bias = nullptr);
+void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
+                      bool accumulate, const float* bias = nullptr);
 
 // The same product as three plain loops (kernels/gemm_reference.cpp): the yardstick for tests.
 void gemm_reference(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,

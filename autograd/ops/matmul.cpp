@@ -73,31 +73,33 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   out_shape.push_back(N);
   Tensor out = Tensor::empty(out_shape);
   const int64_t batches = numel(plan.batch);
+  const Precision precision = matmul_precision();  // backward multiplies as forward did
 
   if (b.dim() == 2 && rows_fold(a)) {  // [..., M, K] @ [K, N]: one gemm over all rows
     const int64_t rows = batches * M;
     MatrixView av{a.data(), a.strides()[a.dim() - 2], 1};
-    gemm(rows, N, K, av, matrix_at(b, 0), out.data(), N, false);
-    return attach(out, "matmul", {a, b}, [a, b, rows, N, K, av](const Tensor&, const Tensor& g) {
+    gemm(rows, N, K, av, matrix_at(b, 0), out.data(), N, false, nullptr, precision);
+    return attach(out, "matmul", {a, b}, [a, b, rows, N, K, av, precision](const Tensor&, const Tensor& g) {
       MatrixView gv{g.data(), N, 1};
       bool fresh = false;
-      if (float* da = grad_sink(a, fresh)) gemm(rows, K, N, gv, matrix_at(b, 0).transposed(), da, K, !fresh);
-      if (float* db = grad_sink(b, fresh)) gemm(K, N, rows, av.transposed(), gv, db, N, !fresh);
+      if (float* da = grad_sink(a, fresh))
+        gemm(rows, K, N, gv, matrix_at(b, 0).transposed(), da, K, !fresh, nullptr, precision);
+      if (float* db = grad_sink(b, fresh)) gemm(K, N, rows, av.transposed(), gv, db, N, !fresh, nullptr, precision);
     });
   }
 
   for (int64_t i = 0; i < batches; ++i)
     gemm(M, N, K, matrix_at(a, batch_offset(plan.batch, plan.a_strides, i)),
-         matrix_at(b, batch_offset(plan.batch, plan.b_strides, i)), out.data() + i * M * N, N, false);
-  return attach(out, "matmul", {a, b}, [a, b, plan, batches, M, N, K](const Tensor&, const Tensor& g) {
+         matrix_at(b, batch_offset(plan.batch, plan.b_strides, i)), out.data() + i * M * N, N, false, nullptr, precision);
+  return attach(out, "matmul", {a, b}, [a, b, plan, batches, M, N, K, precision](const Tensor&, const Tensor& g) {
     float* da = grad_sink(a);
     float* db = grad_sink(b);
     for (int64_t i = 0; i < batches; ++i) {  // in order: broadcast operands sum their batches
       MatrixView gv{g.data() + i * M * N, N, 1};
       MatrixView av = matrix_at(a, batch_offset(plan.batch, plan.a_strides, i));
       MatrixView bv = matrix_at(b, batch_offset(plan.batch, plan.b_strides, i));
-      if (da) gemm(M, K, N, gv, bv.transposed(), da + batch_offset(plan.batch, plan.a_grad, i), K, true);
-      if (db) gemm(K, N, M, av.transposed(), gv, db + batch_offset(plan.batch, plan.b_grad, i), N, true);
+      if (da) gemm(M, K, N, gv, bv.transposed(), da + batch_offset(plan.batch, plan.a_grad, i), K, true, nullptr, precision);
+      if (db) gemm(K, N, M, av.transposed(), gv, db + batch_offset(plan.batch, plan.b_grad, i), N, true, nullptr, precision);
     }
   });
 }
@@ -117,13 +119,14 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
   Tensor y = Tensor::empty(shape);
   const MatrixView xv{x.data(), x.strides()[x.dim() - 2], 1};
   const MatrixView wt{w.data(), 1, in};  // Wᵀ [in, out], read in place
-  gemm(rows, out, in, xv, wt, y.data(), out, false, bias.defined() ? bias.data() : nullptr);  // x Wᵀ + b
-  //   dx += dy W;   dW += dyᵀ x;   db += column sums of dy
-  return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out](const Tensor&, const Tensor& g) {
+  const Precision precision = matmul_precision();  // backward multiplies as forward did
+  gemm(rows, out, in, xv, wt, y.data(), out, false, bias.defined() ? bias.data() : nullptr, precision);  // x Wᵀ + b
+  //   dx += dy W;   dW += dyᵀ x;   db += column sums of dy (in float)
+  return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out, precision](const Tensor&, const Tensor& g) {
     const MatrixView gv{g.data(), out, 1};
     bool fresh = false;  // a gradient made just now is written, not added to
-    if (float* dx = grad_sink(x, fresh)) gemm(rows, in, out, gv, {w.data(), in, 1}, dx, in, !fresh);
-    if (float* dw = grad_sink(w, fresh)) gemm(out, in, rows, gv.transposed(), xv, dw, in, !fresh);
+    if (float* dx = grad_sink(x, fresh)) gemm(rows, in, out, gv, {w.data(), in, 1}, dx, in, !fresh, nullptr, precision);
+    if (float* dw = grad_sink(w, fresh)) gemm(out, in, rows, gv.transposed(), xv, dw, in, !fresh, nullptr, precision);
     if (float* db = grad_sink(bias, fresh)) sum_to(g.data(), {rows, out}, db, {out}, !fresh);
   });
 }

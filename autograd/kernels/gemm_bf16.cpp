@@ -1,0 +1,173 @@
+// bf16 mixed-precision GEMM on AVX512_BF16: vdpbf16ps multiplies 16 pairs of bfloat16 values and
+// adds each pair's two products to a float accumulator, twice the multiply-adds of vfmadd231ps.
+//   for each depth block (at most KC deep):
+//     pack B in float (pack.h), then into bfloat16 pairs along k: Bp[k / 2][c] = {B(k, c), B(k + 1, c)}
+//     for each row band of C, in parallel: pack its A the same way, Ap[k / 2][r] = {A(r, k), A(r, k + 1)}
+//       for each B panel (L1), for each A panel (L2): an MR x NR block of C in 24 registers,
+//       one vdpbf16ps per register and pair of k.
+// The float packing does the strided reads; the conversion (vcvtneps2bf16, round to nearest even)
+// runs on its contiguous panels. An odd depth pairs its last k with 0.
+#include "tinygpt/autograd/kernels/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tinygpt/autograd/kernels/blocking.h"
+#include "tinygpt/autograd/kernels/pack.h"
+#include "tinygpt/autograd/kernels/simd.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/tensor.h"
+
+#if defined(__AVX512F__) && defined(__x86_64__)
+#define TINYGPT_BF16_KERNELS 1
+#include <immintrin.h>
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_epi32() and then warn that it may be
+// used uninitialized (a false positive of the headers, not of this code).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define TINYGPT_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#endif
+
+namespace tinygpt {
+
+#ifdef TINYGPT_BF16_KERNELS
+
+namespace {
+
+using simd::MR;
+using simd::NR;
+static_assert(MR == 12 && NR == 32, "the bf16 kernels use the AVX-512 float panels: 12 rows, 32 columns");
+
+constexpr int64_t MC = 20 * MR;  // most rows of a band: its packed A (MC x KC bfloat16) stays in L2
+
+// Rows k and k + 1 of a float panel, w values each (w <= 16), as w bfloat16 pairs {row k, row k + 1}.
+TINYGPT_BF16_TARGET inline void pairs(const float* even, const float* odd, uint32_t* out, int w) {
+  const __mmask16 mask = static_cast<__mmask16>((1u << w) - 1);
+  const __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, even)));
+  const __m512i hi = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, odd)));
+  _mm512_mask_storeu_epi32(out, mask, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+}
+
+// A float panel of kc rows, `width` floats a row and `stride` floats apart, as (kc + 1) / 2 rows of
+// bfloat16 pairs, `width` a row; an odd kc pairs the last row with 0.
+TINYGPT_BF16_TARGET void to_pairs(const float* panel, int64_t kc, int width, uint32_t* out) {
+  alignas(64) static constexpr float kZeros[NR] = {};
+  for (int64_t k = 0; k < kc; k += 2, out += width)
+    for (int c = 0; c < width; c += 16) {
+      const float* odd = k + 1 < kc ? panel + (k + 1) * width + c : kZeros;
+      pairs(panel + k * width + c, odd, out + c, std::min(16, width - c));
+    }
+}
+
+int64_t pair_rows(int64_t kc) { return (kc + 1) / 2; }
+
+// C[0..m, 0..n) = start + Ap · Bp over kp pairs of k; m <= MR, n <= NV * 16.
+template <int NV>
+TINYGPT_BF16_TARGET void micro_kernel(int64_t kp, const uint32_t* __restrict Ap, const uint32_t* __restrict Bp, float* C,
+                                      int64_t ldc, Start start, int m, int n) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kp; ++p, Ap += MR, Bp += NR) {
+    __m512bh b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = (__m512bh)_mm512_load_si512(Bp + v * 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(Ap[r]));
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], a, b[v]);
+    }
+  }
+  if (m == MR && n == NV * 16) {
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < NV; ++v) {
+        float* c = C + r * ldc + v * 16;
+        if (start.accumulate) _mm512_storeu_ps(c, _mm512_add_ps(_mm512_loadu_ps(c), acc[r][v]));
+        else if (start.bias) _mm512_storeu_ps(c, _mm512_add_ps(acc[r][v], _mm512_loadu_ps(start.bias + v * 16)));
+        else _mm512_storeu_ps(c, acc[r][v]);
+      }
+    return;
+  }
+  alignas(64) float tile[MR][NV * 16];  // an edge tile: spill, then copy the valid part
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) _mm512_store_ps(&tile[r][v * 16], acc[r][v]);
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < n; ++c) C[r * ldc + c] = start.value(C[r * ldc + c], tile[r][c], c);
+}
+
+// One row band (m rows, packed) against every packed B panel: C[m, N] (=|+=) Ap · Bp.
+void multiply_band(int64_t kp, const uint32_t* Ap, const uint32_t* Bp, float* C, int64_t ldc, int64_t m, int64_t N,
+                   Start start) {
+  for (int64_t j = 0; j < N; j += NR)
+    for (int64_t i = 0; i < m; i += MR) {
+      const int rows = static_cast<int>(std::min<int64_t>(MR, m - i)), cols = static_cast<int>(std::min<int64_t>(NR, N - j));
+      const uint32_t *a = Ap + (i / MR) * kp * MR, *b = Bp + (j / NR) * kp * NR;
+      if (cols <= 16) micro_kernel<1>(kp, a, b, C + i * ldc + j, ldc, start.at_column(j), rows, cols);
+      else micro_kernel<2>(kp, a, b, C + i * ldc + j, ldc, start.at_column(j), rows, cols);
+    }
+}
+
+}  // namespace
+
+bool bf16_native() {
+  static const bool available = __builtin_cpu_supports("avx512bf16");
+  return available;
+}
+
+void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
+                      bool accumulate, const float* bias) {
+  if (M <= 0 || N <= 0 || K <= 0) return gemm(M, N, K, A, B, C, ldc, accumulate, bias);  // nothing to multiply
+  const DepthBlocks blocks(K);
+  const int64_t kp_most = pair_rows(blocks.most), n_panels = (N + NR - 1) / NR;
+  // Row bands: at most MC rows, as many as make equal shares for the threads where M allows.
+  const int64_t threads = num_threads();
+  int64_t bands = (M + MC - 1) / MC;
+  if (bands % threads != 0 && (bands + threads - 1) / threads * threads * MR <= M)
+    bands = (bands + threads - 1) / threads * threads;
+  const int64_t row_panels = (M + MR - 1) / MR;
+  auto band_start = [&](int64_t band) { return std::min(M, band * row_panels / bands * MR); };
+  const int64_t most_rows = (row_panels + bands - 1) / bands * MR;
+
+  // Per thread: a float panel (packing's output), and its band's bfloat16 panels. Shared: B's.
+  const int64_t float_share = std::max(packed_a_size(most_rows, blocks.most), packed_b_size(blocks.most, NR));
+  const int64_t a_pairs = (most_rows + MR - 1) / MR * kp_most * MR;
+  const int64_t share = float_share + a_pairs;  // floats and uint32 are both 4 bytes
+  Buffer scratch(max_slots() * share);
+  Buffer packed_b(n_panels * kp_most * NR);
+  uint32_t* Bp = reinterpret_cast<uint32_t*>(packed_b.data());
+
+  for (int64_t block = 0; block < blocks.count; ++block) {
+    const int64_t kc = blocks.depth(block), kp = pair_rows(kc), p0 = block * blocks.most;
+    parallel_for_slots(n_panels, grain_for(kc * NR, 16384), [&](int slot, int64_t q0, int64_t q1) {
+      float* panel = scratch.data() + slot * share;
+      for (int64_t q = q0; q < q1; ++q) {
+        pack_b(B, q * NR, std::min<int64_t>(NR, N - q * NR), p0, kc, panel);
+        to_pairs(panel, kc, NR, Bp + q * kp * NR);
+      }
+    });
+    parallel_for_slots(bands, 1, [&](int slot, int64_t b0, int64_t b1) {
+      float* panel = scratch.data() + slot * share;
+      uint32_t* Ap = reinterpret_cast<uint32_t*>(panel + float_share);
+      for (int64_t band = b0; band < b1; ++band) {
+        const int64_t i0 = band_start(band), m = band_start(band + 1) - i0;
+        pack_a(A, i0, m, p0, kc, panel);
+        for (int64_t p = 0; p < (m + MR - 1) / MR; ++p) to_pairs(panel + p * a_panel_stride(kc), kc, MR, Ap + p * kp * MR);
+        multiply_band(kp, Ap, Bp, C + i0 * ldc, ldc, m, N, Start{accumulate || block > 0, bias});
+      }
+    });
+  }
+}
+
+#else  // no AVX-512 build: the portable path serves every bf16 product
+
+bool bf16_native() { return false; }
+
+void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
+                      bool accumulate, const float* bias) {
+  gemm_bf16_portable(M, N, K, A, B, C, ldc, accumulate, bias);
+}
+
+#endif
+
+}  // namespace tinygpt

@@ -1,0 +1,45 @@
+#pragma once
+// The arithmetic of matrix products. fp32: operands and sums in float. bf16 (mixed precision): each
+// operand is rounded to bfloat16 (float's 8-bit exponent, 8-bit significand; round to nearest even)
+// as it is packed for the kernel, and the products are summed in float. Everything else (weights,
+// gradients, optimizer state, LayerNorm, softmax, GELU, the loss) stays float in both.
+#include <bit>
+#include <cstdint>
+#include <string_view>
+
+namespace tinygpt {
+
+enum class Precision { fp32, bf16 };
+const char* to_string(Precision precision);          // "fp32" or "bf16"
+Precision parse_precision(std::string_view text);    // throws on anything else, naming it
+
+// The precision of the products (matmul, linear) that this thread computes; fp32 unless a
+// PrecisionGuard says otherwise. A product's backward uses the precision of its forward.
+Precision matmul_precision();
+class PrecisionGuard {
+ public:
+  explicit PrecisionGuard(Precision precision);
+  ~PrecisionGuard();
+  PrecisionGuard(const PrecisionGuard&) = delete;
+  PrecisionGuard& operator=(const PrecisionGuard&) = delete;
+
+ private:
+  Precision previous_;
+};
+
+// x rounded to the nearest bfloat16 (ties to even), as a float whose low 16 bits are 0. NaN stays
+// NaN; values beyond bfloat16's largest finite round to infinity, as IEEE rounding does.
+inline float round_to_bf16(float x) {
+  uint32_t u = std::bit_cast<uint32_t>(x);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return std::bit_cast<float>((u | 0x00400000u) & 0xFFFF0000u);  // quiet NaN
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return std::bit_cast<float>(u & 0xFFFF0000u);
+}
+
+// Whether this CPU has AVX512_BF16 (vdpbf16ps), and the build can use it: then bf16 products run
+// on the native kernels (kernels/gemm_bf16.cpp), elsewhere on the float kernels with operands
+// rounded to bfloat16 as they are packed. Both compute the same products; they may differ in the
+// last bits of the sums, since the native instruction adds pairs of products in its own way.
+bool bf16_native();
+
+}  // namespace tinygpt
