@@ -28,14 +28,14 @@ double median(std::vector<double> v) {
 
 // The machine's practical peak: our GEMM on a large square product, the best of 20 (the machine
 // is shared: the best run is the one least disturbed).
-double measure_peak_gflops() {
+double measure_peak_gflops(Precision precision) {
   const int64_t n = 1024;
   const Tensor a = Tensor::uniform({n, n}, 1, -1, 1), b = Tensor::uniform({n, n}, 2, -1, 1);
   Tensor c = Tensor::empty({n, n});
   double best = 1e30;
   for (int r = 0; r < 20; ++r) {
     const auto t0 = Clock::now();
-    gemm(n, n, n, {a.data(), n, 1}, {b.data(), n, 1}, c.data(), n, false);
+    gemm(n, n, n, {a.data(), n, 1}, {b.data(), n, 1}, c.data(), n, false, nullptr, precision);
     best = std::min(best, ms_since(t0));
   }
   return 2.0 * n * n * n / (best * 1e-3) / 1e9;
@@ -57,7 +57,8 @@ BenchResult run_benchmark(const BenchOptions& o, const Communicator& comm) {
   Buffer flat_grads;
   std::vector<int32_t> ids(B * T), targets(B * T);
 
-  const double peak_before = measure_peak_gflops();
+  const double peak_before = measure_peak_gflops(o.precision);
+  const PrecisionGuard precision(o.precision);
   BenchResult r;
   r.parameters = model.parameter_count();
   std::vector<double> step_ms;
@@ -108,7 +109,7 @@ BenchResult run_benchmark(const BenchOptions& o, const Communicator& comm) {
   const double non_embedding = static_cast<double>(r.parameters - c.block_size * c.n_embd);  // as nanoGPT counts
   r.flops_per_token = 6.0 * non_embedding + 12.0 * static_cast<double>(c.n_layer * c.block_size * c.n_embd);
   r.gflops = r.flops_per_token * r.tokens_per_s / 1e9;
-  r.peak_gflops = std::max(peak_before, measure_peak_gflops());  // measured before and after the steps
+  r.peak_gflops = std::max(peak_before, measure_peak_gflops(o.precision));  // measured before and after the steps
   r.share_of_peak = r.gflops / r.peak_gflops;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "tinygpt/autograd/precision.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/train/distributed.h"
 
@@ -14,13 +15,14 @@ struct BenchOptions {
   nn::GPTConfig config;
   int64_t batch = 12, steps = 20, warmup = 3, threads = 0;
   AttentionMemory attention = AttentionMemory::automatic;
+  Precision precision = Precision::fp32;  // of the matrix products (autograd/precision.h)
 };
 
 struct BenchResult {
   int64_t parameters = 0;
   double tokens_per_s = 0, ms_per_step = 0;     // medians over the timed steps
   double flops_per_token = 0, gflops = 0;       // nanoGPT's estimate: 6 N + 12 L T C per token
-  double peak_gflops = 0, share_of_peak = 0;    // peak: our GEMM on a 1024^3 product, same threads
+  double peak_gflops = 0, share_of_peak = 0;    // peak: our GEMM on a 1024^3 product, same threads and precision
   double peak_rss_mb = 0, formula_mb = 0;       // formula: parameters, gradients, 2 moments, activations
   int ranks = 1;
   std::map<std::string, double> phase_ms;       // forward, backward, optimizer, zero-grad (per step)

@@ -213,7 +213,8 @@ TrainState read_train_state(const h5::Reader& r) {
   for_each_option(s.options, [&](const char* name, auto& field, const char*, const Range& range) {
     using T = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<T, std::string>) {
-      field = r.text(g, where, name);
+      const bool before_precision = std::string_view(name) == "precision" && !g.attributes.count(name);
+      field = before_precision ? "fp32" : r.text(g, where, name);  // files from before the option: fp32
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
       field.clear();
       const std::string joined = r.text(g, where, name);

@@ -59,6 +59,8 @@ void validate(const TrainOptions& options) {
     throw std::invalid_argument(fmt::format("--embd {} is not divisible by --heads {}", o.embd, o.heads));
   if (o.tokenizer != "char" && o.tokenizer != "bpe")
     throw std::invalid_argument(fmt::format("--tokenizer must be char or bpe (got '{}')", o.tokenizer));
+  if (o.precision != "fp32" && o.precision != "bf16")
+    throw std::invalid_argument(fmt::format("--precision must be fp32 or bf16 (got '{}')", o.precision));
   if (o.min_lr > o.lr) throw std::invalid_argument(fmt::format("--min-lr must be at most --lr {} (got {})", o.lr, o.min_lr));
   int64_t tokens = 0;  // tokens_seen counts every token of every iteration
   if (__builtin_mul_overflow(o.batch * o.block, o.grad_accum, &tokens) || __builtin_mul_overflow(tokens, o.iters, &tokens) ||

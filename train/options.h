@@ -25,6 +25,7 @@ struct TrainOptions {
   int64_t grad_accum = 1;
   int64_t eval_every = 250, eval_iters = 20, ckpt_every = 500, log_every = 10;
   int64_t seed = 1337, threads = 0;
+  std::string precision = "fp32";  // of the matrix products: fp32 or bf16 (autograd/precision.h)
 };
 
 // The values a number may take: from min to max, each end included unless it is open.
@@ -74,6 +75,10 @@ void for_each_option(Options& o, Visit&& visit) {
   visit("log-every", o.log_every, "iterations between progress lines when not on a terminal", Range{1, kMany});
   visit("seed", o.seed, "seed for initialization, batches and dropout", Range{0, 9223372036854775807.0});
   visit("threads", o.threads, "worker threads (0: all cores)", kThreadRange);
+  visit("precision", o.precision,
+        "matrix products in fp32, or bf16: operands rounded to bfloat16, sums in float; weights, gradients, AdamW, "
+        "LayerNorm, softmax, GELU and the loss stay fp32",
+        text);
 }
 
 // Throws a clear error for impossible settings: a number outside its range ("--batch must be at

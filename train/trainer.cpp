@@ -10,6 +10,7 @@
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/precision.h"
 #include "tinygpt/optim/grad_clip.h"
 #include "tinygpt/train/memory_budget.h"
 #include "tinygpt/train/output_files.h"
@@ -200,6 +201,7 @@ std::string Trainer::plot_path() const {
 }
 
 double Trainer::train_step(float lr) {
+  const PrecisionGuard precision(parse_precision(options_.precision));  // the products; all else stays float
   model_->zero_grad();
   double loss_sum = 0;
   for (int64_t micro = 0; micro < options_.grad_accum; ++micro) {
@@ -226,6 +228,7 @@ double Trainer::train_step(float lr) {
 double Trainer::estimate_val_loss() {
   if (corpus_.val.size() == 0) return NAN;
   NoGradGuard no_grad;
+  const PrecisionGuard precision(parse_precision(options_.precision));
   model_->eval();
   // Seeded by the iteration, so that a resumed run evaluates on the same batches.
   data::BatchSampler val(corpus_.val, options_.batch, options_.block,

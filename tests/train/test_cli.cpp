@@ -284,6 +284,24 @@ TEST_CASE("cli: attention --steps as tables, JSON and SVG, and --trace", "[cli][
           std::string::npos);
 }
 
+TEST_CASE("cli: --precision bf16 trains, is kept in the checkpoint, and resumes in bf16", "[cli][bf16]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("run.h5");
+  Result train = run("train " + small_run(dir) + " --iters 4 --precision bf16 --out " + ckpt);
+  INFO(train.output);
+  REQUIRE(train.exit_code == 0);
+  REQUIRE(train.output.find("; bf16 products (") != std::string::npos);
+  REQUIRE(run("info --ckpt " + ckpt).output.find(", bf16 products") != std::string::npos);
+  Result resumed = run("train --resume " + ckpt + " --iters 6");
+  REQUIRE(resumed.exit_code == 0);
+  REQUIRE(resumed.output.find("; bf16 products (") != std::string::npos);
+  REQUIRE(run("train --resume " + ckpt + " --iters 8 --precision fp32").output.find(
+              "--precision cannot change on --resume") != std::string::npos);
+  Result bad = run("train " + small_run(dir) + " --iters 4 --precision fp16 --out " + dir.file("bad.h5"));
+  REQUIRE(bad.exit_code == 1);
+  REQUIRE(bad.output.find("--precision must be fp32 or bf16 (got 'fp16')") != std::string::npos);
+}
+
 TEST_CASE("cli: a second Ctrl-C ends the run at once, and the last checkpoint stays", "[cli]") {
   TempDir dir;
   const std::string ckpt = dir.file("two.h5");
@@ -369,7 +387,7 @@ TEST_CASE("cli: a GPT-2 directory imports, evaluates, tokenizes, samples, fine-t
   REQUIRE_THAT(full.output, Catch::Contains("is not empty"));
 }
 
-TEST_CASE("cli: bench --json names the machine, the vector path and the FMA peak beside its figures", "[cli][bench]") {
+TEST_CASE("cli: bench --json names the machine, the vector path, the FMA peak and the precision beside its figures", "[cli][bench]") {
   Result r = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --steps 1 --threads 1 --json");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -381,4 +399,9 @@ TEST_CASE("cli: bench --json names the machine, the vector path and the FMA peak
   const size_t at = r.output.find("\"fma_peak_gflops_per_core\": ");
   REQUIRE(at != std::string::npos);
   REQUIRE(std::stod(r.output.substr(at + 28)) > 0.5);  // a measured rate, not a placeholder
+  REQUIRE(r.output.find("\"precision\": \"fp32\"") != std::string::npos);
+  Result bf16 = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --steps 1 --threads 1 --precision bf16 --json");
+  INFO(bf16.output);
+  REQUIRE(bf16.exit_code == 0);
+  REQUIRE(bf16.output.find("\"precision\": \"bf16\", \"bf16_kernels\": \"") != std::string::npos);
 }

@@ -30,8 +30,13 @@ void add_bench(CLI::App& app) {
                   "what attention keeps for backward: auto (tiled from block 512 on), weights, tiled")
       ->check(CLI::IsMember({"auto", "weights", "tiled"}))
       ->capture_default_str();
+  auto precision = std::make_shared<std::string>("fp32");
+  cmd->add_option("--precision", *precision, "matrix products in fp32, or bf16 (operands rounded to bfloat16, sums in float)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   cmd->add_flag("--json", *json, "print one JSON object");
-  cmd->callback([o, json, attention] {
+  cmd->callback([o, json, attention, precision] {
+    o->precision = parse_precision(*precision);
     o->attention = *attention == "tiled"     ? AttentionMemory::tiled
                    : *attention == "weights" ? AttentionMemory::weights
                                              : AttentionMemory::automatic;
@@ -44,15 +49,18 @@ void add_bench(CLI::App& app) {
       fmt::print("{{\"cpu\": {}, \"vector_path\": \"{}\", \"fma_peak_gflops_per_core\": {:.1f}, "
                  "\"tokens_per_s\": {:.1f}, \"ms_per_step\": {:.3f}, \"gflops\": {:.2f}, \"peak_gflops\": {:.2f}, "
                  "\"share_of_peak\": {:.4f}, \"peak_rss_mb\": {:.1f}, \"formula_mb\": {:.1f}, \"parameters\": {}, "
-                 "\"ranks\": {}, \"allreduce_ms\": {:.3f}}}\n",
+                 "\"ranks\": {}, \"allreduce_ms\": {:.3f}, \"precision\": \"{}\", \"bf16_kernels\": \"{}\"}}\n",
                  data::json::quote(cpu), vector_path(), fma_peak, r.tokens_per_s, r.ms_per_step, r.gflops, r.peak_gflops, r.share_of_peak, r.peak_rss_mb,
-                 r.formula_mb, r.parameters, r.ranks, r.phase_ms.at("allreduce"));
+                 r.formula_mb, r.parameters, r.ranks, r.phase_ms.at("allreduce"), to_string(o->precision),
+                 bf16_native() ? "native" : "portable");
       return;
     }
     const nn::GPTConfig& c = o->config;
     fmt::print("machine    {}, vector path {}, one core's FMA peak {:.1f} GFLOP/s\n", cpu, vector_path(), fma_peak);
-    fmt::print("model      {} layers, {} heads, {} embd, block {}, vocab {}; batch {}; {} parameters\n", c.n_layer,
-               c.n_head, c.n_embd, c.block_size, c.vocab_size, o->batch, r.parameters);
+    fmt::print("model      {} layers, {} heads, {} embd, block {}, vocab {}; batch {}; {} parameters; {} products{}\n",
+               c.n_layer, c.n_head, c.n_embd, c.block_size, c.vocab_size, o->batch, r.parameters,
+               to_string(o->precision),
+               o->precision == Precision::bf16 ? bf16_native() ? " (native AVX512_BF16)" : " (portable)" : "");
     if (r.ranks > 1)
       fmt::print("ranks      {} (MPI), each batch {}; averaging the gradients: {:.1f}% of a step (waiting for the "
                  "slowest rank first: {:.1f}%)\n",
@@ -60,8 +68,8 @@ void add_bench(CLI::App& app) {
                  100 * r.phase_ms.at("rank-wait") / r.ms_per_step);
     fmt::print("throughput {:.0f} tokens/s, {:.2f} ms/step (median of {} steps)\n", r.tokens_per_s, r.ms_per_step,
                o->steps);
-    fmt::print("compute    {:.1f} GFLOP/s = {:.0f}% of the peak {:.1f} GFLOP/s (our GEMM, 1024^3)\n", r.gflops,
-               100 * r.share_of_peak, r.peak_gflops);
+    fmt::print("compute    {:.1f} GFLOP/s = {:.0f}% of the peak {:.1f} GFLOP/s (our {} GEMM, 1024^3)\n", r.gflops,
+               100 * r.share_of_peak, r.peak_gflops, to_string(o->precision));
     fmt::print("memory     peak RSS {:.1f} MB; parameters + gradients + moments + activations by formula {:.1f} MB\n",
                r.peak_rss_mb, r.formula_mb);
     fmt::print("\n{:<14} {:>9}\n", "phase", "ms/step");

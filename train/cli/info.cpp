@@ -42,7 +42,7 @@ void add_info(CLI::App& app) {
     fmt::print("tokens seen  {}\n", s.tokens_seen);
     fmt::print("train loss   {:.4f} (last iteration)\n", s.train_loss);
     if (std::isfinite(s.val_loss)) fmt::print("val loss     {:.4f} (last estimate)\n", s.val_loss);
-    fmt::print("training     {:.1f} s\n", s.seconds);
+    fmt::print("training     {:.1f} s, {} products\n", s.seconds, s.options.precision);
     fmt::print("data         {}\n", fmt::join(s.options.data.empty() ? std::vector<std::string>{"(fortunes)"} : s.options.data, " "));
   });
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <type_traits>
 
+#include "tinygpt/autograd/precision.h"
 #include "tinygpt/train/cli/commands.h"
 #include "tinygpt/train/cli/flags.h"
 #include "tinygpt/train/trainer.h"
@@ -50,9 +51,12 @@ struct TrainCommand {
     fmt::print("tinygpt: {} parameters; {} tokenizer, {} tokens; {} training and {} validation tokens\n",
                t.model().parameter_count(), t.corpus().tokenizer->kind(), t.corpus().tokenizer->vocab_size(),
                t.corpus().train.size(), t.corpus().val.size());
-    fmt::print("tinygpt: {} at iteration {} of {}; checkpoint {}, log {}\n",
+    fmt::print("tinygpt: {} at iteration {} of {}; checkpoint {}, log {}{}\n",
                !init_from.empty() ? fmt::format("fine-tuning {}", init_from) : resume.empty() ? "starting" : "resuming",
-               s.iteration, s.options.iters, s.options.out, t.log_path());
+               s.iteration, s.options.iters, s.options.out, t.log_path(),
+               s.options.precision == "bf16"
+                   ? fmt::format("; bf16 products ({})", bf16_native() ? "native AVX512_BF16" : "portable")
+                   : "");
     train::InterruptWatch interrupt;
     train::Progress progress(stdout, isatty(fileno(stdout)), s.options.log_every);
     if (trainer->run(progress, &interrupt) == train::Trainer::Outcome::interrupted) {
