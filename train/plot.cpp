@@ -60,45 +60,64 @@ std::pair<double, double> padded_range(const std::vector<double>& v) {
 
 }  // namespace
 
-std::string loss_plot_svg(const std::vector<LogRow>& rows, const std::string& title) {
-  const double W = 800, left = 80, plot_w = 600;
+std::string loss_plot_svg(const std::vector<RunCurves>& runs, const std::string& title) {
+  size_t longest = 10;  // legend labels: "<name> validation"
+  for (const auto& run : runs) longest = std::max(longest, run.name.size() + 11);
+  const double left = 80, plot_w = 600, W = std::max(800.0, left + plot_w + 50 + 6.5 * static_cast<double>(longest));
   Svg svg(W, 620);
   svg.text(left, 26, title, 14, "start", 0, "font-weight=\"bold\"");
   std::vector<double> iters, losses, speeds;
-  for (const auto& r : rows) {
-    iters.push_back(static_cast<double>(r.iter));
-    losses.push_back(r.train_loss);
-    if (r.val_loss) losses.push_back(*r.val_loss);
-    speeds.push_back(r.tokens_per_s);
-  }
-  const double xmin = std::min(0.0, iters.front()), xmax = std::max(iters.back(), xmin + 1);
+  for (const auto& run : runs)
+    for (const auto& r : run.rows) {
+      iters.push_back(static_cast<double>(r.iter));
+      losses.push_back(r.train_loss);
+      if (r.val_loss) losses.push_back(*r.val_loss);
+      speeds.push_back(r.tokens_per_s);
+    }
+  const double first = *std::min_element(iters.begin(), iters.end()), last = *std::max_element(iters.begin(), iters.end());
+  const double xmin = std::min(0.0, first), xmax = std::max(last, xmin + 1);
   const auto [lmin, lmax] = padded_range(losses);
   const auto [smin, smax] = padded_range(speeds);
   const Panel loss{left, 50, plot_w, 330, xmin, xmax, lmin, lmax};
   const Panel speed{left, 450, plot_w, 120, xmin, xmax, std::max(0.0, smin), smax};
   loss.axes(svg, "iteration", "loss");
   speed.axes(svg, "iteration", "tokens/s");
-  std::string train_pts, val_pts, speed_pts;
-  for (const auto& r : rows) {
-    const double x = static_cast<double>(r.iter);
-    train_pts += fmt::format("{:.1f},{:.1f} ", loss.px(x), loss.py(r.train_loss));
-    speed_pts += fmt::format("{:.1f},{:.1f} ", speed.px(x), speed.py(r.tokens_per_s));
-    if (r.val_loss) val_pts += fmt::format("{:.1f},{:.1f} ", loss.px(x), loss.py(*r.val_loss));
+  // train, validation and speed colours of each run, in turn
+  static constexpr const char* kColours[][3] = {{"#6baed6", "#d94801", "#41ab5d"}, {"#9e9ac8", "#54278f", "#969696"},
+                                                {"#fd8d3c", "#a50f15", "#fdae6b"}};
+  double legend_y = 62;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const auto& colour = kColours[k % 3];
+    std::string train_pts, val_pts, speed_pts;
+    for (const auto& r : runs[k].rows) {
+      const double x = static_cast<double>(r.iter);
+      train_pts += fmt::format("{:.1f},{:.1f} ", loss.px(x), loss.py(r.train_loss));
+      speed_pts += fmt::format("{:.1f},{:.1f} ", speed.px(x), speed.py(r.tokens_per_s));
+      if (r.val_loss) val_pts += fmt::format("{:.1f},{:.1f} ", loss.px(x), loss.py(*r.val_loss));
+    }
+    svg.polyline(train_pts, colour[0], 1, "class=\"train\"");
+    const std::string dashes = k % 2 ? " stroke-dasharray=\"6,4\"" : "";  // a second run's line shows the first's beneath
+    if (!val_pts.empty()) svg.polyline(val_pts, colour[1], 2, "class=\"val-line\"" + dashes);
+    for (const auto& r : runs[k].rows)
+      if (r.val_loss) svg.circle(loss.px(static_cast<double>(r.iter)), loss.py(*r.val_loss), 3.5, colour[1], "class=\"val\"");
+    svg.polyline(speed_pts, colour[2], 1, "class=\"speed\"");
+    const std::string name = runs[k].name.empty() ? "" : runs[k].name + " ";
+    for (int curve = 0; curve < 2; ++curve, legend_y += 18) {
+      svg.line(left + plot_w + 15, legend_y, left + plot_w + 35, legend_y, colour[curve], 2);
+      svg.text(left + plot_w + 40, legend_y + 4, name + (curve == 0 ? "train" : "validation"), 11);
+    }
   }
-  svg.polyline(train_pts, "#6baed6", 1, "class=\"train\"");
-  if (!val_pts.empty()) svg.polyline(val_pts, "#d94801", 2, "class=\"val-line\"");
-  for (const auto& r : rows)
-    if (r.val_loss) svg.circle(loss.px(static_cast<double>(r.iter)), loss.py(*r.val_loss), 3.5, "#d94801", "class=\"val\"");
-  svg.polyline(speed_pts, "#41ab5d", 1, "class=\"speed\"");
-  svg.line(left + plot_w + 15, 62, left + plot_w + 35, 62, "#6baed6", 2);
-  svg.text(left + plot_w + 40, 66, "train", 11);
-  svg.line(left + plot_w + 15, 80, left + plot_w + 35, 80, "#d94801", 2);
-  svg.text(left + plot_w + 40, 84, "validation", 11);
   return svg.str();
 }
 
-void write_loss_plot(const std::string& log, const std::string& svg_path) {
-  write_output_file(svg_path, OutputKind::svg, loss_plot_svg(read_log(log), log));
+void write_loss_plot(const std::vector<std::string>& logs, const std::string& svg_path) {
+  std::vector<RunCurves> runs;
+  for (const std::string& log : logs) {
+    std::string name = log.substr(log.find_last_of('/') + 1);
+    if (name.size() > 4 && name.ends_with(".csv")) name.resize(name.size() - 4);
+    runs.push_back({logs.size() > 1 ? name : "", read_log(log)});
+  }
+  write_output_file(svg_path, OutputKind::svg, loss_plot_svg(runs, logs.size() > 1 ? "" : logs.front()));
 }
 
 }  // namespace tinygpt::train

@@ -7,10 +7,21 @@
 
 namespace tinygpt::train {
 
-// Two panels over iterations: train and validation loss (one marker per evaluation), tokens/s.
-std::string loss_plot_svg(const std::vector<LogRow>& rows, const std::string& title);
+// One run's log rows, and its name in the legend (empty for a plot of one run).
+struct RunCurves {
+  std::string name;
+  std::vector<LogRow> rows;
+};
 
-// Reads `log` and writes its plot to `svg`.
-void write_loss_plot(const std::string& log, const std::string& svg);
+// Two panels over iterations: train and validation loss (one marker per evaluation), tokens/s;
+// each run in its own colours.
+std::string loss_plot_svg(const std::vector<RunCurves>& runs, const std::string& title);
+inline std::string loss_plot_svg(const std::vector<LogRow>& rows, const std::string& title) {
+  return loss_plot_svg(std::vector<RunCurves>{{"", rows}}, title);
+}
+
+// Reads the logs and writes their plot to `svg`: several logs are drawn together, each named by its
+// file name without the directory and ".csv".
+void write_loss_plot(const std::vector<std::string>& logs, const std::string& svg);
 
 }  // namespace tinygpt::train

@@ -286,7 +286,7 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
     }
     log << format_log_row({state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds}) << '\n';
     log.flush();
-    if (val) write_loss_plot(log_path(), plot_path());  // a fresh picture at every evaluation
+    if (val) write_loss_plot({log_path()}, plot_path());  // a fresh picture at every evaluation
     progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val});
     if (stop) return Outcome::interrupted;
   }

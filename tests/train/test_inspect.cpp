@@ -129,4 +129,14 @@ TEST_CASE("plot: one point per evaluation, valid SVG, and clear errors for bad l
   // Losses too close together for doubles to step through still give a finite picture.
   const std::vector<LogRow> flat = {{1, 1e20, std::nullopt, 0.1, 1, 1}, {2, 1e20, std::nullopt, 0.1, 1, 1}};
   REQUIRE(valid_xml(dir, loss_plot_svg(flat, "flat")));
+  // Two runs in one plot: each has its curves and its names in the legend.
+  const std::string other = dir.write("bf16.csv", csv);
+  write_loss_plot({log, other}, dir.file("both.svg"));
+  std::ifstream in(dir.file("both.svg"));
+  const std::string both((std::istreambuf_iterator<char>(in)), {});
+  REQUIRE(count(both, "class=\"val\"") == 2 * static_cast<size_t>(evals));
+  REQUIRE(count(both, "class=\"train\"") == 2);
+  REQUIRE(both.find(">run validation</text>") != std::string::npos);
+  REQUIRE(both.find(">bf16 train</text>") != std::string::npos);
+  REQUIRE(valid_xml(dir, both));
 }

@@ -108,15 +108,17 @@ void add_attention(CLI::App& app) {
 
 void add_plot(CLI::App& app) {
   struct Args {
-    std::string log, out;
+    std::vector<std::string> logs;
+    std::string out;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand("plot", "draw a run's loss curves (and tokens/s) from its CSV log as SVG");
-  cmd->add_option("--log", args->log, "the CSV log written beside a checkpoint")->required();
+  CLI::App* cmd = app.add_subcommand("plot", "draw runs' loss curves (and tokens/s) from their CSV logs as SVG");
+  cmd->add_option("--log", args->logs, "the CSV log written beside a checkpoint; several draw the runs together")
+      ->required();
   cmd->add_option("--out", args->out, "the SVG file to write")->required();
   cmd->callback([args] {
     train::check_output_path(args->out, train::OutputKind::svg);  // before reading the log
-    train::write_loss_plot(args->log, args->out);
+    train::write_loss_plot(args->logs, args->out);
     fmt::print("wrote {}\n", args->out);
   });
 }
