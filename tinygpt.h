@@ -5,6 +5,7 @@
 
 // Tensors, automatic differentiation and every op (autograd/).
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/precision.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/random.h"

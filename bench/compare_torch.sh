@@ -6,6 +6,10 @@
 # Then tinygpt and PyTorch alternate, A B A B (PAIRS pairs, default 3), and each row gives both
 # medians with their min-max spread, the ratio of the medians, and peak memory.
 #   bench/compare_torch.sh [configs...]     configs: tiny baby small gpt2   (default: all)
+#   PRECISION=bf16 CORETYPES=own bench/compare_torch.sh small gpt2
+# With PRECISION=bf16, tinygpt trains with --precision bf16; PyTorch's setup is also chosen among its
+# fp32 step and its step under torch.autocast(bfloat16), whichever is faster; and each pair adds a
+# tinygpt fp32 run, for the last column (bf16 over fp32).
 # Needs a built ./build/train/tinygpt, Debian's python3-torch, libopenblas0-openmp and
 # libopenblas0-pthread. OPENBLAS_CORETYPE is set per command here, never for tinygpt, tests or CI.
 set -euo pipefail
@@ -17,6 +21,9 @@ declare -A FLAGS=(
   [gpt2]="--layers 12 --heads 12 --embd 768 --block 64 --batch 4 --vocab 50257 --steps 3"
 )
 PAIRS=${PAIRS:-3}
+PRECISION=${PRECISION:-fp32}
+torch_precisions=(fp32)
+[[ $PRECISION == bf16 ]] && torch_precisions+=(bf16)
 LIB=/usr/lib/x86_64-linux-gnu
 field() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -31,6 +38,11 @@ cores=("")
 cores+=(Haswell)
 grep -q avx512f /proc/cpuinfo && cores+=(SkylakeX)
 grep -q AuthenticAMD /proc/cpuinfo && cores+=(Zen)
+# CORETYPES="own SkylakeX" tries only those ("own": OpenBLAS's own choice), to shorten the search.
+if [[ -n ${CORETYPES:-} ]]; then
+  cores=()
+  for c in $CORETYPES; do [[ $c == own ]] && cores+=("") || cores+=("$c"); done
+fi
 first=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench --steps 1 --json)
 echo "# $(nproc) cores, $(echo "$first" | field cpu), tinygpt vector path $(echo "$first" | field vector_path)," \
      "one core's FMA peak $(echo "$first" | field fma_peak_gflops_per_core) GFLOP/s, commit $(git rev-parse --short HEAD)"
@@ -39,33 +51,45 @@ for threads in 1 2; do
   best=0
   for build in openmp pthread; do
     for core in "${cores[@]}"; do
-      r=$(torch_run "$build" "$core" "$threads" ${FLAGS[small]} --steps 3)
-      tps=$(echo "$r" | field tokens_per_s)
-      echo "#   PyTorch, $threads thread(s), openblas-$build, OPENBLAS_CORETYPE=${core:-(unset)}:" \
-           "$(echo "$r" | field blas_core) kernels, small config $(printf '%.0f' "$tps") tokens/s"
-      if (( $(echo "$tps > $best" | bc -l) )); then best=$tps; BEST[$threads]="$build $core"; fi
+      for tp in "${torch_precisions[@]}"; do
+        r=$(torch_run "$build" "$core" "$threads" ${FLAGS[small]} --steps 3 --precision "$tp")
+        tps=$(echo "$r" | field tokens_per_s)
+        echo "#   PyTorch $tp, $threads thread(s), openblas-$build, OPENBLAS_CORETYPE=${core:-(unset)}:" \
+             "$(echo "$r" | field blas_core) kernels, small config $(printf '%.0f' "$tps") tokens/s"
+        if (( $(echo "$tps > $best" | bc -l) )); then best=$tps; BEST[$threads]="$build $tp $core"; fi
+      done
     done
   done
-  read -r b c <<< "${BEST[$threads]}"
-  echo "# PyTorch with $threads thread(s): openblas-$b, OPENBLAS_CORETYPE=${c:-(unset)} (fastest above)"
+  read -r b p c <<< "${BEST[$threads]}"
+  echo "# PyTorch with $threads thread(s): $p, openblas-$b, OPENBLAS_CORETYPE=${c:-(unset)} (fastest above)"
 done
-printf '%-6s %7s %22s %22s %7s %11s %11s %6s\n' config threads "tinygpt tok/s (range)" "torch tok/s (range)" \
-  ratio tinygpt_MB torch_MB peak%
+printf '%-6s %7s %22s %22s %7s %11s %11s %6s %s\n' config threads "tinygpt $PRECISION tok/s (range)" \
+  "torch tok/s (range)" ratio tinygpt_MB torch_MB peak% "$([[ $PRECISION == bf16 ]] && echo "tinygpt fp32 tok/s, bf16/fp32")"
 for config_name in ${@:-tiny baby small gpt2}; do
   for threads in 1 2; do
-    read -r build core <<< "${BEST[$threads]}"
-    ours=() theirs=() our_rss=() their_rss=() share=()
+    read -r build tp core <<< "${BEST[$threads]}"
+    ours=() theirs=() our_rss=() their_rss=() share=() fp32=()
     for ((pair = 0; pair < PAIRS; ++pair)); do
-      o=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" --json)
-      t=$(torch_run "$build" "$core" "$threads" ${FLAGS[$config_name]})
+      o=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" \
+            --precision "$PRECISION" --json)
+      t=$(torch_run "$build" "$core" "$threads" ${FLAGS[$config_name]} --precision "$tp")
+      if [[ $PRECISION == bf16 ]]; then
+        fp32+=("$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" \
+                    --json | field tokens_per_s)")
+      fi
       ours+=("$(echo "$o" | field tokens_per_s)"); our_rss+=("$(echo "$o" | field peak_rss_mb)")
       share+=("$(echo "$o" | field share_of_peak)")
       theirs+=("$(echo "$t" | field tokens_per_s)"); their_rss+=("$(echo "$t" | field peak_rss_mb)")
     done
     a=$(median "${ours[@]}"); b=$(median "${theirs[@]}")
-    printf '%-6s %7s %22s %22s %7.2f %11.0f %11.0f %5.0f%%\n' "$config_name" "$threads" \
+    extra=""
+    if [[ $PRECISION == bf16 ]]; then
+      f=$(median "${fp32[@]}")
+      extra="$(printf '%.0f (%s), %.2f' "$f" "$(spread "${fp32[@]}")" "$(echo "$a / $f" | bc -l)")"
+    fi
+    printf '%-6s %7s %22s %22s %7.2f %11.0f %11.0f %5.0f%% %s\n' "$config_name" "$threads" \
       "$(printf '%.0f' "$a") ($(spread "${ours[@]}"))" "$(printf '%.0f' "$b") ($(spread "${theirs[@]}"))" \
       "$(echo "$a / $b" | bc -l)" "$(median "${our_rss[@]}")" "$(median "${their_rss[@]}")" \
-      "$(echo "100 * $(median "${share[@]}")" | bc -l)"
+      "$(echo "100 * $(median "${share[@]}")" | bc -l)" "$extra"
   done
 done

@@ -4,6 +4,7 @@
 Model: nanoGPT with bias, tied lm_head, GELU (tanh), no dropout; attention spelled out (PyTorch
 1.13 has no fused scaled_dot_product_attention). Step: forward, backward, clip to 1.0, AdamW
 (betas 0.9/0.99, weight decay 0.1 on 2-d tensors). Prints one JSON object like `tinygpt bench --json`.
+--precision bf16 runs the forward (and so its backward) under torch.autocast for bfloat16.
 
 Debian's python3-torch calls the system libblas.so.3, whichever build LD_LIBRARY_PATH puts first
 (bench/compare_torch.sh picks OpenBLAS's OpenMP or pthreads build and OPENBLAS_CORETYPE by measuring):
@@ -84,6 +85,8 @@ def main():
     for name, default in [("layers", 4), ("heads", 4), ("embd", 128), ("block", 64), ("batch", 12),
                           ("vocab", 65), ("steps", 20), ("threads", 0)]:
         ap.add_argument("--" + name, type=int, default=default)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                    help="bf16: the forward under torch.autocast('cpu', torch.bfloat16), as PyTorch recommends")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -99,7 +102,8 @@ def main():
         targets = torch.randint(0, a.vocab, (a.batch, a.block))
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = model(idx, targets)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+            loss = model(idx, targets)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -108,7 +112,8 @@ def main():
     ms = statistics.median(times) * 1e3
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"tokens_per_s": a.batch * a.block / (ms / 1e3), "ms_per_step": ms, "peak_rss_mb": rss,
-                      "threads": torch.get_num_threads(), "torch": torch.__version__, **blas_in_use()}))
+                      "threads": torch.get_num_threads(), "torch": torch.__version__,
+                      "precision": a.precision, **blas_in_use()}))
 
 
 if __name__ == "__main__":
