@@ -19,7 +19,7 @@ std::string signed_color(double t) {
   return fmt::format("#{:02x}{:02x}{:02x}", mix(255, 33, t), mix(255, 102, t), mix(255, 172, t));
 }
 
-struct Panel {
+struct StepPanel {
   std::string caption, detail;  // a step's formula, and its shape or code
   const std::vector<float>* values;
   int64_t cols;
@@ -32,12 +32,12 @@ class StepsDrawing {
       : s_(s), T_(s.size()), cell_(std::clamp(300.0 / static_cast<double>(T_), 8.0, 26.0)),
         label_(std::min(11.0, cell_)), stride_(std::max<int64_t>(1, std::lround(std::ceil(11.0 / cell_)))) {}
 
-  double width(const Panel& p) const { return static_cast<double>(p.cols) * column(p); }
+  double width(const StepPanel& p) const { return static_cast<double>(p.cols) * column(p); }
   double height() const { return cell_ * static_cast<double>(T_); }
 
   // The panel with its top-left corner at (x0, y0): caption above, token labels at the left (and
   // below, for keys), a colour scale at the right.
-  void draw(Svg& svg, const Panel& p, double x0, double y0) const {
+  void draw(Svg& svg, const StepPanel& p, double x0, double y0) const {
     const double cw = column(p);
     float range = 0;
     for (const float v : *p.values) range = std::max(range, std::abs(v));
@@ -69,11 +69,11 @@ class StepsDrawing {
   static constexpr double kScaleWidth = 52;
 
  private:
-  double column(const Panel& p) const {
+  double column(const StepPanel& p) const {
     return p.cols == T_ ? cell_ : std::clamp(200.0 / static_cast<double>(p.cols), 3.0, cell_);
   }
 
-  void scale(Svg& svg, const Panel& p, double x, double y, float range) const {
+  void scale(Svg& svg, const StepPanel& p, double x, double y, float range) const {
     const double h = std::max(60.0, height());
     for (int k = 0; k < 20; ++k) {
       const double t = (k + 0.5) / 20.0;
@@ -95,7 +95,7 @@ std::string attention_steps_svg(const AttentionSteps& s) {
   const int64_t T = s.size(), d = s.d_k;
   const StepsDrawing drawing(s);
   const double root = std::sqrt(static_cast<double>(d));
-  const std::vector<std::vector<Panel>> rows = {
+  const std::vector<std::vector<StepPanel>> rows = {
       {{"1. Q = ln_1(x) W_q + b_q", fmt::format("queries [{}, {}]", T, d), &s.q, d, false},
        {"K = ln_1(x) W_k + b_k", fmt::format("keys [{}, {}]", T, d), &s.k, d, false},
        {"V = ln_1(x) W_v + b_v", fmt::format("values [{}, {}]", T, d), &s.v, d, false}},

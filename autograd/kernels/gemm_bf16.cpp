@@ -37,10 +37,10 @@ using simd::MR;
 using simd::NR;
 static_assert(MR == 12 && NR == 32, "the bf16 kernels use the AVX-512 float panels: 12 rows, 32 columns");
 
-constexpr int64_t MC = 20 * MR;  // most rows of a band: its packed A (MC x KC bfloat16) stays in L2
+constexpr int64_t kBandRows = 20 * MR;  // most rows of a band: its packed A (kBandRows x KC bfloat16) stays in L2
 
 // Rows k and k + 1 of a float panel, w values each (w <= 16), as w bfloat16 pairs {row k, row k + 1}.
-TINYGPT_BF16_TARGET inline void pairs(const float* even, const float* odd, uint32_t* out, int w) {
+TINYGPT_BF16_TARGET inline void row_pairs(const float* even, const float* odd, uint32_t* out, int w) {
   const __mmask16 mask = static_cast<__mmask16>((1u << w) - 1);
   const __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, even)));
   const __m512i hi = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, odd)));
@@ -49,20 +49,20 @@ TINYGPT_BF16_TARGET inline void pairs(const float* even, const float* odd, uint3
 
 // A float panel of kc rows, `width` floats a row and `stride` floats apart, as (kc + 1) / 2 rows of
 // bfloat16 pairs, `width` a row; an odd kc pairs the last row with 0.
-TINYGPT_BF16_TARGET void to_pairs(const float* panel, int64_t kc, int width, uint32_t* out) {
+TINYGPT_BF16_TARGET void panel_to_pairs(const float* panel, int64_t kc, int width, uint32_t* out) {
   alignas(64) static constexpr float kZeros[NR] = {};
   for (int64_t k = 0; k < kc; k += 2, out += width)
     for (int c = 0; c < width; c += 16) {
       const float* odd = k + 1 < kc ? panel + (k + 1) * width + c : kZeros;
-      pairs(panel + k * width + c, odd, out + c, std::min(16, width - c));
+      row_pairs(panel + k * width + c, odd, out + c, std::min(16, width - c));
     }
 }
 
-int64_t pair_rows(int64_t kc) { return (kc + 1) / 2; }
+int64_t k_pairs(int64_t kc) { return (kc + 1) / 2; }
 
 // C[0..m, 0..n) = start + Ap · Bp over kp pairs of k; m <= MR, n <= NV * 16.
 template <int NV>
-TINYGPT_BF16_TARGET void micro_kernel(int64_t kp, const uint32_t* __restrict Ap, const uint32_t* __restrict Bp, float* C,
+TINYGPT_BF16_TARGET void pair_tile(int64_t kp, const uint32_t* __restrict Ap, const uint32_t* __restrict Bp, float* C,
                                       int64_t ldc, Start start, int m, int n) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 12
@@ -97,14 +97,14 @@ TINYGPT_BF16_TARGET void micro_kernel(int64_t kp, const uint32_t* __restrict Ap,
 }
 
 // One row band (m rows, packed) against every packed B panel: C[m, N] (=|+=) Ap · Bp.
-void multiply_band(int64_t kp, const uint32_t* Ap, const uint32_t* Bp, float* C, int64_t ldc, int64_t m, int64_t N,
+void pair_band(int64_t kp, const uint32_t* Ap, const uint32_t* Bp, float* C, int64_t ldc, int64_t m, int64_t N,
                    Start start) {
   for (int64_t j = 0; j < N; j += NR)
     for (int64_t i = 0; i < m; i += MR) {
       const int rows = static_cast<int>(std::min<int64_t>(MR, m - i)), cols = static_cast<int>(std::min<int64_t>(NR, N - j));
       const uint32_t *a = Ap + (i / MR) * kp * MR, *b = Bp + (j / NR) * kp * NR;
-      if (cols <= 16) micro_kernel<1>(kp, a, b, C + i * ldc + j, ldc, start.at_column(j), rows, cols);
-      else micro_kernel<2>(kp, a, b, C + i * ldc + j, ldc, start.at_column(j), rows, cols);
+      if (cols <= 16) pair_tile<1>(kp, a, b, C + i * ldc + j, ldc, start.at_column(j), rows, cols);
+      else pair_tile<2>(kp, a, b, C + i * ldc + j, ldc, start.at_column(j), rows, cols);
     }
 }
 
@@ -119,10 +119,10 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
                       bool accumulate, const float* bias) {
   if (M <= 0 || N <= 0 || K <= 0) return gemm(M, N, K, A, B, C, ldc, accumulate, bias);  // nothing to multiply
   const DepthBlocks blocks(K);
-  const int64_t kp_most = pair_rows(blocks.most), n_panels = (N + NR - 1) / NR;
-  // Row bands: at most MC rows, as many as make equal shares for the threads where M allows.
+  const int64_t kp_most = k_pairs(blocks.most), n_panels = (N + NR - 1) / NR;
+  // Row bands: at most kBandRows rows, as many as make equal shares for the threads where M allows.
   const int64_t threads = num_threads();
-  int64_t bands = (M + MC - 1) / MC;
+  int64_t bands = (M + kBandRows - 1) / kBandRows;
   if (bands % threads != 0 && (bands + threads - 1) / threads * threads * MR <= M)
     bands = (bands + threads - 1) / threads * threads;
   const int64_t row_panels = (M + MR - 1) / MR;
@@ -138,12 +138,12 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   uint32_t* Bp = reinterpret_cast<uint32_t*>(packed_b.data());
 
   for (int64_t block = 0; block < blocks.count; ++block) {
-    const int64_t kc = blocks.depth(block), kp = pair_rows(kc), p0 = block * blocks.most;
+    const int64_t kc = blocks.depth(block), kp = k_pairs(kc), p0 = block * blocks.most;
     parallel_for_slots(n_panels, grain_for(kc * NR, 16384), [&](int slot, int64_t q0, int64_t q1) {
       float* panel = scratch.data() + slot * share;
       for (int64_t q = q0; q < q1; ++q) {
         pack_b(B, q * NR, std::min<int64_t>(NR, N - q * NR), p0, kc, panel);
-        to_pairs(panel, kc, NR, Bp + q * kp * NR);
+        panel_to_pairs(panel, kc, NR, Bp + q * kp * NR);
       }
     });
     parallel_for_slots(bands, 1, [&](int slot, int64_t b0, int64_t b1) {
@@ -152,8 +152,8 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
       for (int64_t band = b0; band < b1; ++band) {
         const int64_t i0 = band_start(band), m = band_start(band + 1) - i0;
         pack_a(A, i0, m, p0, kc, panel);
-        for (int64_t p = 0; p < (m + MR - 1) / MR; ++p) to_pairs(panel + p * a_panel_stride(kc), kc, MR, Ap + p * kp * MR);
-        multiply_band(kp, Ap, Bp, C + i0 * ldc, ldc, m, N, Start{accumulate || block > 0, bias});
+        for (int64_t p = 0; p < (m + MR - 1) / MR; ++p) panel_to_pairs(panel + p * a_panel_stride(kc), kc, MR, Ap + p * kp * MR);
+        pair_band(kp, Ap, Bp, C + i0 * ldc, ldc, m, N, Start{accumulate || block > 0, bias});
       }
     });
   }
