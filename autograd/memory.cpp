@@ -54,9 +54,10 @@ void* allocate(std::size_t bytes) {
       }
     }
   }
-  void* block = ::operator new(size, std::align_val_t{kAlign});
-  advise_huge_pages(block, size);
-  return block;
+  // Tensors get ordinary pages: on the machines measured (VMs), memory asked for as 2 MB pages and
+  // then reused step after step made training 1.46x slower (tinygpt bench, small, one thread: 1656
+  // against 2419 tokens/s; docs/performance.md), while it spared only page faults on first use.
+  return ::operator new(size, std::align_val_t{kAlign});
 }
 
 void advise_huge_pages(void* block, std::size_t bytes) {

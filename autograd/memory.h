@@ -13,7 +13,8 @@
 namespace tinygpt::memory {
 
 // Asks the kernel for 2 MB pages over a large block not yet written (a no-op under 4 MB): a 500 MB
-// tensor then takes 250 page faults instead of 128,000, each of which costs microseconds in a VM.
+// file image read once then takes 250 page faults instead of 128,000, each of which costs
+// microseconds in a VM. Not for tensors that training reuses step after step (memory.cpp says why).
 void advise_huge_pages(void* block, std::size_t bytes);
 
 // A 64-byte aligned block of at least `bytes`; `release` must get the same `bytes` back.
