@@ -23,9 +23,10 @@ double norm_at(const Tensor& x, int64_t position) {
 }  // namespace
 
 ResidualTrace residual_trace(nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& text,
-                             int64_t position, int64_t top) {
+                             std::optional<int64_t> followed, int64_t top) {
   const std::vector<int32_t> ids = encode_for_model(model, tokenizer, text);
   const auto T = static_cast<int64_t>(ids.size());
+  const int64_t position = followed.value_or(T - 1);
   if (position < 0 || position >= T)
     throw std::out_of_range(
         fmt::format("--position {} is out of range: the text has {} tokens (0..{})", position, T, T - 1));

@@ -2,6 +2,7 @@
 // The residual stream of one token through every block to the next-token prediction
 // (`tinygpt attention --trace`).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,9 @@ struct ResidualTrace {
   std::vector<Stage> stages;
   std::vector<Candidate> next;  // most likely first
 };
+// position: the token to follow, the last when not given.
 ResidualTrace residual_trace(nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& text,
-                             int64_t position, int64_t top = 5);
+                             std::optional<int64_t> position = std::nullopt, int64_t top = 5);
 std::string residual_trace_text(const ResidualTrace& trace);
 
 }  // namespace tinygpt::train

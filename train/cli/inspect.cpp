@@ -91,10 +91,10 @@ void add_attention(CLI::App& app) {
       if (!args->out.empty()) write_svg(train::attention_steps_svg(s));
     }
     if (args->trace) {
-      const int64_t last = static_cast<int64_t>(train::encode_for_model(*ck.model, *ck.tokenizer, args->text).size()) - 1;
+      const std::optional<int64_t> position =
+          cmd->count("--position") ? std::optional<int64_t>(args->position) : std::nullopt;  // default: the last
       if (args->steps && !args->json) fmt::print("\n");
-      fmt::print("{}", train::residual_trace_text(train::residual_trace(
-                           *ck.model, *ck.tokenizer, args->text, cmd->count("--position") ? args->position : last)));
+      fmt::print("{}", train::residual_trace_text(train::residual_trace(*ck.model, *ck.tokenizer, args->text, position)));
     }
     if (args->steps || args->trace) return;
     const train::AttentionMaps maps = train::attention_maps(*ck.model, *ck.tokenizer, args->text);
