@@ -13,8 +13,9 @@ enum class Precision { fp32, bf16 };
 const char* to_string(Precision precision);          // "fp32" or "bf16"
 Precision parse_precision(std::string_view text);    // throws on anything else, naming it
 
-// The precision of the products (matmul, linear) that this thread computes; fp32 unless a
-// PrecisionGuard says otherwise. A product's backward uses the precision of its forward.
+// The precision of the products (matmul, linear, and the attention heads' Q·Kᵀ and weights·V)
+// that this thread computes; fp32 unless a PrecisionGuard says otherwise. A product's backward
+// uses the precision of its forward.
 Precision matmul_precision();
 class PrecisionGuard {
  public:

@@ -10,22 +10,12 @@
 #include "tinygpt/autograd/kernels/gemm.h"
 
 #include <algorithm>
-#include <cstring>
 
+#include "tinygpt/autograd/kernels/bf16_pairs.h"
 #include "tinygpt/autograd/kernels/blocking.h"
 #include "tinygpt/autograd/kernels/pack.h"
-#include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/tensor.h"
-
-#if defined(__AVX512F__) && defined(__x86_64__)
-#define TINYGPT_BF16_KERNELS 1
-#include <immintrin.h>
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_epi32() and then warn that it may be
-// used uninitialized (a false positive of the headers, not of this code).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#define TINYGPT_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
-#endif
 
 namespace tinygpt {
 
@@ -33,68 +23,9 @@ namespace tinygpt {
 
 namespace {
 
-using simd::MR;
-using simd::NR;
-static_assert(MR == 12 && NR == 32, "the bf16 kernels use the AVX-512 float panels: 12 rows, 32 columns");
+using namespace bf16;
 
 constexpr int64_t kBandRows = 20 * MR;  // most rows of a band: its packed A (kBandRows x KC bfloat16) stays in L2
-
-// Rows k and k + 1 of a float panel, w values each (w <= 16), as w bfloat16 pairs {row k, row k + 1}.
-TINYGPT_BF16_TARGET inline void row_pairs(const float* even, const float* odd, uint32_t* out, int w) {
-  const __mmask16 mask = static_cast<__mmask16>((1u << w) - 1);
-  const __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, even)));
-  const __m512i hi = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, odd)));
-  _mm512_mask_storeu_epi32(out, mask, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-}
-
-// A float panel of kc rows, `width` floats a row and `stride` floats apart, as (kc + 1) / 2 rows of
-// bfloat16 pairs, `width` a row; an odd kc pairs the last row with 0.
-TINYGPT_BF16_TARGET void panel_to_pairs(const float* panel, int64_t kc, int width, uint32_t* out) {
-  alignas(64) static constexpr float kZeros[NR] = {};
-  for (int64_t k = 0; k < kc; k += 2, out += width)
-    for (int c = 0; c < width; c += 16) {
-      const float* odd = k + 1 < kc ? panel + (k + 1) * width + c : kZeros;
-      row_pairs(panel + k * width + c, odd, out + c, std::min(16, width - c));
-    }
-}
-
-int64_t k_pairs(int64_t kc) { return (kc + 1) / 2; }
-
-// C[0..m, 0..n) = start + Ap · Bp over kp pairs of k; m <= MR, n <= NV * 16.
-template <int NV>
-TINYGPT_BF16_TARGET void pair_tile(int64_t kp, const uint32_t* __restrict Ap, const uint32_t* __restrict Bp, float* C,
-                                      int64_t ldc, Start start, int m, int n) {
-  __m512 acc[MR][NV];
-#pragma GCC unroll 12
-  for (int r = 0; r < MR; ++r)
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
-#pragma GCC unroll 2
-  for (int64_t p = 0; p < kp; ++p, Ap += MR, Bp += NR) {
-    __m512bh b[NV];
-    for (int v = 0; v < NV; ++v) b[v] = (__m512bh)_mm512_load_si512(Bp + v * 16);
-#pragma GCC unroll 12
-    for (int r = 0; r < MR; ++r) {
-      const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(Ap[r]));
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], a, b[v]);
-    }
-  }
-  if (m == MR && n == NV * 16) {
-#pragma GCC unroll 12
-    for (int r = 0; r < MR; ++r)
-      for (int v = 0; v < NV; ++v) {
-        float* c = C + r * ldc + v * 16;
-        if (start.accumulate) _mm512_storeu_ps(c, _mm512_add_ps(_mm512_loadu_ps(c), acc[r][v]));
-        else if (start.bias) _mm512_storeu_ps(c, _mm512_add_ps(acc[r][v], _mm512_loadu_ps(start.bias + v * 16)));
-        else _mm512_storeu_ps(c, acc[r][v]);
-      }
-    return;
-  }
-  alignas(64) float tile[MR][NV * 16];  // an edge tile: spill, then copy the valid part
-  for (int r = 0; r < MR; ++r)
-    for (int v = 0; v < NV; ++v) _mm512_store_ps(&tile[r][v * 16], acc[r][v]);
-  for (int r = 0; r < m; ++r)
-    for (int c = 0; c < n; ++c) C[r * ldc + c] = start.value(C[r * ldc + c], tile[r][c], c);
-}
 
 // One row band (m rows, packed) against every packed B panel: C[m, N] (=|+=) Ap · Bp.
 void pair_band(int64_t kp, const uint32_t* Ap, const uint32_t* Bp, float* C, int64_t ldc, int64_t m, int64_t N,

@@ -4,6 +4,7 @@
 
 #include "tinygpt/autograd/kernels/pack.h"
 #include "tinygpt/autograd/kernels/simd.h"
+#include "tinygpt/autograd/precision.h"
 
 namespace tinygpt {
 
@@ -74,19 +75,56 @@ void rows_tile(int64_t rows, const SmallGemmArgs& g, int64_t i0, int64_t j0, int
   tile<ROWS>(g, i0, j0, cols);
 }
 
-}  // namespace
-
-SmallB SmallB::from_row(int64_t p) const { return {data + p * NR, panel}; }
-
-SmallB packed(MatrixView B, int64_t k, int64_t n, float* out) {
-  pack_b(B, 0, n, 0, k, out);
-  return {out, k * NR};
-}
-
-void small_gemm(const SmallGemmArgs& g) {
+void small_gemm_floats(const SmallGemmArgs& g) {
   for (int64_t i0 = 0; i0 < g.m; i0 += MR)
     for (int64_t j0 = 0; j0 < g.n; j0 += NR)
       rows_tile<MR>(std::min<int64_t>(MR, g.m - i0), g, i0, j0, std::min<int64_t>(NR, g.n - j0));
+}
+
+// The portable bf16 form: MR rows of A and up to kSmallDepth of its k at a time, rounded into a
+// block read down its columns, times B's rounded panels by the float kernels.
+void small_gemm_rounded(const SmallGemmArgs& g) {
+  alignas(64) float block[kSmallDepth * MR];  // A(i0 + r, p0 + p) rounded at [p * MR + r]
+  for (int64_t i0 = 0; i0 < g.m; i0 += MR) {
+    const int64_t rows = std::min<int64_t>(MR, g.m - i0);
+    for (int64_t p0 = 0; p0 < g.k; p0 += kSmallDepth) {
+      const int64_t depth = std::min(kSmallDepth, g.k - p0);
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* a = g.a + (i0 + r) * g.a_row + p0 * g.a_col;
+        for (int64_t p = 0; p < depth; ++p) block[p * MR + r] = round_to_bf16(a[p * g.a_col]);
+      }
+      small_gemm_floats({rows, g.n, depth, block, 1, MR, g.b.from_row(p0), g.c + i0 * g.c_row, g.c_row, g.alpha,
+                         g.accumulate || p0 > 0});
+    }
+  }
+}
+
+}  // namespace
+
+SmallForm small_form(Precision precision) {
+  if (precision == Precision::fp32) return SmallForm::floats;
+  return bf16_native() ? SmallForm::pairs : SmallForm::rounded;
+}
+
+SmallB SmallB::from_row(int64_t p) const {
+  return {data + (form == SmallForm::pairs ? p / 2 : p) * NR, panel, form};
+}
+
+SmallB packed(MatrixView B, int64_t k, int64_t n, float* out, SmallForm form) {
+  if (form == SmallForm::pairs) return packed_pairs(B, k, n, out);
+  pack_b(B, 0, n, 0, k, out);
+  if (form == SmallForm::rounded)
+    for (int64_t i = 0; i < packed_b_size(k, n); ++i) out[i] = round_to_bf16(out[i]);
+  return {out, k * NR, form};
+}
+
+void small_gemm(const SmallGemmArgs& g) {
+  if (g.k <= 0) return small_gemm_floats(g);  // C = 0 (or unchanged): nothing to round
+  switch (g.b.form) {
+    case SmallForm::floats: return small_gemm_floats(g);
+    case SmallForm::rounded: return small_gemm_rounded(g);
+    case SmallForm::pairs: return small_gemm_pairs(g);
+  }
 }
 
 }  // namespace tinygpt

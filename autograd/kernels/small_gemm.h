@@ -4,20 +4,30 @@
 // B from pack_b's column panels: contiguous whatever B's own strides (a row stride of T = 256
 // floats would map a tile's rows of B to a few L1 sets), and zero past column n, so that every tile
 // computes whole vectors. Register tiles of up to MR rows x NR columns.
+// In bf16 (precision.h) both operands are rounded to bfloat16 and the products summed in float:
+// B as it is packed, A a block of rows at a time on the stack.
 #include <cstdint>
 
 #include "tinygpt/autograd/kernels/gemm.h"
 
 namespace tinygpt {
 
-// B packed: B(p, j) = data[(j / NR) * panel + p * NR + j % NR].
+// How a packed B holds its values: floats (fp32); floats rounded to bfloat16 (the portable bf16
+// path: float kernels); bfloat16 pairs along k (the native one: vdpbf16ps, bf16_pairs.h).
+enum class SmallForm { floats, rounded, pairs };
+// The form for products in `precision` on this machine.
+SmallForm small_form(Precision precision);
+
+// B packed: floats B(p, j) = data[(j / NR) * panel + p * NR + j % NR]; pairs: 32-bit words
+// {B(p, j), B(p + 1, j)} at [(j / NR) * panel + (p / 2) * NR + j % NR] for even p.
 struct SmallB {
   const float* data;
   int64_t panel;
-  SmallB from_row(int64_t p) const;  // B without its first p rows
+  SmallForm form = SmallForm::floats;
+  SmallB from_row(int64_t p) const;  // B without its first p rows (p even for pairs)
 };
 // B[k, n] packed whole into out, which holds packed_b_size(k, n) floats (pack.h).
-SmallB packed(MatrixView B, int64_t k, int64_t n, float* out);
+SmallB packed(MatrixView B, int64_t k, int64_t n, float* out, SmallForm form = SmallForm::floats);
 
 struct SmallGemmArgs {
   int64_t m, n, k;
@@ -30,6 +40,15 @@ struct SmallGemmArgs {
   bool accumulate = false;
 };
 
+// In B's form: rounded and pairs round A as well.
 void small_gemm(const SmallGemmArgs& g);
+
+// The pairs form's halves (small_gemm_bf16.cpp): call only where bf16_native().
+SmallB packed_pairs(MatrixView B, int64_t k, int64_t n, float* out);
+void small_gemm_pairs(const SmallGemmArgs& g);
+
+// How deep a block of A the bf16 forms round at a time (MR rows of it, on the stack): a deeper
+// product adds its blocks' sums into C one after another.
+constexpr int64_t kSmallDepth = 256;
 
 }  // namespace tinygpt

@@ -21,6 +21,7 @@
 #include "tinygpt/autograd/kernels/small_gemm.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/precision.h"
 #include "tinygpt/autograd/profile.h"
 
 namespace tinygpt {
@@ -52,13 +53,14 @@ GradHeads<F> contiguous_heads(F* data, int64_t nh, int64_t T, int64_t hs, bool f
   return {data, nh * T * hs, T * hs, hs, fresh};
 }
 
-// One head's [T, hs] rows (`row` floats apart), packed as small_gemm's B: as they are (rows of
-// B: keys or queries) or transposed (columns of B: Kᵀ, Vᵀ).
-SmallB head_rows(const float* x, int64_t row, int64_t T, int64_t hs, float* out) {
-  return packed({x, row, 1}, T, hs, out);
+// One head's [T, hs] rows (`row` floats apart), packed as small_gemm's B in `form` (float, or
+// bf16 under --precision bf16): as they are (rows of B: keys or queries) or transposed (columns
+// of B: Kᵀ, Vᵀ).
+SmallB head_rows(const float* x, int64_t row, int64_t T, int64_t hs, float* out, SmallForm form) {
+  return packed({x, row, 1}, T, hs, out, form);
 }
-SmallB head_transposed(const float* x, int64_t row, int64_t T, int64_t hs, float* out) {
-  return packed({x, 1, row}, hs, T, out);
+SmallB head_transposed(const float* x, int64_t row, int64_t T, int64_t hs, float* out, SmallForm form) {
+  return packed({x, 1, row}, hs, T, out, form);
 }
 // Floats of either packing of one head.
 int64_t head_panels(int64_t T, int64_t hs) { return std::max(packed_b_size(T, hs), packed_b_size(hs, T)); }
@@ -67,6 +69,7 @@ int64_t head_panels(int64_t T, int64_t hs) { return std::max(packed_b_size(T, hs
 // below skip the masked future block by block (about half of the work for long contexts). Two of
 // small_gemm's register tiles of rows: blocks of 16 rows made a third tile of 4, which ran slower.
 constexpr int64_t kRows = 2 * simd::MR;
+static_assert(kRows % 2 == 0, "bf16 pairs: B's rows are skipped in pairs (SmallB::from_row)");
 
 // p[0..n) = softmax(p[0..n)), with the maximum taken out first.
 void softmax_row(float* p, int64_t n) {
@@ -109,6 +112,7 @@ void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, i
 struct AttentionBackward {
   Tensor q, k, v;
   float scale;
+  SmallForm form;               // the forward's precision
   GradHeads<float> dq, dk, dv;  // accumulated into, or written where fresh (kept weights only)
   GradHeads<const float> dy;    // the gradient of y
 
@@ -119,10 +123,10 @@ struct AttentionBackward {
     const float* gh = dy.at(b, h);
     const int64_t g_row = dy.row, per = head_panels(T, hs);
     float *dS = scratch, *panels = dS + T * T;
-    const SmallB value_t = head_transposed(V.at(b, h), V.row(), T, hs, panels);
-    const SmallB keys = head_rows(K.at(b, h), K.row(), T, hs, panels + per);
-    const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 2 * per);
-    const SmallB grads = head_rows(gh, g_row, T, hs, panels + 3 * per);
+    const SmallB value_t = head_transposed(V.at(b, h), V.row(), T, hs, panels, form);
+    const SmallB keys = head_rows(K.at(b, h), K.row(), T, hs, panels + per, form);
+    const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 2 * per, form);
+    const SmallB grads = head_rows(gh, g_row, T, hs, panels + 3 * per, form);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       float* ds = dS + i0 * T;
@@ -152,11 +156,11 @@ struct AttentionBackward {
     const float* gh = dy.at(b, h);
     const int64_t g_row = dy.row, per = head_panels(T, hs);
     float *P = scratch, *dS = P + kRows * T, *panels = dS + kRows * T;
-    const SmallB key_t = head_transposed(K.at(b, h), K.row(), T, hs, panels);
-    const SmallB value_t = head_transposed(V.at(b, h), V.row(), T, hs, panels + per);
-    const SmallB keys = head_rows(K.at(b, h), K.row(), T, hs, panels + 2 * per);
-    const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 3 * per);
-    const SmallB grads = head_rows(gh, g_row, T, hs, panels + 4 * per);
+    const SmallB key_t = head_transposed(K.at(b, h), K.row(), T, hs, panels, form);
+    const SmallB value_t = head_transposed(V.at(b, h), V.row(), T, hs, panels + per, form);
+    const SmallB keys = head_rows(K.at(b, h), K.row(), T, hs, panels + 2 * per, form);
+    const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 3 * per, form);
+    const SmallB grads = head_rows(gh, g_row, T, hs, panels + 4 * per, form);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       weights_strip(Q.at(b, h), Q.row(), key_t, hs, scale, i0, rows, P, T, n);
@@ -183,7 +187,7 @@ namespace {
 struct AttentionForward {
   Tensor y_storage, y, weights;
 };
-AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool tiled) {
+AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool tiled, SmallForm form) {
   const int64_t B = q.size(0), nh = q.size(1), T = q.size(2), hs = q.size(3);
   // y lives in [B, T, nh, hs] order: merging heads back into [B, T, C] is then a free view.
   AttentionForward out;
@@ -200,8 +204,8 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
     for (int64_t bh = t0; bh < t1; ++bh) {
       const int64_t b = bh / nh, h = bh % nh;
       const float* qh = Q.at(b, h);
-      const SmallB key_t = head_transposed(K.at(b, h), K.row(), T, hs, panels);
-      const SmallB values = head_rows(V.at(b, h), V.row(), T, hs, panels + per);
+      const SmallB key_t = head_transposed(K.at(b, h), K.row(), T, hs, panels, form);
+      const SmallB values = head_rows(V.at(b, h), V.row(), T, hs, panels + per, form);
       float* yh = out.y.data() + b * out.y.strides()[0] + h * out.y.strides()[1];
       const int64_t y_row = out.y.strides()[2];
       for (int64_t i0 = 0; i0 < T; i0 += kRows) {
@@ -242,8 +246,9 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   const Tensor q = unit_last_stride(query_in), k = unit_last_stride(key_in), v = unit_last_stride(value_in);
   const float scale = 1.0f / std::sqrt(static_cast<float>(q.size(3)));
   const bool tiled = attention_is_tiled(memory, q.size(2));
-  AttentionForward f = attend(q, k, v, scale, tiled);
-  const AttentionBackward backward{q, k, v, scale, {}, {}, {}, {}};
+  const SmallForm form = small_form(matmul_precision());  // backward multiplies as forward did
+  AttentionForward f = attend(q, k, v, scale, tiled, form);
+  const AttentionBackward backward{q, k, v, scale, form, {}, {}, {}, {}};
   Tensor y = attach(f.y, "causal_attention", {q, k, v}, [backward, weights = f.weights, tiled](const Tensor&,
                                                                                              const Tensor& g) {
     AttentionBackward bw = backward;
@@ -279,9 +284,10 @@ AttentionResult causal_self_attention(const Tensor& qkv_in, int64_t n_head, Atte
   const Tensor q = heads(0), k = heads(1), v = heads(2);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const bool tiled = attention_is_tiled(memory, T);
-  AttentionForward f = attend(q, k, v, scale, tiled);
+  const SmallForm form = small_form(matmul_precision());  // backward multiplies as forward did
+  AttentionForward f = attend(q, k, v, scale, tiled, form);
   const Tensor y = make_view(f.y_storage, {B, T, C}, {T * C, C, 1}, 0);  // heads merged: [B, T, C]
-  const AttentionBackward backward{q, k, v, scale, {}, {}, {}, {}};
+  const AttentionBackward backward{q, k, v, scale, form, {}, {}, {}, {}};
   Tensor out = attach(y, "causal_attention", {qkv}, [backward, qkv, weights = f.weights, tiled](const Tensor&,
                                                                                                const Tensor& g) {
     // The three gradients go straight into their places in [B, T, 3C]; a fresh buffer is written

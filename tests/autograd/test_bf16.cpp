@@ -8,6 +8,8 @@
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/kernels/pack.h"
+#include "tinygpt/autograd/kernels/small_gemm.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/precision.h"
@@ -156,5 +158,121 @@ TEST_CASE("bf16: matmul and linear under a PrecisionGuard, forward and backward"
     for (size_t i = 0; i < f32[part].size(); ++i)
       scale = std::max(scale, double(std::abs(f32[part][i]))), worst = std::max(worst, double(std::abs(b16[part][i] - f32[part][i])));
     REQUIRE(worst < 0.02 * scale);
+  }
+}
+
+namespace {
+
+// One small product's operands: A [m, k] in the walk given by its strides, B [k, n] as stored.
+struct SmallCase {
+  int64_t m, n, k;
+  int a_walk;  // 0: rows along k (a_col 1), 1: down columns (a_row 1), 2: both strides > 1
+  bool b_transposed;
+};
+
+// C = alpha A B (+ C) by small_gemm with B packed in `form`; A and B optionally rounded first.
+std::vector<float> small_product(const SmallCase& s, const std::vector<float>& a, const std::vector<float>& b,
+                                 SmallForm form, bool round_first, float alpha, bool accumulate) {
+  std::vector<float> ar(a), br(b);
+  if (round_first)
+    for (auto* v : {&ar, &br})
+      for (float& x : *v) x = round_to_bf16(x);
+  // A lives in a buffer twice as wide and tall, so that the strided walk has room.
+  const int64_t a_row = s.a_walk == 0 ? s.k : s.a_walk == 1 ? 1 : 2 * s.k;
+  const int64_t a_col = s.a_walk == 0 ? 1 : s.a_walk == 1 ? s.m : 2;
+  std::vector<float> a_store(4 * s.m * s.k, 7.0f);
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t p = 0; p < s.k; ++p) a_store[i * a_row + p * a_col] = ar[i * s.k + p];
+  std::vector<float> b_store(br.size());
+  for (int64_t p = 0; p < s.k; ++p)
+    for (int64_t j = 0; j < s.n; ++j) (s.b_transposed ? b_store[j * s.k + p] : b_store[p * s.n + j]) = br[p * s.n + j];
+  const MatrixView bv = s.b_transposed ? MatrixView{b_store.data(), 1, s.k} : MatrixView{b_store.data(), s.n, 1};
+  std::vector<float> panels(packed_b_size(s.k, s.n) + 64);
+  const SmallB packed_b = packed(bv, s.k, s.n, panels.data() + 1, form);  // + 1: panels need no alignment
+  std::vector<float> c(s.m * s.n, 0.5f);
+  small_gemm({s.m, s.n, s.k, a_store.data(), a_row, a_col, packed_b, c.data(), s.n, alpha, accumulate});
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("bf16: attention's small products round both operands, in either form", "[bf16][gemm]") {
+  // k = 300 runs past one rounded block of A (kSmallDepth); 13 x 33 leaves partial tiles.
+  const SmallCase cases[] = {{1, 1, 1, 0, false},  {5, 7, 3, 1, true},     {13, 33, 17, 2, false}, {24, 64, 256, 0, true},
+                             {24, 40, 300, 1, false}, {30, 16, 2, 0, false}, {25, 70, 301, 2, true}};
+  std::vector<SmallForm> forms{SmallForm::rounded};
+  if (bf16_native()) forms.push_back(SmallForm::pairs);
+  for (const SmallCase& s : cases)
+    for (bool accumulate : {false, true}) {
+      const std::vector<float> a = uniform(s.m * s.k, s.m + 1), b = uniform(s.k * s.n, s.n + 2);
+      const float alpha = accumulate ? 1.0f : 0.125f;
+      const std::vector<float> want = small_product(s, a, b, SmallForm::floats, true, alpha, accumulate);
+      const std::vector<float> unrounded = small_product(s, a, b, SmallForm::floats, false, alpha, accumulate);
+      for (SmallForm form : forms) {
+        INFO("form " << int(form) << " m " << s.m << " n " << s.n << " k " << s.k << " walk " << s.a_walk);
+        const std::vector<float> got = small_product(s, a, b, form, false, alpha, accumulate);
+        // The rounded form runs the float kernels on rounded operands: the same bits while A fits
+        // one block; past it, C takes the blocks' sums one after another.
+        if (form == SmallForm::rounded && s.k <= kSmallDepth) REQUIRE(got == want);
+        double worst = 0, diff = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          worst = std::max(worst, double(std::abs(got[i] - want[i])));
+          diff = std::max(diff, double(std::abs(got[i] - unrounded[i])));
+        }
+        REQUIRE(worst <= 2e-6 * std::sqrt(double(s.k)) + 1e-6);  // as for the GEMM paths above
+        if (s.k >= 17) REQUIRE(diff > 1e-4 * alpha);             // rounding happened
+      }
+    }
+}
+
+TEST_CASE("bf16: attention in bf16 rounds its products as the unfused ops do, the same bits for 1 and 2 threads",
+          "[bf16][attention]") {
+  const int64_t B = 2, nh = 3, T = 37, hs = 16;  // 37: partial row blocks; scale 1/4 is exact
+  auto run = [&](Precision precision, bool fused, AttentionMemory memory) {
+    Tensor q = Tensor::uniform({B, nh, T, hs}, 1, -2, 2).set_requires_grad(true);
+    Tensor k = Tensor::uniform({B, nh, T, hs}, 2, -2, 2).set_requires_grad(true);
+    Tensor v = Tensor::uniform({B, nh, T, hs}, 3, -2, 2).set_requires_grad(true);
+    Tensor y;
+    {
+      PrecisionGuard guard(precision);
+      if (fused) {
+        y = causal_attention(q, k, v, memory).y;
+      } else {  // the same math spelled out: scores, mask, softmax, weights times values
+        std::vector<float> mask(T * T, 0.0f);
+        for (int64_t i = 0; i < T; ++i)
+          for (int64_t j = i + 1; j < T; ++j) mask[i * T + j] = -1e9f;
+        Tensor scores = matmul(q, k.transpose(2, 3)) * 0.25f + Tensor::from_vector({T, T}, mask);
+        y = matmul(softmax(scores), v);
+      }
+    }
+    y.backward(Tensor::uniform(y.shape(), 4, -1, 1));
+    return std::vector<std::vector<float>>{y.to_vector(), q.grad().to_vector(), k.grad().to_vector(),
+                                           v.grad().to_vector()};
+  };
+  const auto fp32 = run(Precision::fp32, true, AttentionMemory::weights);
+  const auto bf16 = run(Precision::bf16, true, AttentionMemory::weights);
+  const auto unfused = run(Precision::bf16, false, AttentionMemory::weights);
+  const auto tiled = run(Precision::bf16, true, AttentionMemory::tiled);
+  set_num_threads(1);
+  const auto one_thread = run(Precision::bf16, true, AttentionMemory::weights);
+  set_num_threads(2);
+  const auto two_threads = run(Precision::bf16, true, AttentionMemory::weights);
+  set_num_threads(0);
+  REQUIRE(one_thread == two_threads);
+  REQUIRE(tiled[0] == bf16[0]);  // the same strips, computed by the same code
+  for (size_t part = 0; part < 4; ++part) {
+    INFO("part " << part << " (y, dq, dk, dv)");
+    double scale = 0, from_fp32 = 0, from_unfused = 0, from_tiled = 0;
+    for (size_t i = 0; i < fp32[part].size(); ++i) {
+      scale = std::max(scale, double(std::abs(fp32[part][i])));
+      from_fp32 = std::max(from_fp32, double(std::abs(bf16[part][i] - fp32[part][i])));
+      from_unfused = std::max(from_unfused, double(std::abs(bf16[part][i] - unfused[part][i])));
+      from_tiled = std::max(from_tiled, double(std::abs(bf16[part][i] - tiled[part][i])));
+    }
+    CAPTURE(scale, from_fp32, from_unfused, from_tiled);
+    REQUIRE(from_fp32 > 1e-3 * scale);   // the products were rounded
+    REQUIRE(from_fp32 < 0.03 * scale);   // to bfloat16's 8 significant bits, no further
+    REQUIRE(from_unfused < 0.1 * from_fp32);  // where the unfused ops round too
+    REQUIRE(from_tiled < 1e-5 * scale);
   }
 }

@@ -1,0 +1,116 @@
+#pragma once
+// The AVX512_BF16 building blocks that the bf16 GEMM (gemm_bf16.cpp) and the attention heads' small
+// products (small_gemm_bf16.cpp) share: operands rounded to bfloat16 (vcvtneps2bf16, round to
+// nearest even) and laid out as pairs along k, and the register tile that multiplies such pairs
+// with vdpbf16ps (16 pairs of bfloat16 products added into 16 float sums per instruction).
+//   pairs: P[k / 2][c] = {X(k, c), X(k + 1, c)} as one 32-bit word, low half k; an odd depth pairs
+//   its last k with 0.
+// TINYGPT_BF16_KERNELS is defined where the build can emit these instructions (an x86-64 AVX-512
+// build); the CPU may still lack them: call only where bf16_native().
+#include <algorithm>
+#include <cstdint>
+
+#include "tinygpt/autograd/kernels/blocking.h"
+#include "tinygpt/autograd/kernels/simd.h"
+
+#if defined(__AVX512F__) && defined(__x86_64__)
+#define TINYGPT_BF16_KERNELS 1
+#include <immintrin.h>
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_epi32() and then warn that it may be
+// used uninitialized (a false positive of the headers, not of this code).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define TINYGPT_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+namespace tinygpt::bf16 {
+
+using simd::MR;
+using simd::NR;
+static_assert(MR == 12 && NR == 32, "the bf16 kernels use the AVX-512 float panels: 12 rows, 32 columns");
+
+inline int64_t k_pairs(int64_t kc) { return (kc + 1) / 2; }
+
+// n <= 16 floats from p as 16 bfloat16, zeros past n; a null p: all zeros.
+TINYGPT_BF16_TARGET inline __m256i bf16_of(const float* p, int64_t n) {
+  if (!p || n <= 0) return _mm256_setzero_si256();
+  const __mmask16 mask = n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
+  return (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, p));
+}
+
+// Two stored rows that hold k and k + 1 side by side (`valid` <= 16 values each; a null odd row:
+// the zeros past an odd depth) as pairs {even[c], odd[c]} in out[0..width), width <= 16; zeros
+// past valid.
+TINYGPT_BF16_TARGET inline void row_pairs(const float* even, const float* odd, int64_t valid, uint32_t* out,
+                                          int width) {
+  const __m512i lo = _mm512_cvtepu16_epi32(bf16_of(even, valid));
+  const __m512i hi = _mm512_cvtepu16_epi32(bf16_of(odd, valid));
+  _mm512_mask_storeu_epi32(out, static_cast<__mmask16>((1u << width) - 1),
+                           _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+}
+
+// Up to 8 lines that run along k (kc contiguous floats each; a null line: zeros) as pairs across
+// them: out[(k / 2) * width + l] = {line l [k], line l [k + 1]}. 16 k of each line round to 8 pairs,
+// and an 8 x 8 transpose turns those into 8 rows of out.
+TINYGPT_BF16_TARGET inline void lines_to_pairs(const float* const* lines, int count, int64_t kc, uint32_t* out,
+                                               int64_t width) {
+  const __mmask8 columns = static_cast<__mmask8>((1u << count) - 1);
+  for (int64_t k = 0; k < kc; k += 16) {
+    const int64_t n = std::min<int64_t>(16, kc - k);
+    __m256 v[8];
+    for (int l = 0; l < 8; ++l) v[l] = (__m256)bf16_of(l < count && lines[l] ? lines[l] + k : nullptr, n);
+    simd::transpose8(v);
+    for (int64_t j = 0; j < (n + 1) / 2; ++j) _mm256_mask_storeu_epi32(out + (k / 2 + j) * width, columns, (__m256i)v[j]);
+  }
+}
+
+// A packed float panel (pack.h) of kc rows, `width` floats a row, as k_pairs(kc) rows of pairs.
+TINYGPT_BF16_TARGET inline void panel_to_pairs(const float* panel, int64_t kc, int width, uint32_t* out) {
+  for (int64_t k = 0; k < kc; k += 2, out += width)
+    for (int c = 0; c < width; c += 16) {
+      const int w = std::min(16, width - c);
+      row_pairs(panel + k * width + c, k + 1 < kc ? panel + (k + 1) * width + c : nullptr, w, out + c, w);
+    }
+}
+
+// C[0..m, 0..n) = start + alpha * Ap · Bp over kp pairs of k, m <= MR, n <= NV * 16; Ap: MR rows of
+// pairs, Bp: NR columns of pairs. An MR x NV*16 block of C in registers, one vdpbf16ps per register
+// and pair.
+template <int NV>
+TINYGPT_BF16_TARGET void pair_tile(int64_t kp, const uint32_t* __restrict Ap, const uint32_t* __restrict Bp, float* C,
+                                   int64_t ldc, Start start, int m, int n, float alpha = 1.0f) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kp; ++p, Ap += MR, Bp += NR) {
+    __m512bh b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = (__m512bh)_mm512_loadu_si512(Bp + v * 16);  // a head's panels may not be 64-byte aligned
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(Ap[r]));
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], a, b[v]);
+    }
+  }
+  const __m512 scale = _mm512_set1_ps(alpha);  // x * 1 is x: the GEMM's bits do not change
+  if (m == MR && n == NV * 16) {
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < NV; ++v) {
+        float* c = C + r * ldc + v * 16;
+        const __m512 x = _mm512_mul_ps(acc[r][v], scale);
+        if (start.accumulate) _mm512_storeu_ps(c, _mm512_add_ps(_mm512_loadu_ps(c), x));
+        else if (start.bias) _mm512_storeu_ps(c, _mm512_add_ps(x, _mm512_loadu_ps(start.bias + v * 16)));
+        else _mm512_storeu_ps(c, x);
+      }
+    return;
+  }
+  alignas(64) float tile[MR][NV * 16];  // an edge tile: spill, then copy the valid part
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) _mm512_store_ps(&tile[r][v * 16], _mm512_mul_ps(acc[r][v], scale));
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < n; ++c) C[r * ldc + c] = start.value(C[r * ldc + c], tile[r][c], c);
+}
+
+}  // namespace tinygpt::bf16
+
+#endif  // TINYGPT_BF16_KERNELS

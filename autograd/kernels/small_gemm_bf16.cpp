@@ -1,0 +1,110 @@
+// The attention heads' small products on AVX512_BF16 (small_gemm.h's pairs form): B packed once
+// per head as bfloat16 pairs along k, A rounded MR rows and up to kSmallDepth k at a time into one
+// panel of pairs on the stack, then gemm's bf16 register tile (bf16_pairs.h) with alpha applied
+// to the float sums.
+#include <stdexcept>
+
+#include "tinygpt/autograd/kernels/bf16_pairs.h"
+#include "tinygpt/autograd/kernels/pack.h"
+#include "tinygpt/autograd/kernels/small_gemm.h"
+
+namespace tinygpt {
+
+#ifdef TINYGPT_BF16_KERNELS
+
+namespace {
+
+using namespace bf16;
+
+// `count` values of a strided line (from `first`, `step` floats apart) gathered into `out`, to be
+// rounded as a contiguous one; a null line gives zeros.
+void gather(const float* first, int64_t step, int64_t count, float* out) {
+  for (int64_t i = 0; i < count; ++i) out[i] = first ? first[i * step] : 0.0f;
+}
+
+// rows (<= MR) x depth of A from (i0, p0) as one panel of pairs: Ap[(p / 2) * MR + r].
+TINYGPT_BF16_TARGET void pack_a_block(const SmallGemmArgs& g, int64_t i0, int64_t rows, int64_t p0, int64_t depth,
+                                      uint32_t* Ap) {
+  const float* a = g.a + i0 * g.a_row + p0 * g.a_col;
+  if (g.a_col == 1) {  // rows run along k (Q Kᵀ, P V, dY Vᵀ, dS K)
+    const float* lines[MR];
+    for (int r = 0; r < MR; ++r) lines[r] = r < rows ? a + r * g.a_row : nullptr;
+    lines_to_pairs(lines, 8, depth, Ap, MR);
+    lines_to_pairs(lines + 8, MR - 8, depth, Ap + 8, MR);
+  } else if (g.a_row == 1) {  // each k holds the rows side by side (dSᵀ Q, Pᵀ dY)
+    for (int64_t p = 0; p < depth; p += 2)
+      row_pairs(a + p * g.a_col, p + 1 < depth ? a + (p + 1) * g.a_col : nullptr, rows, Ap + (p / 2) * MR, MR);
+  } else {  // any strides: gather each k's rows, then round them as above
+    alignas(64) float even[16], odd[16];
+    for (int64_t p = 0; p < depth; p += 2) {
+      gather(a + p * g.a_col, g.a_row, rows, even);
+      gather(p + 1 < depth ? a + (p + 1) * g.a_col : nullptr, g.a_row, rows, odd);
+      row_pairs(even, p + 1 < depth ? odd : nullptr, rows, Ap + (p / 2) * MR, MR);
+    }
+  }
+}
+
+}  // namespace
+
+TINYGPT_BF16_TARGET SmallB packed_pairs(MatrixView B, int64_t k, int64_t n, float* out) {
+  const int64_t kp = k_pairs(k), panels = (n + NR - 1) / NR;
+  uint32_t* words = reinterpret_cast<uint32_t*>(out);  // 4 bytes each, as floats
+  for (int64_t panel = 0; panel < panels; ++panel) {
+    uint32_t* dst = words + panel * kp * NR;
+    const int64_t j0 = panel * NR, cols = std::min<int64_t>(NR, n - j0);
+    const float* src = B.data + j0 * B.col_stride;
+    if (B.row_stride == 1) {  // each column runs along k (Kᵀ, Vᵀ)
+      const float* lines[NR];
+      for (int c = 0; c < NR; ++c) lines[c] = c < cols ? src + c * B.col_stride : nullptr;
+      for (int c = 0; c < NR; c += 8) lines_to_pairs(lines + c, 8, k, dst + c, NR);
+      continue;
+    }
+    alignas(64) float even[NR], odd[NR];
+    for (int64_t p = 0; p < k; p += 2, dst += NR) {  // each k holds the columns side by side (K, Q, V, dY)
+      const float *e = src + p * B.row_stride, *o = p + 1 < k ? e + B.row_stride : nullptr;
+      if (B.col_stride != 1) {  // any strides: gather first
+        gather(e, B.col_stride, cols, even);
+        gather(o, B.col_stride, cols, odd);
+        e = even;
+        o = o ? odd : nullptr;
+      }
+      for (int c = 0; c < NR; c += 16)
+        row_pairs(e + c, o ? o + c : nullptr, std::min<int64_t>(16, cols - c), dst + c, 16);
+    }
+  }
+  return {out, kp * NR, SmallForm::pairs};
+}
+
+TINYGPT_BF16_TARGET void small_gemm_pairs(const SmallGemmArgs& g) {
+  if (g.b.form != SmallForm::pairs) throw std::logic_error("small_gemm_pairs: B is not packed as pairs");
+  alignas(64) uint32_t Ap[kSmallDepth / 2 * MR];
+  const uint32_t* Bp = reinterpret_cast<const uint32_t*>(g.b.data);
+  for (int64_t i0 = 0; i0 < g.m; i0 += MR) {
+    const int rows = static_cast<int>(std::min<int64_t>(MR, g.m - i0));
+    for (int64_t p0 = 0; p0 < g.k; p0 += kSmallDepth) {
+      const int64_t depth = std::min(kSmallDepth, g.k - p0), kp = k_pairs(depth);
+      pack_a_block(g, i0, rows, p0, depth, Ap);
+      const Start start{g.accumulate || p0 > 0, nullptr};
+      for (int64_t j0 = 0; j0 < g.n; j0 += NR) {
+        const int cols = static_cast<int>(std::min<int64_t>(NR, g.n - j0));
+        const uint32_t* b = Bp + (j0 / NR) * g.b.panel + (p0 / 2) * NR;
+        float* c = g.c + i0 * g.c_row + j0;
+        if (cols <= 16) pair_tile<1>(kp, Ap, b, c, g.c_row, start, rows, cols, g.alpha);
+        else pair_tile<2>(kp, Ap, b, c, g.c_row, start, rows, cols, g.alpha);
+      }
+    }
+  }
+}
+
+#else  // no AVX-512 build: bf16_native() is false, and the rounded form serves every bf16 product
+
+SmallB packed_pairs(MatrixView, int64_t, int64_t, float*) {
+  throw std::logic_error("packed_pairs: this build has no AVX512_BF16 kernels");
+}
+void small_gemm_pairs(const SmallGemmArgs&) {
+  throw std::logic_error("small_gemm_pairs: this build has no AVX512_BF16 kernels");
+}
+
+#endif
+
+}  // namespace tinygpt
