@@ -166,7 +166,9 @@ GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::
   for (auto& block : h) x = block->forward(x, residual_dropout);
   x = ln_f.forward(x);
   GPTOutput out;
-  out.logits = matmul(x, wte.weight.transpose(0, 1));  // [B, T, V], tied to the token embedding
+  // [B, T, V], tied to the token embedding: x Wᵀ with W = wte [V, C] read in place, and its
+  // gradient written straight into wte's (a transposed view would pass it through a [C, V] copy).
+  out.logits = linear(x, wte.weight, Tensor());
   if (!targets.empty()) {
     if (static_cast<int64_t>(targets.size()) != B * T)
       throw std::invalid_argument(fmt::format("GPT: {} targets for {} positions", targets.size(), B * T));
