@@ -45,7 +45,7 @@ struct RowLogSumExp {
   float log_sum;
 };
 inline RowLogSumExp row_log_sum_exp(const float* x, int64_t n) {
-  const float m = *std::max_element(x, x + n);
+  const float m = row_max(x, n);
   float s = 0.0f;
   for (int64_t j = 0; j < n; ++j) s += std::exp(x[j] - m);
   return {m, std::log(s)};

@@ -44,14 +44,21 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets_in, 
   return attach(out, "cross_entropy", {x},
                 [x, targets = std::move(targets), lse = std::move(lse), V, rows, count, ignore_index](
                     const Tensor&, const Tensor& g) {
-                  float* sink = grad_sink(x);
+                  bool fresh = false;  // the logits' only consumer, as a rule: write, skip the zero fill
+                  float* sink = grad_sink(x, fresh);
                   if (!sink) return;
                   const float scale = g.data()[0] / static_cast<float>(count);
                   for_rows(rows, V, [&](int64_t r) {
-                    if (targets[r] == ignore_index) return;
-                    const float* xr = x.data() + r * V;
                     float* dr = sink + r * V;
-                    for (int64_t j = 0; j < V; ++j) dr[j] += scale * std::exp(xr[j] - lse[r]);
+                    if (targets[r] == ignore_index) {
+                      if (fresh) std::fill(dr, dr + V, 0.0f);
+                      return;
+                    }
+                    const float* xr = x.data() + r * V;
+                    if (fresh)
+                      for (int64_t j = 0; j < V; ++j) dr[j] = scale * std::exp(xr[j] - lse[r]);
+                    else
+                      for (int64_t j = 0; j < V; ++j) dr[j] += scale * std::exp(xr[j] - lse[r]);
                     dr[targets[r]] -= scale;
                   });
                 });
