@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "tinygpt/autograd/kernels/blocking.h"
+#include "tinygpt/autograd/kernels/gemm.h"
 #include "tinygpt/autograd/kernels/simd.h"
 
 #if defined(__AVX512F__) && defined(__x86_64__)
@@ -69,6 +70,43 @@ TINYGPT_BF16_TARGET inline void panel_to_pairs(const float* panel, int64_t kc, i
       const int w = std::min(16, width - c);
       row_pairs(panel + k * width + c, k + 1 < kc ? panel + (k + 1) * width + c : nullptr, w, out + c, w);
     }
+}
+
+// `count` values of a strided line (from `first`, `step` floats apart) gathered into `out`, to be
+// rounded as a contiguous one; a null line gives zeros.
+inline void gather(const float* first, int64_t step, int64_t count, float* out) {
+  for (int64_t i = 0; i < count; ++i) out[i] = first ? first[i * step] : 0.0f;
+}
+
+// n columns of B from j0 and kc of its rows from p0 as panels of NR columns of pairs, read straight
+// from B where a column or a row is contiguous (gathered first elsewhere):
+//   Bp[panel * k_pairs(kc) * NR + (k / 2) * NR + c] = {B(p0 + k, j0 + panel * NR + c), B(p0 + k + 1, ..)}
+// (columns past n are 0).
+TINYGPT_BF16_TARGET inline void pack_b_pairs(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, uint32_t* Bp) {
+  const int64_t kp = k_pairs(kc);
+  for (int64_t panel = 0; panel * NR < n; ++panel) {
+    uint32_t* dst = Bp + panel * kp * NR;
+    const int64_t cols = std::min<int64_t>(NR, n - panel * NR);
+    const float* src = B.data + p0 * B.row_stride + (j0 + panel * NR) * B.col_stride;
+    if (B.row_stride == 1) {  // each column runs along k
+      const float* lines[NR];
+      for (int c = 0; c < NR; ++c) lines[c] = c < cols ? src + c * B.col_stride : nullptr;
+      for (int c = 0; c < NR; c += 8) lines_to_pairs(lines + c, 8, kc, dst + c, NR);
+      continue;
+    }
+    alignas(64) float even[NR], odd[NR];
+    for (int64_t p = 0; p < kc; p += 2, dst += NR) {  // each k holds the columns side by side
+      const float *e = src + p * B.row_stride, *o = p + 1 < kc ? e + B.row_stride : nullptr;
+      if (B.col_stride != 1) {
+        gather(e, B.col_stride, cols, even);
+        gather(o, B.col_stride, cols, odd);
+        e = even;
+        o = o ? odd : nullptr;
+      }
+      for (int c = 0; c < NR; c += 16)
+        row_pairs(e + c, o ? o + c : nullptr, std::min<int64_t>(16, cols - c), dst + c, 16);
+    }
+  }
 }
 
 // C[0..m, 0..n) = start + alpha * Ap · Bp over kp pairs of k, m <= MR, n <= NV * 16; Ap: MR rows of

@@ -1,12 +1,14 @@
 // bf16 mixed-precision GEMM on AVX512_BF16: vdpbf16ps multiplies 16 pairs of bfloat16 values and
 // adds each pair's two products to a float accumulator, twice the multiply-adds of vfmadd231ps.
 //   for each depth block (at most KC deep):
-//     pack B in float (pack.h), then into bfloat16 pairs along k: Bp[k / 2][c] = {B(k, c), B(k + 1, c)}
-//     for each row band of C, in parallel: pack its A the same way, Ap[k / 2][r] = {A(r, k), A(r, k + 1)}
+//     pack B straight into bfloat16 pairs along k: Bp[k / 2][c] = {B(k, c), B(k + 1, c)}
+//     for each row band of C, in parallel: pack its A in float (pack.h), then into pairs the same
+//       way, Ap[k / 2][r] = {A(r, k), A(r, k + 1)}
 //       for each B panel (L1), for each A panel (L2): an MR x NR block of C in 24 registers,
 //       one vdpbf16ps per register and pair of k.
-// The float packing does the strided reads; the conversion (vcvtneps2bf16, round to nearest even)
-// runs on its contiguous panels. An odd depth pairs its last k with 0.
+// Rounding is vcvtneps2bf16's (round to nearest even); an odd depth pairs its last k with 0. B's
+// one pass matters where it is a large weight used by few rows (GPT-2's 256 tokens a step); A goes
+// through float packing first: straight into pairs measured no faster.
 #include "tinygpt/autograd/kernels/gemm.h"
 
 #include <algorithm>
@@ -70,12 +72,8 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
 
   for (int64_t block = 0; block < blocks.count; ++block) {
     const int64_t kc = blocks.depth(block), kp = k_pairs(kc), p0 = block * blocks.most;
-    parallel_for_slots(n_panels, grain_for(kc * NR, 16384), [&](int slot, int64_t q0, int64_t q1) {
-      float* panel = scratch.data() + slot * share;
-      for (int64_t q = q0; q < q1; ++q) {
-        pack_b(B, q * NR, std::min<int64_t>(NR, N - q * NR), p0, kc, panel);
-        panel_to_pairs(panel, kc, NR, Bp + q * kp * NR);
-      }
+    parallel_for(n_panels, grain_for(kc * NR, 16384), [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) pack_b_pairs(B, q * NR, std::min<int64_t>(NR, N - q * NR), p0, kc, Bp + q * kp * NR);
     });
     parallel_for_slots(bands, 1, [&](int slot, int64_t b0, int64_t b1) {
       float* panel = scratch.data() + slot * share;

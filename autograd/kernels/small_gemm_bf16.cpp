@@ -16,12 +16,6 @@ namespace {
 
 using namespace bf16;
 
-// `count` values of a strided line (from `first`, `step` floats apart) gathered into `out`, to be
-// rounded as a contiguous one; a null line gives zeros.
-void gather(const float* first, int64_t step, int64_t count, float* out) {
-  for (int64_t i = 0; i < count; ++i) out[i] = first ? first[i * step] : 0.0f;
-}
-
 // rows (<= MR) x depth of A from (i0, p0) as one panel of pairs: Ap[(p / 2) * MR + r].
 TINYGPT_BF16_TARGET void pack_a_block(const SmallGemmArgs& g, int64_t i0, int64_t rows, int64_t p0, int64_t depth,
                                       uint32_t* Ap) {
@@ -46,33 +40,9 @@ TINYGPT_BF16_TARGET void pack_a_block(const SmallGemmArgs& g, int64_t i0, int64_
 
 }  // namespace
 
-TINYGPT_BF16_TARGET SmallB packed_pairs(MatrixView B, int64_t k, int64_t n, float* out) {
-  const int64_t kp = k_pairs(k), panels = (n + NR - 1) / NR;
-  uint32_t* words = reinterpret_cast<uint32_t*>(out);  // 4 bytes each, as floats
-  for (int64_t panel = 0; panel < panels; ++panel) {
-    uint32_t* dst = words + panel * kp * NR;
-    const int64_t j0 = panel * NR, cols = std::min<int64_t>(NR, n - j0);
-    const float* src = B.data + j0 * B.col_stride;
-    if (B.row_stride == 1) {  // each column runs along k (Kᵀ, Vᵀ)
-      const float* lines[NR];
-      for (int c = 0; c < NR; ++c) lines[c] = c < cols ? src + c * B.col_stride : nullptr;
-      for (int c = 0; c < NR; c += 8) lines_to_pairs(lines + c, 8, k, dst + c, NR);
-      continue;
-    }
-    alignas(64) float even[NR], odd[NR];
-    for (int64_t p = 0; p < k; p += 2, dst += NR) {  // each k holds the columns side by side (K, Q, V, dY)
-      const float *e = src + p * B.row_stride, *o = p + 1 < k ? e + B.row_stride : nullptr;
-      if (B.col_stride != 1) {  // any strides: gather first
-        gather(e, B.col_stride, cols, even);
-        gather(o, B.col_stride, cols, odd);
-        e = even;
-        o = o ? odd : nullptr;
-      }
-      for (int c = 0; c < NR; c += 16)
-        row_pairs(e + c, o ? o + c : nullptr, std::min<int64_t>(16, cols - c), dst + c, 16);
-    }
-  }
-  return {out, kp * NR, SmallForm::pairs};
+SmallB packed_pairs(MatrixView B, int64_t k, int64_t n, float* out) {
+  pack_b_pairs(B, 0, n, 0, k, reinterpret_cast<uint32_t*>(out));  // 4-byte words, as floats
+  return {out, k_pairs(k) * NR, SmallForm::pairs};
 }
 
 TINYGPT_BF16_TARGET void small_gemm_pairs(const SmallGemmArgs& g) {

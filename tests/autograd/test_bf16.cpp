@@ -166,8 +166,8 @@ namespace {
 // One small product's operands: A [m, k] in the walk given by its strides, B [k, n] as stored.
 struct SmallCase {
   int64_t m, n, k;
-  int a_walk;  // 0: rows along k (a_col 1), 1: down columns (a_row 1), 2: both strides > 1
-  bool b_transposed;
+  int a_walk;    // 0: rows along k (a_col 1), 1: down columns (a_row 1), 2: both strides > 1
+  int b_layout;  // 0: row-major, 1: transposed (columns along k), 2: both strides > 1
 };
 
 // C = alpha A B (+ C) by small_gemm with B packed in `form`; A and B optionally rounded first.
@@ -177,18 +177,19 @@ std::vector<float> small_product(const SmallCase& s, const std::vector<float>& a
   if (round_first)
     for (auto* v : {&ar, &br})
       for (float& x : *v) x = round_to_bf16(x);
-  // A lives in a buffer twice as wide and tall, so that the strided walk has room.
+  // A and B live in buffers twice as wide and tall, so that the strided layouts have room.
   const int64_t a_row = s.a_walk == 0 ? s.k : s.a_walk == 1 ? 1 : 2 * s.k;
   const int64_t a_col = s.a_walk == 0 ? 1 : s.a_walk == 1 ? s.m : 2;
   std::vector<float> a_store(4 * s.m * s.k, 7.0f);
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t p = 0; p < s.k; ++p) a_store[i * a_row + p * a_col] = ar[i * s.k + p];
-  std::vector<float> b_store(br.size());
+  const MatrixView bv = s.b_layout == 0 ? MatrixView{nullptr, s.n, 1}
+                        : s.b_layout == 1 ? MatrixView{nullptr, 1, s.k} : MatrixView{nullptr, 2 * s.n, 2};
+  std::vector<float> b_store(4 * s.k * s.n, 7.0f);
   for (int64_t p = 0; p < s.k; ++p)
-    for (int64_t j = 0; j < s.n; ++j) (s.b_transposed ? b_store[j * s.k + p] : b_store[p * s.n + j]) = br[p * s.n + j];
-  const MatrixView bv = s.b_transposed ? MatrixView{b_store.data(), 1, s.k} : MatrixView{b_store.data(), s.n, 1};
+    for (int64_t j = 0; j < s.n; ++j) b_store[p * bv.row_stride + j * bv.col_stride] = br[p * s.n + j];
   std::vector<float> panels(packed_b_size(s.k, s.n) + 64);
-  const SmallB packed_b = packed(bv, s.k, s.n, panels.data() + 1, form);  // + 1: panels need no alignment
+  const SmallB packed_b = packed({b_store.data(), bv.row_stride, bv.col_stride}, s.k, s.n, panels.data() + 1, form);  // + 1: panels need no alignment
   std::vector<float> c(s.m * s.n, 0.5f);
   small_gemm({s.m, s.n, s.k, a_store.data(), a_row, a_col, packed_b, c.data(), s.n, alpha, accumulate});
   return c;
@@ -198,8 +199,8 @@ std::vector<float> small_product(const SmallCase& s, const std::vector<float>& a
 
 TEST_CASE("bf16: attention's small products round both operands, in either form", "[bf16][gemm]") {
   // k = 300 runs past one rounded block of A (kSmallDepth); 13 x 33 leaves partial tiles.
-  const SmallCase cases[] = {{1, 1, 1, 0, false},  {5, 7, 3, 1, true},     {13, 33, 17, 2, false}, {24, 64, 256, 0, true},
-                             {24, 40, 300, 1, false}, {30, 16, 2, 0, false}, {25, 70, 301, 2, true}};
+  const SmallCase cases[] = {{1, 1, 1, 0, 0},     {5, 7, 3, 1, 1},    {13, 33, 17, 2, 2}, {24, 64, 256, 0, 1},
+                             {24, 40, 300, 1, 0}, {30, 16, 2, 0, 2}, {25, 70, 301, 2, 1}};
   std::vector<SmallForm> forms{SmallForm::rounded};
   if (bf16_native()) forms.push_back(SmallForm::pairs);
   for (const SmallCase& s : cases)
