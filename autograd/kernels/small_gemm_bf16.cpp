@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/kernels/bf16_pairs.h"
-#include "tinygpt/autograd/kernels/pack.h"
 #include "tinygpt/autograd/kernels/small_gemm.h"
 
 namespace tinygpt {
