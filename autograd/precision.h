@@ -36,6 +36,10 @@ inline float round_to_bf16(float x) {
   u += 0x7FFFu + ((u >> 16) & 1u);
   return std::bit_cast<float>(u & 0xFFFF0000u);
 }
+// p[0..n) rounded in place: the packed operands of the portable bf16 path.
+inline void round_to_bf16(float* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) p[i] = round_to_bf16(p[i]);
+}
 
 // Whether this CPU has AVX512_BF16 (vdpbf16ps), and the build can use it: then bf16 products run
 // on the native kernels (kernels/gemm_bf16.cpp), elsewhere on the float kernels with operands

@@ -28,8 +28,7 @@ constexpr int64_t NC = 16 * NR; // most columns of a tile
 
 // The packed panels p[0..n) rounded to bfloat16 (the portable bf16 path).
 void round_packed(float* p, int64_t n, bool round) {
-  if (round)
-    for (int64_t i = 0; i < n; ++i) p[i] = round_to_bf16(p[i]);
+  if (round) round_to_bf16(p, n);
 }
 
 // C[0..m, 0..n) = start + Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= ROWS <= MR,

@@ -113,8 +113,7 @@ SmallB SmallB::from_row(int64_t p) const {
 SmallB packed(MatrixView B, int64_t k, int64_t n, float* out, SmallForm form) {
   if (form == SmallForm::pairs) return packed_pairs(B, k, n, out);
   pack_b(B, 0, n, 0, k, out);
-  if (form == SmallForm::rounded)
-    for (int64_t i = 0; i < packed_b_size(k, n); ++i) out[i] = round_to_bf16(out[i]);
+  if (form == SmallForm::rounded) round_to_bf16(out, packed_b_size(k, n));
   return {out, k * NR, form};
 }
 
