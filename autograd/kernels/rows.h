@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "tinygpt/autograd/parallel.h"
 
@@ -23,6 +25,37 @@ inline float row_sum(const float* x, int64_t n) {
 
 inline float row_dot(const float* x, const float* y, int64_t n) {
   return sum_in_lanes<float>(0, n, [x, y](int64_t j) { return x[j] * y[j]; });
+}
+
+// Eight float lanes (GCC's vector extension, any ISA); at<V>(p) reads one float or eight from p.
+using Lanes8 = float __attribute__((vector_size(32)));
+template <class V>
+V at(const float* p) {
+  if constexpr (std::is_same_v<V, float>) {
+    return *p;
+  } else {
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+}
+
+// G rows' sums at once, each in the 8 lanes of sum_in_lanes (term j to lane j mod 8, the tail and
+// then the lanes added in order): out[g] = sum over j < n of term(g, j, float{}). term(g, j,
+// Lanes8{}) gives terms j .. j+7 as one vector; G independent chains of vector adds keep the adder
+// busy on short rows (LayerNorm's), where a plain loop waits on one chain's latency.
+template <int G, class Term>
+void row_sums(int64_t n, const Term& term, float* out) {
+  Lanes8 lanes[G] = {};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int g = 0; g < G; ++g) lanes[g] += term(g, j, Lanes8{});
+  for (int g = 0; g < G; ++g) {
+    float s = 0.0f;
+    for (int64_t k = j; k < n; ++k) s += term(g, k, 0.0f);
+    for (int l = 0; l < 8; ++l) s += lanes[g][l];
+    out[g] = s;
+  }
 }
 
 // The maximum in 8 lanes too (a max reduction does not vectorize without -ffinite-math-only).

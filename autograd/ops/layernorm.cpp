@@ -1,6 +1,7 @@
 // LayerNorm over the last axis: y = (x - mean) * rstd * weight + bias, rstd = 1 / sqrt(var + eps).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -12,8 +13,89 @@
 namespace tinygpt {
 
 namespace {
+
 constexpr int64_t kRowsPerChunk = 32;  // fixed, so the weight/bias gradient sums never depend on threads
+constexpr int kGroup = 4;              // rows whose sums run side by side (row_sums)
+static_assert(kRowsPerChunk % kGroup == 0, "a group of rows never spans two chunks");
+
+// Rows [0, G) of x [G, C] into y, with each row's mean and rstd. A row's bits do not depend on how
+// rows are grouped (row_sums).
+template <int G>
+void normalize_rows(const float* x, int64_t C, const float* w, const float* b, float eps, float* y, float* mean,
+                    float* rstd) {
+  float m[G], v[G];
+  row_sums<G>(C, [x, C](int g, int64_t j, auto lanes) { return at<decltype(lanes)>(x + g * C + j); }, m);
+  for (int g = 0; g < G; ++g) m[g] /= static_cast<float>(C);
+  row_sums<G>(
+      C,
+      [x, C, &m](int g, int64_t j, auto lanes) {
+        const auto d = at<decltype(lanes)>(x + g * C + j) - m[g];
+        return d * d;
+      },
+      v);
+  for (int g = 0; g < G; ++g) {
+    const float s = 1.0f / std::sqrt(v[g] / static_cast<float>(C) + eps);
+    const float* xr = x + g * C;
+    float* yr = y + g * C;
+    for (int64_t j = 0; j < C; ++j) yr[j] = (xr[j] - m[g]) * s * w[j] + b[j];
+    mean[g] = m[g];
+    rstd[g] = s;
+  }
 }
+
+// With xhat = (x - mean) * rstd and dxhat = g * weight:
+//   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),  dweight = sum g*xhat,  dbias = sum g.
+struct LayerNormBackward {
+  const float *x, *g, *w, *mean, *rstd;
+  int64_t C;
+  float* dx;  // null: no input gradient wanted
+  bool fresh;  // dx unwritten: write instead of adding
+
+  // Rows [r, r + G): their shares of dweight and dbias into pw and pb (null: not wanted), and dx.
+  template <int G>
+  void rows(int64_t r, float* pw, float* pb) const {
+    const float* xs = x + r * C;
+    const float* gs = g + r * C;
+    const float *m = mean + r, *s = rstd + r;
+    for (int q = 0; q < G; ++q) {
+      const float *xr = xs + q * C, *gr = gs + q * C;
+      if (pw)
+        for (int64_t j = 0; j < C; ++j) pw[j] += gr[j] * ((xr[j] - m[q]) * s[q]);
+      if (pb)
+        for (int64_t j = 0; j < C; ++j) pb[j] += gr[j];
+    }
+    if (!dx) return;
+    float sum_d[G], sum_dx[G];
+    const float* wr = w;
+    const int64_t n = C;
+    row_sums<G>(
+        n,
+        [gs, wr, n](int q, int64_t j, auto lanes) {
+          using V = decltype(lanes);
+          return at<V>(gs + q * n + j) * at<V>(wr + j);
+        },
+        sum_d);
+    row_sums<G>(
+        n,
+        [gs, xs, wr, m, s, n](int q, int64_t j, auto lanes) {
+          using V = decltype(lanes);
+          return at<V>(gs + q * n + j) * at<V>(wr + j) * ((at<V>(xs + q * n + j) - m[q]) * s[q]);
+        },
+        sum_dx);
+    for (int q = 0; q < G; ++q) {
+      const float *xr = xs + q * C, *gr = gs + q * C;
+      const float mean_d = sum_d[q] / static_cast<float>(C), mean_dx = sum_dx[q] / static_cast<float>(C);
+      float* out = dx + (r + q) * C;
+      for (int64_t j = 0; j < C; ++j) {
+        const float xhat = (xr[j] - m[q]) * s[q];
+        const float d = s[q] * (gr[j] * wr[j] - mean_d - xhat * mean_dx);
+        out[j] = fresh ? d : out[j] + d;
+      }
+    }
+  }
+};
+
+}  // namespace
 
 Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, float eps) {
   OpTimer timer("layer_norm");
@@ -27,44 +109,33 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   Tensor out = Tensor::empty(x.shape());
   auto mean = memory::make_shared<memory::Vector<float>>(rows);
   auto rstd = memory::make_shared<memory::Vector<float>>(rows);
-  for_rows(rows, C, [&](int64_t r) {
-    const float* xr = x.data() + r * C;
-    const float m = row_sum(xr, C) / static_cast<float>(C);  // sums in lanes: vector speed, fixed bits
-    const float v = sum_in_lanes<float>(0, C, [xr, m](int64_t j) { return (xr[j] - m) * (xr[j] - m); });
-    const float s = 1.0f / std::sqrt(v / static_cast<float>(C) + eps);
-    float* yr = out.data() + r * C;
-    for (int64_t j = 0; j < C; ++j) yr[j] = (xr[j] - m) * s * w.data()[j] + b.data()[j];
-    (*mean)[r] = m;
-    (*rstd)[r] = s;
+  parallel_for(rows, grain_for(4 * C), [&](int64_t r0, int64_t r1) {
+    int64_t r = r0;
+    for (; r + kGroup <= r1; r += kGroup)
+      normalize_rows<kGroup>(x.data() + r * C, C, w.data(), b.data(), eps, out.data() + r * C, mean->data() + r,
+                             rstd->data() + r);
+    for (; r < r1; ++r)
+      normalize_rows<1>(x.data() + r * C, C, w.data(), b.data(), eps, out.data() + r * C, mean->data() + r,
+                        rstd->data() + r);
   });
 
-  // With xhat = (x - mean) * rstd and dxhat = g * weight:
-  //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),  dweight = sum g*xhat,  dbias = sum g.
   return attach(out, "layer_norm", {x, w, b}, [x, w, b, mean, rstd, rows, C](const Tensor&, const Tensor& g) {
-    float* dx = grad_sink(x);
+    bool fresh = false;
+    const LayerNormBackward pass{x.data(), g.data(), w.data(), mean->data(), rstd->data(), C, grad_sink(x, fresh),
+                                 fresh};
     float* dw = grad_sink(w);
     float* db = grad_sink(b);
     const int64_t chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
     Buffer partial_w(dw ? chunks * C : 0, 0.0f), partial_b(db ? chunks * C : 0, 0.0f);
     parallel_for(chunks, grain_for(kRowsPerChunk * C * 8), [&](int64_t c0, int64_t c1) {
-      for (int64_t chunk = c0; chunk < c1; ++chunk)
-        for (int64_t r = chunk * kRowsPerChunk; r < std::min(rows, (chunk + 1) * kRowsPerChunk); ++r) {
-          const float *xr = x.data() + r * C, *gr = g.data() + r * C, *wr = w.data();
-          const float m = (*mean)[r], s = (*rstd)[r];
-          if (dw)
-            for (int64_t j = 0; j < C; ++j) partial_w[chunk * C + j] += gr[j] * ((xr[j] - m) * s);
-          if (db)
-            for (int64_t j = 0; j < C; ++j) partial_b[chunk * C + j] += gr[j];
-          if (!dx) continue;
-          const float sum_d = row_dot(gr, wr, C);
-          const float sum_dx =
-              sum_in_lanes<float>(0, C, [=](int64_t j) { return gr[j] * wr[j] * ((xr[j] - m) * s); });
-          const float mean_d = sum_d / static_cast<float>(C), mean_dx = sum_dx / static_cast<float>(C);
-          for (int64_t j = 0; j < C; ++j) {
-            const float xhat = (xr[j] - m) * s;
-            dx[r * C + j] += s * (gr[j] * wr[j] - mean_d - xhat * mean_dx);
-          }
-        }
+      for (int64_t chunk = c0; chunk < c1; ++chunk) {
+        float* pw = dw ? partial_w.data() + chunk * C : nullptr;
+        float* pb = db ? partial_b.data() + chunk * C : nullptr;
+        const int64_t end = std::min(rows, (chunk + 1) * kRowsPerChunk);
+        int64_t r = chunk * kRowsPerChunk;
+        for (; r + kGroup <= end; r += kGroup) pass.rows<kGroup>(r, pw, pb);
+        for (; r < end; ++r) pass.rows<1>(r, pw, pb);
+      }
     });
     parallel_for(C, 64, [&](int64_t j0, int64_t j1) {  // combine the chunks in order
       for (int64_t j = j0; j < j1; ++j)

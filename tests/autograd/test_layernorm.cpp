@@ -30,6 +30,19 @@ TEST_CASE("layer_norm: gradients for input, weight and bias", "[layernorm][grad]
                   {1e-2, 1e-2, 2e-2});
 }
 
+TEST_CASE("layer_norm: rows in groups and rows alone give the same bits", "[layernorm]") {
+  // 9 rows: two groups of four and one alone; 13 columns: one block of 8 lanes and a tail of 5.
+  const Tensor x = Tensor::uniform({9, 13}, 7, -2, 2), w = Tensor::uniform({13}, 8, 0.5, 1.5),
+               b = Tensor::uniform({13}, 9, -1, 1);
+  const std::vector<float> together = layer_norm(x, w, b).to_vector();
+  for (int64_t r = 0; r < 9; ++r) {
+    const std::vector<float> alone = layer_norm(x.slice(0, r, r + 1), w, b).to_vector();
+    REQUIRE(std::equal(alone.begin(), alone.end(), together.begin() + r * 13));
+  }
+  check_gradients([](const std::vector<Tensor>& in) { return layer_norm(in[0], in[1], in[2]); },
+                  {x, w, b}, {1e-2, 1e-2, 2e-2});
+}
+
 TEST_CASE("layer_norm: shape errors", "[layernorm][errors]") {
   REQUIRE_THROWS_WITH(layer_norm(Tensor::ones({2, 4}), Tensor::ones({3}), Tensor::zeros({4})),
                       Catch::Contains("layer_norm: input [2, 4] needs weight and bias [4], got [3] and [4]"));
