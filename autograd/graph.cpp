@@ -30,6 +30,14 @@ Tensor attach_node(Tensor out, std::shared_ptr<Node> node) {
   return out;
 }
 
+namespace {
+// A gradient buffer that hand_on shares with another tensor (or with the gradient being read) is
+// copied before anything is added into it.
+void own(std::shared_ptr<Buffer>& grad) {
+  if (grad.use_count() > 1) grad = memory::make_shared<Buffer>(grad->begin(), grad->end());
+}
+}  // namespace
+
 float* grad_sink(const Tensor& t, bool& fresh) {
   fresh = false;
   if (!t.defined() || !t.requires_grad()) return nullptr;
@@ -38,6 +46,7 @@ float* grad_sink(const Tensor& t, bool& fresh) {
     grad = memory::make_shared<Buffer>(t.numel());
     fresh = true;
   }
+  own(grad);
   return grad->data();
 }
 
@@ -45,7 +54,22 @@ float* grad_sink(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return nullptr;
   auto& grad = t.impl()->grad;
   if (!grad) grad = memory::make_shared<Buffer>(t.numel(), 0.0f);
+  own(grad);
   return grad->data();
+}
+
+void hand_on(const Tensor& t, const Tensor& g) {
+  if (!t.defined() || !t.requires_grad()) return;
+  auto& grad = t.impl()->grad;
+  const std::shared_ptr<Buffer>& whole = g.impl()->storage;
+  // Not a leaf's: the optimizer and clipping write leaves' gradients in place, outside grad_sink.
+  if (!grad && t.impl()->grad_fn && g.impl()->offset == 0 && static_cast<int64_t>(whole->size()) == t.numel()) {
+    grad = whole;
+    return;
+  }
+  bool fresh = false;
+  float* sink = grad_sink(t, fresh);
+  pass_into(sink, g.data(), t.numel(), fresh);
 }
 
 namespace {

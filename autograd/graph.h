@@ -51,6 +51,11 @@ float* grad_sink(const Tensor& t);
 // every element (=) instead of adding (+=), which saves a zero fill and a read per element.
 float* grad_sink(const Tensor& t, bool& fresh);
 
+// Hands the gradient g (contiguous, in t's element order) on to t whole. Where t is not a leaf and
+// has no gradient yet, t takes g's buffer without a copy (residual adds, reshapes); grad_sink
+// copies a buffer so shared before anything is added into it. Else g is added in.
+void hand_on(const Tensor& t, const Tensor& g);
+
 // Runs backward from `root` seeded with `seed` (same shape), then frees the graph behind root.
 void run_backward(const Tensor& root, const Tensor& seed);
 

@@ -44,6 +44,7 @@ Tensor broadcast_apply(const Tensor& a, const Tensor& b, const Shape& shape, con
 
 // Adds the gradient `g` (of the broadcast shape) into t's gradient, summed down to t's shape.
 void reduce_into(const Tensor& t, const Tensor& g) {
+  if (t.defined() && t.shape() == g.shape()) return hand_on(t, g);
   bool fresh = false;
   if (float* sink = grad_sink(t, fresh)) sum_to(g.data(), g.shape(), sink, t.shape(), /*accumulate=*/!fresh);
 }

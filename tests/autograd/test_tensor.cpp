@@ -69,6 +69,26 @@ TEST_CASE("autograd: a diamond-shaped graph is visited once per node", "[autogra
   REQUIRE(x.grad().at({0}) == Approx(std::exp(0.5) + 2 * std::exp(1.0)).epsilon(1e-6));
 }
 
+TEST_CASE("autograd: a gradient handed on without a copy is copied before it is added into", "[autograd]") {
+  // z = s + d, s = a + b, b = 3d, d = 5a, a = 2x, so z = 42x. The adds hand their gradient on
+  // whole: s, d, a and b first share one buffer; b's backward then adds into d's gradient and d's
+  // into a's, each of which must be copied first or a would see b's share twice.
+  Tensor x = Tensor::from_vector({3}, {1, -2, 0.5f}).set_requires_grad(true);
+  Tensor a = x * 2.0f, d = a * 5.0f;
+  Tensor z = (a + d * 3.0f) + d;
+  sum(z).backward();
+  REQUIRE(x.grad().to_vector() == std::vector<float>(3, 42.0f));
+  // The same through reshapes, which hand on their gradient too.
+  Tensor h = x * 2.0f;
+  sum(h.reshape({3, 1}).reshape({3}) + h * h).backward();  // 42 + 2 (1 + 2h)
+  REQUIRE(x.grad().to_vector() == std::vector<float>{42 + 2 * (1 + 4.0f), 42 + 2 * (1 - 8.0f), 42 + 2 * (1 + 2.0f)});
+  // Leaves never share: a + b gives each its own buffer, and writing one leaves the other alone.
+  Tensor p = Tensor::ones({3}).set_requires_grad(true), q = Tensor::ones({3}).set_requires_grad(true);
+  sum(p + q).backward();
+  p.grad().data()[0] = 5.0f;
+  REQUIRE(q.grad().to_vector() == std::vector<float>{1, 1, 1});
+}
+
 TEST_CASE("autograd: no-grad scope records nothing", "[autograd]") {
   Tensor x = Tensor::ones({2}).set_requires_grad(true);
   {
