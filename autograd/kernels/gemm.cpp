@@ -31,23 +31,32 @@ void round_packed(float* p, int64_t n, bool round) {
   if (round) round_to_bf16(p, n);
 }
 
+// Where a micro-kernel reads A: a packed panel, or in place along rows or down columns.
+enum class AIn { packed, rows, columns };
+
+// Whether a band of m rows splits into kernels of MR, 2 MR / 3 and MR / 3 rows with none left over:
+// then A stored transposed can be read in place (AIn::columns).
+bool whole_kernel_rows(int64_t m) { return m % MR == 0 || m % MR == MR / 3 || m % MR == 2 * MR / 3; }
+
 // C[0..m, 0..n) = start + Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= ROWS <= MR,
 // n <= NV * kLanes. NV = 2, ROWS = MR is the main kernel; NV = 1 serves a last panel at most one
 // vector wide, and ROWS < MR a last row panel (128 rows are 21 panels of 6 and one of 2), each at
 // a fraction of the cost. NV = 4 spans two B panels, the second one b_panel floats after the first:
 // a last panel of MR / 3 rows then still has the eight independent sums that keep both FMA units
 // busy. Every C element sums over k in the same order, so the bits never change.
-// IN_PLACE: A is not a packed panel but m rows of a row-major A, a_row floats apart (rows past m
-// read row m - 1 again; their sums are never stored).
-template <int NV, int ROWS = MR, bool IN_PLACE = false>
+// A_IN: where the kernel reads A (AIn). rows: m rows of a row-major A, a_row floats apart (rows
+// past m read row m - 1 again; their sums are never stored). columns: A stored transposed, its
+// ROWS values for one k side by side as in a packed panel, a_col floats from one k to the next;
+// m must be ROWS (rows past m would be read past the matrix).
+template <int NV, int ROWS = MR, AIn A_IN = AIn::packed>
 void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restrict Bp, float* C, int64_t ldc,
-                  Start start, int m, int n, int64_t b_panel = 0, int64_t a_row = 0) {
+                  Start start, int m, int n, int64_t b_panel = 0, int64_t a_row = 0, int64_t a_col = 0) {
   vfloat acc[ROWS][NV];
   [[maybe_unused]] const float* a_rows[ROWS];
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
     for (int v = 0; v < NV; ++v) acc[r][v] = zero();
-    if constexpr (IN_PLACE) a_rows[r] = Ap + std::min(r, m - 1) * a_row;
+    if constexpr (A_IN == AIn::rows) a_rows[r] = Ap + std::min(r, m - 1) * a_row;
     __builtin_prefetch(C + r * ldc, 1);  // the C rows are needed once the k loop ends
     __builtin_prefetch(C + r * ldc + NV * kLanes - 1, 1);
   }
@@ -57,10 +66,11 @@ void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restric
     for (int v = 0; v < NV; ++v) b[v] = load_aligned(Bp + (v / 2) * b_panel + (v % 2) * kLanes);
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
-      const vfloat a = IN_PLACE ? broadcast(a_rows[r] + k) : broadcast(Ap + r);
+      const vfloat a = A_IN == AIn::rows ? broadcast(a_rows[r] + k) : broadcast(Ap + r);
       for (int v = 0; v < NV; ++v) acc[r][v] = fma(a, b[v], acc[r][v]);
     }
-    if constexpr (!IN_PLACE) Ap += MR;
+    if constexpr (A_IN == AIn::packed) Ap += MR;
+    if constexpr (A_IN == AIn::columns) Ap += a_col;
   }
   if (m == ROWS && n == NV * kLanes) {
 #pragma GCC unroll 16
@@ -105,32 +115,35 @@ void narrow_kernel(int64_t kc, const float* __restrict Ap, const float* __restri
 // C[m, n] at C (=|+=) one A row band (m rows) · the packed B panels from Bp on: the micro-kernel
 // over MR x NR blocks, with the narrower kernels at the right and bottom edges. A last row panel of
 // at most MR / 3 rows takes two B panels at once, while the first is still in L1. The band is
-// packed, or (IN_PLACE) read in place, rows a_row floats apart; then no panel may be 4 columns or
-// narrower (narrow_kernel reads packed panels only).
-template <bool IN_PLACE = false>
+// packed, or read in place (A_IN, a_row and a_col as for micro_kernel); then no panel may be 4
+// columns or narrower (narrow_kernel reads packed panels only), and read by columns, m % MR is
+// 0, MR / 3 or 2 MR / 3 (whole_kernel_rows), so that each kernel reads just the rows it has.
+template <AIn A_IN = AIn::packed>
 void multiply_band(int64_t kc, const float* Ap, const float* Bp, float* C, int64_t ldc, int64_t m, int64_t n,
-                   Start start, int64_t a_row = 0) {
+                   Start start, int64_t a_row = 0, int64_t a_col = 0) {
   const bool short_last = m % MR != 0 && m % MR <= MR / 3;
   const int64_t last = m - m % MR;  // first row of a partial last panel
   for (int64_t j = 0; j < n; j += NR)
     for (int64_t i = 0; i < m; i += MR) {
       const int rows = static_cast<int>(std::min<int64_t>(MR, m - i));
       const int cols = static_cast<int>(std::min<int64_t>(NR, n - j));
-      const float *a = IN_PLACE ? Ap + i * a_row : Ap + (i / MR) * a_panel_stride(kc), *b = Bp + (j / NR) * kc * NR;
+      const float *a = A_IN == AIn::packed ? Ap + (i / MR) * a_panel_stride(kc) : Ap + i * a_row;
+      const float* b = Bp + (j / NR) * kc * NR;
       float* c = C + i * ldc + j;
       const Start s = start.at_column(j);
       if (short_last && i == last && n - j >= NR) {
         const bool first_of_pair = (j / NR) % 2 == 0;
         if (first_of_pair && n - j >= 2 * NR)
-          micro_kernel<4, MR / 3, IN_PLACE>(kc, a, b, c, ldc, s, rows, 2 * NR, kc * NR, a_row);
-        else if (first_of_pair) micro_kernel<2, MR / 3, IN_PLACE>(kc, a, b, c, ldc, s, rows, cols, 0, a_row);
+          micro_kernel<4, MR / 3, A_IN>(kc, a, b, c, ldc, s, rows, 2 * NR, kc * NR, a_row, a_col);
+        else if (first_of_pair) micro_kernel<2, MR / 3, A_IN>(kc, a, b, c, ldc, s, rows, cols, 0, a_row, a_col);
         continue;  // the second panel of a pair: done with the first
       }
-      if (cols <= 4 && !IN_PLACE) narrow_kernel(kc, a, b, c, ldc, s, rows, cols);
-      else if (cols <= kLanes) micro_kernel<1, MR, IN_PLACE>(kc, a, b, c, ldc, s, rows, cols, 0, a_row);
-      else if (rows <= MR / 3) micro_kernel<2, MR / 3, IN_PLACE>(kc, a, b, c, ldc, s, rows, cols, 0, a_row);
-      else if (rows <= 2 * MR / 3) micro_kernel<2, 2 * MR / 3, IN_PLACE>(kc, a, b, c, ldc, s, rows, cols, 0, a_row);
-      else micro_kernel<2, MR, IN_PLACE>(kc, a, b, c, ldc, s, rows, cols, 0, a_row);
+      if (cols <= 4 && A_IN == AIn::packed) narrow_kernel(kc, a, b, c, ldc, s, rows, cols);
+      else if (cols <= kLanes && (A_IN != AIn::columns || rows == MR))
+        micro_kernel<1, MR, A_IN>(kc, a, b, c, ldc, s, rows, cols, 0, a_row, a_col);
+      else if (rows <= MR / 3) micro_kernel<2, MR / 3, A_IN>(kc, a, b, c, ldc, s, rows, cols, 0, a_row, a_col);
+      else if (rows <= 2 * MR / 3) micro_kernel<2, 2 * MR / 3, A_IN>(kc, a, b, c, ldc, s, rows, cols, 0, a_row, a_col);
+      else micro_kernel<2, MR, A_IN>(kc, a, b, c, ldc, s, rows, cols, 0, a_row, a_col);
     }
 }
 
@@ -178,10 +191,14 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   // (bench_matmul 7, three alternating runs, one thread: dX 768x128x384 +5%, Y 768x512x128 +4%,
   // dX 768x128x65 +3%, the rest level). Slabs of deeper rows are packed (in place, products 1536
   // deep ran 1-2% slower), and so is a band with a narrow last panel.
-  const bool in_place = A.col_stride == 1 && blocks.count == 1 && (N % NR == 0 || N % NR > 4) && !round;
+  // A stored transposed (a dW's dYᵀ) is read in place too where its rows fill whole kernels: each
+  // k's MR values are side by side, as in a packed panel, a row of dY apart.
+  const bool panels_fit = (N % NR == 0 || N % NR > 4) && !round;
+  const bool in_place = A.col_stride == 1 && blocks.count == 1 && panels_fit;
+  const bool columns_in_place = A.row_stride == 1 && whole_kernel_rows(M) && panels_fit;
   // Packed panels: B's shared by all tasks, A's one share per thread. Reused blocks (memory.h).
   Buffer packed_b(blocks_together * block_floats);
-  const int64_t kAShare = in_place ? 0 : packed_a_size(MC, kc_most);
+  const int64_t kAShare = in_place || columns_in_place ? 0 : packed_a_size(MC, kc_most);
   Buffer packed_a(max_slots() * kAShare);
   const int64_t groups = (n_panels + kGroup - 1) / kGroup;
 
@@ -205,14 +222,18 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
         const int64_t i0 = band_start(band), m = band_start(band + 1) - i0;
         for (int64_t block = first; block < last; ++block) {
           const int64_t kc = blocks.depth(block);
-          if (!in_place) pack_a(A, i0, m, block * kc_most, kc, Ap);
-          if (!in_place) round_packed(Ap, packed_a_size(m, kc), round);
+          const float* a_block = A.data + i0 * A.row_stride + block * kc_most * A.col_stride;
+          if (!in_place && !columns_in_place) {
+            pack_a(A, i0, m, block * kc_most, kc, Ap);
+            round_packed(Ap, packed_a_size(m, kc), round);
+          }
           for (int64_t u = t; u < band_end; ++u) {
             const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
             const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
             const float* b = packed_block(block) + (j0 / NR) * kc * NR;
             float* c = C + i0 * ldc + j0;
-            if (in_place) multiply_band<true>(kc, A.data + i0 * A.row_stride, b, c, ldc, m, n, start, A.row_stride);
+            if (in_place) multiply_band<AIn::rows>(kc, a_block, b, c, ldc, m, n, start, A.row_stride);
+            else if (columns_in_place) multiply_band<AIn::columns>(kc, a_block, b, c, ldc, m, n, start, 1, A.col_stride);
             else multiply_band(kc, Ap, b, c, ldc, m, n, start);
           }
         }
@@ -235,7 +256,10 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
                 const float* bias, DepthBlocks blocks, bool round) {
   const int64_t n_panels = (N + NR - 1) / NR;
   const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
-  const int64_t a_share = packed_a_size(M, blocks.most), b_share = packed_b_size(blocks.most, kGroup * NR);
+  // A stored transposed (a dW's dYᵀ) is read in place where its rows fill whole kernels (gemm_tiled).
+  const bool columns_in_place = A.row_stride == 1 && whole_kernel_rows(M) && (N % NR == 0 || N % NR > 4) && !round;
+  const int64_t a_share = columns_in_place ? 0 : packed_a_size(M, blocks.most);
+  const int64_t b_share = packed_b_size(blocks.most, kGroup * NR);
   Buffer packed(max_slots() * (a_share + b_share));
   parallel_for_slots(slices, 1, [&](int slot, int64_t s0, int64_t s1) {
     float* Ap = packed.data() + slot * (a_share + b_share);
@@ -243,13 +267,18 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
     const int64_t j_begin = s0 * slice_panels * NR, j_end = std::min(N, s1 * slice_panels * NR);
     for (int64_t block = 0; block < blocks.count; ++block) {
       const int64_t kc = blocks.depth(block), p0 = block * blocks.most;
-      pack_a(A, 0, M, p0, kc, Ap);
-      round_packed(Ap, packed_a_size(M, kc), round);
+      if (!columns_in_place) {
+        pack_a(A, 0, M, p0, kc, Ap);
+        round_packed(Ap, packed_a_size(M, kc), round);
+      }
       for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR) {
         const int64_t n = std::min(kGroup * NR, j_end - j0);
         pack_b(B, j0, n, p0, kc, Bp);
         round_packed(Bp, packed_b_size(kc, n), round);
-        multiply_band(kc, Ap, Bp, C + j0, ldc, M, n, Start{accumulate || block > 0, bias}.at_column(j0));
+        const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
+        if (columns_in_place)
+          multiply_band<AIn::columns>(kc, A.data + p0 * A.col_stride, Bp, C + j0, ldc, M, n, start, 1, A.col_stride);
+        else multiply_band(kc, Ap, Bp, C + j0, ldc, M, n, start);
       }
     }
   });

@@ -142,8 +142,30 @@ TEST_CASE("small_gemm: packed B read from row p on is B without its first p rows
   tinygpt::testing::require_close(fast, expected, 1e-5);
 }
 
+TEST_CASE("gemm: A stored transposed and read in place has the bits of the same A stored by rows", "[gemm]") {
+  // dW = dYᵀ X reads dYᵀ down its columns where the rows fill whole kernels (M % MR of 0, MR / 3 or
+  // 2 MR / 3); else it is packed. By rows, A is read in place (K <= 512) or packed (K = 700: two
+  // depth blocks). Short C (gemm_short) and tall (gemm_tiled); N = 37: a last panel of 5 columns,
+  // N = 36: of 4, which needs packed panels.
+  constexpr int64_t mr = simd::MR;
+  for (int64_t M : {4 * mr, 4 * mr + mr / 3, 4 * mr + 2 * mr / 3, 4 * mr + 1, 40 * mr + 2 * mr / 3})
+    for (int64_t N : {48, 37, 36})
+      for (int64_t K : {300, 700}) {
+        Tensor a = Tensor::uniform({M * K}, M + K, -1, 1), b = Tensor::uniform({K * N}, N, -1, 1);
+        Tensor a_t = a.view({M, K}).transpose(0, 1).contiguous();  // [K, M]: the same A, stored transposed
+        Tensor by_columns = Tensor::empty({M * N}), by_rows = Tensor::empty({M * N}), ref = Tensor::empty({M * N});
+        gemm(M, N, K, {a_t.data(), 1, M}, {b.data(), N, 1}, by_columns.data(), N, false);
+        gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, by_rows.data(), N, false);
+        gemm_reference(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, ref.data(), N, false);
+        INFO("M " << M << " N " << N << " K " << K);
+        REQUIRE(by_columns.to_vector() == by_rows.to_vector());
+        tinygpt::testing::require_close(by_columns.to_vector(), ref.to_vector(), 2e-5 * std::sqrt(double(K)) + 1e-6);
+      }
+}
+
 TEST_CASE("gemm: a row-major A read in place has the bits of the same A packed from its transpose", "[gemm]") {
-  // Row-major A one depth block deep (K <= 512) is read in place; stored transposed it is packed.
+  // Row-major A one depth block deep (K <= 512) is read in place; stored transposed it is packed
+  // (M = 200 fills whole kernels, and is read in place by columns).
   // Rows 199, 200, 250: last row panels of 1, 2 (two B panels at once) and 4 rows; N = 40 and 37:
   // last panels of 8 and 5 columns.
   for (int64_t M : {199, 200, 250})
