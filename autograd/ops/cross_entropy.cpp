@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/fast_exp.h"
 #include "tinygpt/autograd/kernels/rows.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/profile.h"
@@ -56,9 +57,9 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets_in, 
                     }
                     const float* xr = x.data() + r * V;
                     if (fresh)
-                      for (int64_t j = 0; j < V; ++j) dr[j] = scale * std::exp(xr[j] - lse[r]);
+                      for (int64_t j = 0; j < V; ++j) dr[j] = scale * vector_exp(xr[j] - lse[r]);
                     else
-                      for (int64_t j = 0; j < V; ++j) dr[j] += scale * std::exp(xr[j] - lse[r]);
+                      for (int64_t j = 0; j < V; ++j) dr[j] += scale * vector_exp(xr[j] - lse[r]);
                     dr[targets[r]] -= scale;
                   });
                 });
