@@ -74,8 +74,9 @@ static_assert(kRows % 2 == 0, "bf16 pairs: B's rows are skipped in pairs (SmallB
 // p[0..n) = softmax(p[0..n)), with the maximum taken out first.
 void softmax_row(float* p, int64_t n) {
   const float m = row_max(p, n);
-  for (int64_t j = 0; j < n; ++j) p[j] = vector_exp(p[j] - m);
-  const float inv = 1.0f / row_sum(p, n);
+  // Each exp summed as it is stored: row_sum's lanes and order, one pass fewer.
+  const float sum = sum_in_lanes<float>(0, n, [p, m](int64_t j) { return p[j] = vector_exp(p[j] - m); });
+  const float inv = 1.0f / sum;
   for (int64_t j = 0; j < n; ++j) p[j] *= inv;
 }
 
