@@ -34,9 +34,14 @@ void round_packed(float* p, int64_t n, bool round) {
 // Where a micro-kernel reads A: a packed panel, or in place along rows or down columns.
 enum class AIn { packed, rows, columns };
 
-// Whether a band of m rows splits into kernels of MR, 2 MR / 3 and MR / 3 rows with none left over:
-// then A stored transposed can be read in place (AIn::columns).
-bool whole_kernel_rows(int64_t m) { return m % MR == 0 || m % MR == MR / 3 || m % MR == 2 * MR / 3; }
+// Whether A stored transposed (a dW's dYᵀ) can be read in place, down its columns (AIn::columns):
+// its M rows split into kernels of MR, 2 MR / 3 and MR / 3 rows with none left over, and one k
+// is not a multiple of 4 KB from the next, which would put every k's values in the same L1 set
+// (bench_matmul 3 1024x1024x1024, dW, one thread: 0.99x OpenBLAS read in place, 1.01-1.02x packed).
+bool columns_in_place(MatrixView A, int64_t M) {
+  const bool whole_kernels = M % MR == 0 || M % MR == MR / 3 || M % MR == 2 * MR / 3;
+  return A.row_stride == 1 && whole_kernels && (A.col_stride * sizeof(float)) % 4096 != 0;
+}
 
 // C[0..m, 0..n) = start + Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= ROWS <= MR,
 // n <= NV * kLanes. NV = 2, ROWS = MR is the main kernel; NV = 1 serves a last panel at most one
@@ -117,7 +122,7 @@ void narrow_kernel(int64_t kc, const float* __restrict Ap, const float* __restri
 // at most MR / 3 rows takes two B panels at once, while the first is still in L1. The band is
 // packed, or read in place (A_IN, a_row and a_col as for micro_kernel); then no panel may be 4
 // columns or narrower (narrow_kernel reads packed panels only), and read by columns, m % MR is
-// 0, MR / 3 or 2 MR / 3 (whole_kernel_rows), so that each kernel reads just the rows it has.
+// 0, MR / 3 or 2 MR / 3 (columns_in_place), so that each kernel reads just the rows it has.
 template <AIn A_IN = AIn::packed>
 void multiply_band(int64_t kc, const float* Ap, const float* Bp, float* C, int64_t ldc, int64_t m, int64_t n,
                    Start start, int64_t a_row = 0, int64_t a_col = 0) {
@@ -191,14 +196,14 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   // (bench_matmul 7, three alternating runs, one thread: dX 768x128x384 +5%, Y 768x512x128 +4%,
   // dX 768x128x65 +3%, the rest level). Slabs of deeper rows are packed (in place, products 1536
   // deep ran 1-2% slower), and so is a band with a narrow last panel.
-  // A stored transposed (a dW's dYᵀ) is read in place too where its rows fill whole kernels: each
-  // k's MR values are side by side, as in a packed panel, a row of dY apart.
+  // A stored transposed (a dW's dYᵀ) is read in place too where columns_in_place allows: each k's
+  // MR values are side by side, as in a packed panel, a row of dY apart.
   const bool panels_fit = (N % NR == 0 || N % NR > 4) && !round;
   const bool in_place = A.col_stride == 1 && blocks.count == 1 && panels_fit;
-  const bool columns_in_place = A.row_stride == 1 && whole_kernel_rows(M) && panels_fit;
+  const bool by_columns = columns_in_place(A, M) && panels_fit;
   // Packed panels: B's shared by all tasks, A's one share per thread. Reused blocks (memory.h).
   Buffer packed_b(blocks_together * block_floats);
-  const int64_t kAShare = in_place || columns_in_place ? 0 : packed_a_size(MC, kc_most);
+  const int64_t kAShare = in_place || by_columns ? 0 : packed_a_size(MC, kc_most);
   Buffer packed_a(max_slots() * kAShare);
   const int64_t groups = (n_panels + kGroup - 1) / kGroup;
 
@@ -223,7 +228,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
         for (int64_t block = first; block < last; ++block) {
           const int64_t kc = blocks.depth(block);
           const float* a_block = A.data + i0 * A.row_stride + block * kc_most * A.col_stride;
-          if (!in_place && !columns_in_place) {
+          if (!in_place && !by_columns) {
             pack_a(A, i0, m, block * kc_most, kc, Ap);
             round_packed(Ap, packed_a_size(m, kc), round);
           }
@@ -233,7 +238,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
             const float* b = packed_block(block) + (j0 / NR) * kc * NR;
             float* c = C + i0 * ldc + j0;
             if (in_place) multiply_band<AIn::rows>(kc, a_block, b, c, ldc, m, n, start, A.row_stride);
-            else if (columns_in_place) multiply_band<AIn::columns>(kc, a_block, b, c, ldc, m, n, start, 1, A.col_stride);
+            else if (by_columns) multiply_band<AIn::columns>(kc, a_block, b, c, ldc, m, n, start, 1, A.col_stride);
             else multiply_band(kc, Ap, b, c, ldc, m, n, start);
           }
         }
@@ -256,9 +261,9 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
                 const float* bias, DepthBlocks blocks, bool round) {
   const int64_t n_panels = (N + NR - 1) / NR;
   const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
-  // A stored transposed (a dW's dYᵀ) is read in place where its rows fill whole kernels (gemm_tiled).
-  const bool columns_in_place = A.row_stride == 1 && whole_kernel_rows(M) && (N % NR == 0 || N % NR > 4) && !round;
-  const int64_t a_share = columns_in_place ? 0 : packed_a_size(M, blocks.most);
+  // A stored transposed (a dW's dYᵀ) is read in place where columns_in_place allows.
+  const bool by_columns = columns_in_place(A, M) && (N % NR == 0 || N % NR > 4) && !round;
+  const int64_t a_share = by_columns ? 0 : packed_a_size(M, blocks.most);
   const int64_t b_share = packed_b_size(blocks.most, kGroup * NR);
   Buffer packed(max_slots() * (a_share + b_share));
   parallel_for_slots(slices, 1, [&](int slot, int64_t s0, int64_t s1) {
@@ -267,7 +272,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
     const int64_t j_begin = s0 * slice_panels * NR, j_end = std::min(N, s1 * slice_panels * NR);
     for (int64_t block = 0; block < blocks.count; ++block) {
       const int64_t kc = blocks.depth(block), p0 = block * blocks.most;
-      if (!columns_in_place) {
+      if (!by_columns) {
         pack_a(A, 0, M, p0, kc, Ap);
         round_packed(Ap, packed_a_size(M, kc), round);
       }
@@ -276,7 +281,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
         pack_b(B, j0, n, p0, kc, Bp);
         round_packed(Bp, packed_b_size(kc, n), round);
         const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
-        if (columns_in_place)
+        if (by_columns)
           multiply_band<AIn::columns>(kc, A.data + p0 * A.col_stride, Bp, C + j0, ldc, M, n, start, 1, A.col_stride);
         else multiply_band(kc, Ap, Bp, C + j0, ldc, M, n, start);
       }

@@ -57,13 +57,19 @@ struct LayerNormBackward {
     const float* xs = x + r * C;
     const float* gs = g + r * C;
     const float *m = mean + r, *s = rstd + r;
-    for (int q = 0; q < G; ++q) {
-      const float *xr = xs + q * C, *gr = gs + q * C;
-      if (pw)
-        for (int64_t j = 0; j < C; ++j) pw[j] += gr[j] * ((xr[j] - m[q]) * s[q]);
-      if (pb)
-        for (int64_t j = 0; j < C; ++j) pb[j] += gr[j];
-    }
+    // The G rows added one after another, as G separate passes would, in one pass over pw and pb.
+    if (pw)
+      for (int64_t j = 0; j < C; ++j) {
+        float acc = pw[j];
+        for (int q = 0; q < G; ++q) acc += gs[q * C + j] * ((xs[q * C + j] - m[q]) * s[q]);
+        pw[j] = acc;
+      }
+    if (pb)
+      for (int64_t j = 0; j < C; ++j) {
+        float acc = pb[j];
+        for (int q = 0; q < G; ++q) acc += gs[q * C + j];
+        pb[j] = acc;
+      }
     if (!dx) return;
     float sum_d[G], sum_dx[G];
     const float* wr = w;
