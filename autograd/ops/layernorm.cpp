@@ -72,20 +72,19 @@ struct LayerNormBackward {
       }
     if (!dx) return;
     float sum_d[G], sum_dx[G];
-    const float* wr = w;
-    const int64_t n = C;
+    // Members copied into the lambdas: read through `this`, they would be reloaded every term.
     row_sums<G>(
-        n,
-        [gs, wr, n](int q, int64_t j, auto lanes) {
+        C,
+        [gs, w = w, C = C](int q, int64_t j, auto lanes) {
           using V = decltype(lanes);
-          return at<V>(gs + q * n + j) * at<V>(wr + j);
+          return at<V>(gs + q * C + j) * at<V>(w + j);
         },
         sum_d);
     row_sums<G>(
-        n,
-        [gs, xs, wr, m, s, n](int q, int64_t j, auto lanes) {
+        C,
+        [gs, xs, m, s, w = w, C = C](int q, int64_t j, auto lanes) {
           using V = decltype(lanes);
-          return at<V>(gs + q * n + j) * at<V>(wr + j) * ((at<V>(xs + q * n + j) - m[q]) * s[q]);
+          return at<V>(gs + q * C + j) * at<V>(w + j) * ((at<V>(xs + q * C + j) - m[q]) * s[q]);
         },
         sum_dx);
     for (int q = 0; q < G; ++q) {
@@ -94,7 +93,7 @@ struct LayerNormBackward {
       float* out = dx + (r + q) * C;
       for (int64_t j = 0; j < C; ++j) {
         const float xhat = (xr[j] - m[q]) * s[q];
-        const float d = s[q] * (gr[j] * wr[j] - mean_d - xhat * mean_dx);
+        const float d = s[q] * (gr[j] * w[j] - mean_d - xhat * mean_dx);
         out[j] = fresh ? d : out[j] + d;
       }
     }
