@@ -9,6 +9,8 @@
 namespace tinygpt::simd {
 
 // One SIMD register of floats: AVX-512, AVX2+FMA, or GCC's portable vector extension elsewhere.
+// load_first / store_first move the first n (0..kLanes) floats only (zeros past them on load,
+// memory past them untouched): the end of a row that does not fill a vector.
 #if defined(__AVX512F__)
 constexpr int kLanes = 16, MR = 12;  // gemm: 24 accumulators of 32 registers
 using vfloat = __m512;
@@ -18,6 +20,9 @@ inline vfloat load_aligned(const float* p) { return _mm512_load_ps(p); }
 inline vfloat load(const float* p) { return _mm512_loadu_ps(p); }
 inline void store(float* p, vfloat v) { _mm512_storeu_ps(p, v); }
 inline vfloat fma(vfloat a, vfloat b, vfloat c) { return _mm512_fmadd_ps(a, b, c); }
+inline __mmask16 first_lanes(int n) { return static_cast<__mmask16>((1u << n) - 1); }
+inline vfloat load_first(const float* p, int n) { return _mm512_maskz_loadu_ps(first_lanes(n), p); }
+inline void store_first(float* p, vfloat v, int n) { _mm512_mask_storeu_ps(p, first_lanes(n), v); }
 #elif defined(__AVX2__) && defined(__FMA__)
 constexpr int kLanes = 8, MR = 6;  // gemm: 12 accumulators of 16 registers
 using vfloat = __m256;
@@ -27,6 +32,11 @@ inline vfloat load_aligned(const float* p) { return _mm256_load_ps(p); }
 inline vfloat load(const float* p) { return _mm256_loadu_ps(p); }
 inline void store(float* p, vfloat v) { _mm256_storeu_ps(p, v); }
 inline vfloat fma(vfloat a, vfloat b, vfloat c) { return _mm256_fmadd_ps(a, b, c); }
+inline __m256i first_lanes(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline vfloat load_first(const float* p, int n) { return _mm256_maskload_ps(p, first_lanes(n)); }
+inline void store_first(float* p, vfloat v, int n) { _mm256_maskstore_ps(p, first_lanes(n), v); }
 #else
 constexpr int kLanes = 4, MR = 6;
 typedef float vfloat __attribute__((vector_size(16)));
@@ -37,6 +47,14 @@ inline vfloat load_aligned(const float* p) { return *reinterpret_cast<const vflo
 inline vfloat load(const float* p) { return *reinterpret_cast<const vfloat_unaligned*>(p); }
 inline void store(float* p, vfloat v) { *reinterpret_cast<vfloat_unaligned*>(p) = v; }
 inline vfloat fma(vfloat a, vfloat b, vfloat c) { return a * b + c; }
+inline vfloat load_first(const float* p, int n) {
+  vfloat v = zero();
+  for (int l = 0; l < n; ++l) v[l] = p[l];
+  return v;
+}
+inline void store_first(float* p, vfloat v, int n) {
+  for (int l = 0; l < n; ++l) p[l] = v[l];
+}
 #endif
 inline vfloat add(vfloat a, vfloat b) { return a + b; }
 

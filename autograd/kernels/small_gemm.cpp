@@ -54,15 +54,12 @@ void tile(const SmallGemmArgs& g, int64_t i0, int64_t j0, int64_t cols) {
 #pragma GCC unroll 12
   for (int r = 0; r < ROWS; ++r) {
     float* out = g.c + (i0 + r) * g.c_row + j0;
-    if (cols == NR) {
-      for (int v = 0; v < 2; ++v) {
-        const vfloat x = acc[r][v] * alpha;
-        store(out + v * kLanes, g.accumulate ? add(load(out + v * kLanes), x) : x);
-      }
-    } else {  // a last, narrower tile: spill, then store the valid columns
-      alignas(64) float row[NR];
-      for (int v = 0; v < 2; ++v) store(row + v * kLanes, acc[r][v] * alpha);
-      for (int64_t c = 0; c < cols; ++c) out[c] = g.accumulate ? out[c] + row[c] : row[c];
+    for (int v = 0; v < 2; ++v) {
+      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, cols - v * kLanes));  // a last tile: fewer
+      const vfloat x = acc[r][v] * alpha;
+      if (lanes == kLanes) store(out + v * kLanes, g.accumulate ? add(load(out + v * kLanes), x) : x);
+      else if (lanes > 0)
+        store_first(out + v * kLanes, g.accumulate ? add(load_first(out + v * kLanes, lanes), x) : x, lanes);
     }
   }
 }
