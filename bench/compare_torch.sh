@@ -4,7 +4,9 @@
 # so LD_LIBRARY_PATH chooses) and OPENBLAS_CORETYPE (OpenBLAS's own choice, Haswell, SkylakeX where
 # the CPU has AVX-512, Zen on AMD) are picked by timing PyTorch's step on the small config with each.
 # Then tinygpt and PyTorch alternate, A B A B (PAIRS pairs, default 3), and each row gives both
-# medians with their min-max spread, the ratio of the medians, and peak memory.
+# medians with their min-max spread, the ratio as the median of each pair's ratio (a pair's two runs
+# share the machine's state: on these shared hosts either program alone swings by up to 15% from one
+# minute to the next) with that ratio's spread, and peak memory.
 #   bench/compare_torch.sh [configs...]     configs: tiny baby small gpt2   (default: all)
 #   PRECISION=bf16 CORETYPES=own bench/compare_torch.sh small gpt2
 # With PRECISION=bf16, tinygpt trains with --precision bf16; PyTorch's setup is also chosen among its
@@ -15,8 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 declare -A FLAGS=(
-  [tiny]="--layers 2 --heads 2 --embd 64 --block 32 --batch 8 --vocab 65 --steps 40"
-  [baby]="--layers 4 --heads 4 --embd 128 --block 64 --batch 12 --vocab 65 --steps 20"
+  [tiny]="--layers 2 --heads 2 --embd 64 --block 32 --batch 8 --vocab 65 --steps 150"
+  [baby]="--layers 4 --heads 4 --embd 128 --block 64 --batch 12 --vocab 65 --steps 60"
   [small]="--layers 6 --heads 6 --embd 384 --block 256 --batch 16 --vocab 65 --steps 5"
   [gpt2]="--layers 12 --heads 12 --embd 768 --block 64 --batch 4 --vocab 50257 --steps 3"
 )
@@ -28,6 +30,7 @@ LIB=/usr/lib/x86_64-linux-gnu
 field() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 spread() { printf '%s\n' "$@" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.0f-%.0f", lo, hi}'; }
+spread2() { printf '%s\n' "$@" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.2f-%.2f", lo, hi}'; }
 torch_run() {  # torch_run <build> <coretype or ""> <threads> <flags...>
   local build=$1 core=$2 threads=$3; shift 3
   env -u OPENBLAS_CORETYPE LD_LIBRARY_PATH="$LIB/openblas-$build" ${core:+OPENBLAS_CORETYPE=$core} \
@@ -63,12 +66,12 @@ for threads in 1 2; do
   read -r b p c <<< "${BEST[$threads]}"
   echo "# PyTorch with $threads thread(s): $p, openblas-$b, OPENBLAS_CORETYPE=${c:-(unset)} (fastest above)"
 done
-printf '%-6s %7s %22s %22s %7s %11s %11s %6s %s\n' config threads "tinygpt $PRECISION tok/s (range)" \
-  "torch tok/s (range)" ratio tinygpt_MB torch_MB peak% "$([[ $PRECISION == bf16 ]] && echo "tinygpt fp32 tok/s, bf16/fp32")"
+printf '%-6s %7s %22s %22s %17s %11s %11s %6s %s\n' config threads "tinygpt $PRECISION tok/s (range)" \
+  "torch tok/s (range)" "ratio (range)" tinygpt_MB torch_MB peak% "$([[ $PRECISION == bf16 ]] && echo "tinygpt fp32 tok/s, bf16/fp32")"
 for config_name in ${@:-tiny baby small gpt2}; do
   for threads in 1 2; do
     read -r build tp core <<< "${BEST[$threads]}"
-    ours=() theirs=() our_rss=() their_rss=() share=() fp32=()
+    ours=() theirs=() ratios=() our_rss=() their_rss=() share=() fp32=()
     for ((pair = 0; pair < PAIRS; ++pair)); do
       o=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" \
             --precision "$PRECISION" --json)
@@ -80,6 +83,7 @@ for config_name in ${@:-tiny baby small gpt2}; do
       ours+=("$(echo "$o" | field tokens_per_s)"); our_rss+=("$(echo "$o" | field peak_rss_mb)")
       share+=("$(echo "$o" | field share_of_peak)")
       theirs+=("$(echo "$t" | field tokens_per_s)"); their_rss+=("$(echo "$t" | field peak_rss_mb)")
+      ratios+=("$(echo "${ours[-1]} / ${theirs[-1]}" | bc -l)")
     done
     a=$(median "${ours[@]}"); b=$(median "${theirs[@]}")
     extra=""
@@ -87,9 +91,9 @@ for config_name in ${@:-tiny baby small gpt2}; do
       f=$(median "${fp32[@]}")
       extra="$(printf '%.0f (%s), %.2f' "$f" "$(spread "${fp32[@]}")" "$(echo "$a / $f" | bc -l)")"
     fi
-    printf '%-6s %7s %22s %22s %7.2f %11.0f %11.0f %5.0f%% %s\n' "$config_name" "$threads" \
+    printf '%-6s %7s %22s %22s %17s %11.0f %11.0f %5.0f%% %s\n' "$config_name" "$threads" \
       "$(printf '%.0f' "$a") ($(spread "${ours[@]}"))" "$(printf '%.0f' "$b") ($(spread "${theirs[@]}"))" \
-      "$(echo "$a / $b" | bc -l)" "$(median "${our_rss[@]}")" "$(median "${their_rss[@]}")" \
+      "$(printf '%.2f' "$(median "${ratios[@]}")") ($(spread2 "${ratios[@]}"))" "$(median "${our_rss[@]}")" "$(median "${their_rss[@]}")" \
       "$(echo "100 * $(median "${share[@]}")" | bc -l)" "$extra"
   done
 done
