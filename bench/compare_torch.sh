@@ -29,8 +29,10 @@ torch_precisions=(fp32)
 LIB=/usr/lib/x86_64-linux-gnu
 field() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-spread() { printf '%s\n' "$@" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.0f-%.0f", lo, hi}'; }
-spread2() { printf '%s\n' "$@" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.2f-%.2f", lo, hi}'; }
+spread() {  # spread <decimals> <values...>: min-max
+  local d=$1; shift
+  printf '%s\n' "$@" | sort -g | awk -v d="$d" 'NR==1 {lo=$1} {hi=$1} END {printf "%.*f-%.*f", d, lo, d, hi}'
+}
 torch_run() {  # torch_run <build> <coretype or ""> <threads> <flags...>
   local build=$1 core=$2 threads=$3; shift 3
   env -u OPENBLAS_CORETYPE LD_LIBRARY_PATH="$LIB/openblas-$build" ${core:+OPENBLAS_CORETYPE=$core} \
@@ -89,11 +91,11 @@ for config_name in ${@:-tiny baby small gpt2}; do
     extra=""
     if [[ $PRECISION == bf16 ]]; then
       f=$(median "${fp32[@]}")
-      extra="$(printf '%.0f (%s), %.2f' "$f" "$(spread "${fp32[@]}")" "$(echo "$a / $f" | bc -l)")"
+      extra="$(printf '%.0f (%s), %.2f' "$f" "$(spread 0 "${fp32[@]}")" "$(echo "$a / $f" | bc -l)")"
     fi
     printf '%-6s %7s %22s %22s %17s %11.0f %11.0f %5.0f%% %s\n' "$config_name" "$threads" \
-      "$(printf '%.0f' "$a") ($(spread "${ours[@]}"))" "$(printf '%.0f' "$b") ($(spread "${theirs[@]}"))" \
-      "$(printf '%.2f' "$(median "${ratios[@]}")") ($(spread2 "${ratios[@]}"))" "$(median "${our_rss[@]}")" "$(median "${their_rss[@]}")" \
+      "$(printf '%.0f' "$a") ($(spread 0 "${ours[@]}"))" "$(printf '%.0f' "$b") ($(spread 0 "${theirs[@]}"))" \
+      "$(printf '%.2f' "$(median "${ratios[@]}")") ($(spread 2 "${ratios[@]}"))" "$(median "${our_rss[@]}")" "$(median "${their_rss[@]}")" \
       "$(echo "100 * $(median "${share[@]}")" | bc -l)" "$extra"
   done
 done
