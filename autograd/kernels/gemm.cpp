@@ -43,6 +43,10 @@ bool columns_in_place(MatrixView A, int64_t M) {
   return A.row_stride == 1 && whole_kernels && (A.col_stride * sizeof(float)) % 4096 != 0;
 }
 
+// Whether A may be read in place, unpacked, for a C N columns wide: narrow_kernel (a last panel of
+// 4 columns or fewer) reads packed panels only, and the portable bf16 path rounds A as it packs.
+bool a_unpacked_fits(int64_t N, bool round) { return (N % NR == 0 || N % NR > 4) && !round; }
+
 // C[0..m, 0..n) = start + Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= ROWS <= MR,
 // n <= NV * kLanes. NV = 2, ROWS = MR is the main kernel; NV = 1 serves a last panel at most one
 // vector wide, and ROWS < MR a last row panel (128 rows are 21 panels of 6 and one of 2), each at
@@ -198,9 +202,8 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   // deep ran 1-2% slower), and so is a band with a narrow last panel.
   // A stored transposed (a dW's dYᵀ) is read in place too where columns_in_place allows: each k's
   // MR values are side by side, as in a packed panel, a row of dY apart.
-  const bool panels_fit = (N % NR == 0 || N % NR > 4) && !round;
-  const bool in_place = A.col_stride == 1 && blocks.count == 1 && panels_fit;
-  const bool by_columns = columns_in_place(A, M) && panels_fit;
+  const bool in_place = A.col_stride == 1 && blocks.count == 1 && a_unpacked_fits(N, round);
+  const bool by_columns = columns_in_place(A, M) && a_unpacked_fits(N, round);
   // Packed panels: B's shared by all tasks, A's one share per thread. Reused blocks (memory.h).
   Buffer packed_b(blocks_together * block_floats);
   const int64_t kAShare = in_place || by_columns ? 0 : packed_a_size(MC, kc_most);
@@ -262,7 +265,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   const int64_t n_panels = (N + NR - 1) / NR;
   const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
   // A stored transposed (a dW's dYᵀ) is read in place where columns_in_place allows.
-  const bool by_columns = columns_in_place(A, M) && (N % NR == 0 || N % NR > 4) && !round;
+  const bool by_columns = columns_in_place(A, M) && a_unpacked_fits(N, round);
   const int64_t a_share = by_columns ? 0 : packed_a_size(M, blocks.most);
   const int64_t b_share = packed_b_size(blocks.most, kGroup * NR);
   Buffer packed(max_slots() * (a_share + b_share));
