@@ -30,22 +30,59 @@ static_assert(MR == 12 && NR == 32, "the bf16 kernels use the AVX-512 float pane
 
 inline int64_t k_pairs(int64_t kc) { return (kc + 1) / 2; }
 
+// The first n of 16 lanes (none for n <= 0).
+inline __mmask16 lanes(int64_t n) {
+  return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << n) - 1);
+}
+
 // n <= 16 floats from p as 16 bfloat16, zeros past n; a null p: all zeros.
 TINYGPT_BF16_TARGET inline __m256i bf16_of(const float* p, int64_t n) {
   if (!p || n <= 0) return _mm256_setzero_si256();
-  const __mmask16 mask = n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
-  return (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, p));
+  return (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(lanes(n), p));
 }
 
 // Two stored rows that hold k and k + 1 side by side (`valid` <= 16 values each; a null odd row:
 // the zeros past an odd depth) as pairs {even[c], odd[c]} in out[0..width), width <= 16; zeros
-// past valid.
+// past valid. One vcvtne2ps2bf16 rounds both rows into one register, one vpermw interleaves them.
 TINYGPT_BF16_TARGET inline void row_pairs(const float* even, const float* odd, int64_t valid, uint32_t* out,
                                           int width) {
-  const __m512i lo = _mm512_cvtepu16_epi32(bf16_of(even, valid));
-  const __m512i hi = _mm512_cvtepu16_epi32(bf16_of(odd, valid));
-  _mm512_mask_storeu_epi32(out, static_cast<__mmask16>((1u << width) - 1),
-                           _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+  alignas(64) static constexpr uint16_t kInterleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+                                                           8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const __m512 e = _mm512_maskz_loadu_ps(lanes(valid), even);
+  const __m512 o = odd ? _mm512_maskz_loadu_ps(lanes(valid), odd) : _mm512_setzero_ps();
+  const __m512i both = (__m512i)_mm512_cvtne2ps_pbh(o, e);  // 16 bfloat16 of even, then 16 of odd
+  _mm512_mask_storeu_epi32(out, lanes(width), _mm512_permutexvar_epi16(_mm512_load_si512(kInterleave), both));
+}
+
+// Rows k and k + 1 of a matrix stored by rows (a null odd: the zeros past an odd depth), n values
+// each, as pairs {even[c], odd[c]} at out[(c / NR) * panel + c % NR] for c < width (a multiple of
+// 16; zeros past n). `ahead` > 0: the floats from one row to the next, to request rows k + 4 and
+// k + 5 from memory meanwhile; a pack reads each row once, and the hardware prefetcher, which
+// follows the row at hand, leaves the next rows to be fetched on demand.
+TINYGPT_BF16_TARGET inline void rows_to_pairs(const float* even, const float* odd, int64_t n, int64_t width,
+                                              int64_t ahead, uint32_t* out, int64_t panel) {
+  if (ahead > 0)
+    for (int64_t c = 0; c < n; c += 16) {
+      __builtin_prefetch(even + 4 * ahead + c);
+      __builtin_prefetch(even + 5 * ahead + c);
+    }
+  for (int64_t c = 0; c < width; c += 16)
+    row_pairs(even + c, odd ? odd + c : nullptr, std::min<int64_t>(16, n - c), out + (c / NR) * panel + c % NR, 16);
+}
+
+// kc floats of a line that runs along k as k_pairs(kc) pairs, out[p] = {line[2p], line[2p + 1]}
+// (an odd kc pairs the last with 0): 32 floats rounded in their own order are, read as 32-bit
+// words, 16 pairs, so no shuffle is needed.
+TINYGPT_BF16_TARGET inline void line_pairs(const float* line, int64_t kc, uint32_t* out) {
+  int64_t k = 0;
+  for (; k + 32 <= kc; k += 32)
+    _mm512_storeu_si512(out + k / 2,
+                        (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(line + k + 16), _mm512_loadu_ps(line + k)));
+  if (k < kc) {
+    const int64_t n = kc - k;
+    const __m512 lo = _mm512_maskz_loadu_ps(lanes(n), line + k), hi = _mm512_maskz_loadu_ps(lanes(n - 16), line + k + 16);
+    _mm512_mask_storeu_epi32(out + k / 2, lanes((n + 1) / 2), (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+  }
 }
 
 // Up to 8 lines that run along k (kc contiguous floats each; a null line: zeros) as pairs across
@@ -63,15 +100,6 @@ TINYGPT_BF16_TARGET inline void lines_to_pairs(const float* const* lines, int co
   }
 }
 
-// A packed float panel (pack.h) of kc rows, `width` floats a row, as k_pairs(kc) rows of pairs.
-TINYGPT_BF16_TARGET inline void panel_to_pairs(const float* panel, int64_t kc, int width, uint32_t* out) {
-  for (int64_t k = 0; k < kc; k += 2, out += width)
-    for (int c = 0; c < width; c += 16) {
-      const int w = std::min(16, width - c);
-      row_pairs(panel + k * width + c, k + 1 < kc ? panel + (k + 1) * width + c : nullptr, w, out + c, w);
-    }
-}
-
 // `count` values of a strided line (from `first`, `step` floats apart) gathered into `out`, to be
 // rounded as a contiguous one; a null line gives zeros.
 inline void gather(const float* first, int64_t step, int64_t count, float* out) {
@@ -81,53 +109,69 @@ inline void gather(const float* first, int64_t step, int64_t count, float* out) 
 // n columns of B from j0 and kc of its rows from p0 as panels of NR columns of pairs, read straight
 // from B where a column or a row is contiguous (gathered first elsewhere):
 //   Bp[panel * k_pairs(kc) * NR + (k / 2) * NR + c] = {B(p0 + k, j0 + panel * NR + c), B(p0 + k + 1, ..)}
-// (columns past n are 0).
+// (columns past n are 0). A row-major B is read a pair of rows at a time across all n columns,
+// so that each row streams from memory once, left to right.
 TINYGPT_BF16_TARGET inline void pack_b_pairs(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, uint32_t* Bp) {
-  const int64_t kp = k_pairs(kc);
+  const int64_t kp = k_pairs(kc), padded = (n + NR - 1) / NR * NR;
+  const float* src = B.data + p0 * B.row_stride + j0 * B.col_stride;
+  if (B.col_stride == 1 && B.row_stride != 1) {
+    for (int64_t p = 0; p < kc; p += 2) {
+      const float* even = src + p * B.row_stride;
+      rows_to_pairs(even, p + 1 < kc ? even + B.row_stride : nullptr, n, padded, p + 5 < kc ? B.row_stride : 0,
+                    Bp + (p / 2) * NR, kp * NR);
+    }
+    return;
+  }
   for (int64_t panel = 0; panel * NR < n; ++panel) {
     uint32_t* dst = Bp + panel * kp * NR;
     const int64_t cols = std::min<int64_t>(NR, n - panel * NR);
-    const float* src = B.data + p0 * B.row_stride + (j0 + panel * NR) * B.col_stride;
+    const float* first = src + panel * NR * B.col_stride;
     if (B.row_stride == 1) {  // each column runs along k
       const float* lines[NR];
-      for (int c = 0; c < NR; ++c) lines[c] = c < cols ? src + c * B.col_stride : nullptr;
+      for (int c = 0; c < NR; ++c) lines[c] = c < cols ? first + c * B.col_stride : nullptr;
       for (int c = 0; c < NR; c += 8) lines_to_pairs(lines + c, 8, kc, dst + c, NR);
       continue;
     }
     alignas(64) float even[NR], odd[NR];
-    for (int64_t p = 0; p < kc; p += 2, dst += NR) {  // each k holds the columns side by side
-      const float *e = src + p * B.row_stride, *o = p + 1 < kc ? e + B.row_stride : nullptr;
-      if (B.col_stride != 1) {
-        gather(e, B.col_stride, cols, even);
-        gather(o, B.col_stride, cols, odd);
-        e = even;
-        o = o ? odd : nullptr;
-      }
+    for (int64_t p = 0; p < kc; p += 2, dst += NR) {  // any strides: gather each pair of rows
+      gather(first + p * B.row_stride, B.col_stride, cols, even);
+      gather(p + 1 < kc ? first + (p + 1) * B.row_stride : nullptr, B.col_stride, cols, odd);
       for (int c = 0; c < NR; c += 16)
-        row_pairs(e + c, o ? o + c : nullptr, std::min<int64_t>(16, cols - c), dst + c, 16);
+        row_pairs(even + c, p + 1 < kc ? odd + c : nullptr, std::min<int64_t>(16, cols - c), dst + c, 16);
     }
   }
 }
 
-// C[0..m, 0..n) = start + alpha * Ap · Bp over kp pairs of k, m <= MR, n <= NV * 16; Ap: MR rows of
-// pairs, Bp: NR columns of pairs. An MR x NV*16 block of C in registers, one vdpbf16ps per register
-// and pair.
-template <int NV>
-TINYGPT_BF16_TARGET void pair_tile(int64_t kp, const uint32_t* __restrict Ap, const uint32_t* __restrict Bp, float* C,
-                                   int64_t ldc, Start start, int m, int n, float alpha = 1.0f) {
+// Where pair_tile finds row r's pair p of A: at Ap[p * a_step + r] (by_pair: a packed panel, MR
+// rows a pair, or a band's rows side by side) or at Ap[r * a_step + p] (by_row: each row's pairs
+// in a line of their own).
+enum class PairOrder { by_pair, by_row };
+
+// C[0..m, 0..n) = start + alpha * A · Bp over kp pairs of k, m <= MR, n <= NV * 16; A: MR rows of
+// pairs at Ap (ORDER, a_step), Bp: NR columns of pairs. An MR x NV*16 block of C in registers, one
+// vdpbf16ps per register and pair. by_row reads rows past m as row m - 1 (their sums are dropped).
+template <int NV, PairOrder ORDER = PairOrder::by_pair>
+TINYGPT_BF16_TARGET void pair_tile(int64_t kp, const uint32_t* __restrict Ap, int64_t a_step,
+                                   const uint32_t* __restrict Bp, float* C, int64_t ldc, Start start, int m, int n,
+                                   float alpha = 1.0f) {
   __m512 acc[MR][NV];
+  [[maybe_unused]] const uint32_t* a_rows[MR];
 #pragma GCC unroll 12
-  for (int r = 0; r < MR; ++r)
+  for (int r = 0; r < MR; ++r) {
     for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+    if constexpr (ORDER == PairOrder::by_row) a_rows[r] = Ap + std::min(r, m - 1) * a_step;
+  }
 #pragma GCC unroll 2
-  for (int64_t p = 0; p < kp; ++p, Ap += MR, Bp += NR) {
+  for (int64_t p = 0; p < kp; ++p, Bp += NR) {
     __m512bh b[NV];
     for (int v = 0; v < NV; ++v) b[v] = (__m512bh)_mm512_loadu_si512(Bp + v * 16);  // a head's panels may not be 64-byte aligned
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(Ap[r]));
+      const uint32_t pair = ORDER == PairOrder::by_row ? a_rows[r][p] : Ap[r];
+      const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(pair));
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], a, b[v]);
     }
+    if constexpr (ORDER == PairOrder::by_pair) Ap += a_step;
   }
   const __m512 scale = _mm512_set1_ps(alpha);  // x * 1 is x: the GEMM's bits do not change
   if (m == MR && n == NV * 16) {

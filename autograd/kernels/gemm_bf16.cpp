@@ -2,13 +2,15 @@
 // adds each pair's two products to a float accumulator, twice the multiply-adds of vfmadd231ps.
 //   for each depth block (at most KC deep):
 //     pack B straight into bfloat16 pairs along k: Bp[k / 2][c] = {B(k, c), B(k + 1, c)}
-//     for each row band of C, in parallel: pack its A in float (pack.h), then into pairs the same
-//       way, Ap[k / 2][r] = {A(r, k), A(r, k + 1)}
-//       for each B panel (L1), for each A panel (L2): an MR x NR block of C in 24 registers,
-//       one vdpbf16ps per register and pair of k.
-// Rounding is vcvtneps2bf16's (round to nearest even); an odd depth pairs its last k with 0. B's
-// one pass matters where it is a large weight used by few rows (GPT-2's 256 tokens a step); A goes
-// through float packing first: straight into pairs measured no faster.
+//     for each row band of C, in parallel: round its A into pairs {A(r, k), A(r, k + 1)}, laid out
+//       along the direction A is stored in (BandPairs), so that packing is rounding, not transposing
+//       for each B panel (L1), for each MR rows of the band (L2): an MR x NR block of C in 24
+//       registers, one vdpbf16ps per register and pair of k.
+// A short C (pairs_short: at most kShortMost rows) instead splits its columns over threads; each
+// rounds all of A, and B a few panels at a time just before it uses them.
+// Rounding is vcvtneps2bf16's (round to nearest even); an odd depth pairs its last k with 0. Every
+// operand is read from memory once per depth block, so packing is where memory bandwidth shows:
+// the packers request the rows they read next ahead of time.
 #include "tinygpt/autograd/kernels/gemm.h"
 
 #include <algorithm>
@@ -29,16 +31,118 @@ using namespace bf16;
 
 constexpr int64_t kBandRows = 20 * MR;  // most rows of a band: its packed A (kBandRows x KC bfloat16) stays in L2
 
-// One row band (m rows, packed) against every packed B panel: C[m, N] (=|+=) Ap · Bp.
-void pair_band(int64_t kp, const uint32_t* Ap, const uint32_t* Bp, float* C, int64_t ldc, int64_t m, int64_t N,
-                   Start start) {
+// A band's pairs, laid out along the direction A is stored in, so that packing is rounding alone:
+// a row-major A (or any strides) by_row, each row's pairs a line of their own; A stored transposed
+// (a dW's dYᵀ) by_pair, each pair's rows side by side.
+struct BandPairs {
+  PairOrder order;
+  int64_t step;  // words from one row (by_row) or one pair (by_pair) to the next
+};
+
+// Words from one row's pairs to the next: kp rounded up to whole cache lines.
+int64_t row_step(int64_t kp) { return (kp + 15) / 16 * 16; }
+
+// Words from one pair's rows to the next: m rounded up to whole MR-row tiles (the last tile reads
+// MR rows), then to a cache line.
+int64_t pair_step(int64_t m) { return ((m + MR - 1) / MR * MR + 15) / 16 * 16; }
+
+// Words that m rows of kp pairs take, in either order.
+int64_t band_words(int64_t m, int64_t kp) { return std::max(m * row_step(kp), kp * pair_step(m)); }
+
+// How m rows of A, kp pairs deep, are laid out.
+BandPairs band_layout(MatrixView A, int64_t m, int64_t kp) {
+  if (A.row_stride == 1 && A.col_stride != 1) return {PairOrder::by_pair, pair_step(m)};
+  return {PairOrder::by_row, row_step(kp)};
+}
+
+// m rows of A from i0 and kc of its columns from p0 as pairs into Ap (band_words), laid out as
+// band_layout says; `line` (kc floats) gathers a row whose values are not contiguous.
+TINYGPT_BF16_TARGET BandPairs pack_band(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, uint32_t* Ap,
+                                        float* line) {
+  const float* src = A.data + i0 * A.row_stride + p0 * A.col_stride;
+  const BandPairs layout = band_layout(A, m, k_pairs(kc));
+  const int64_t step = layout.step;
+  if (layout.order == PairOrder::by_pair) {
+    for (int64_t k = 0; k < kc; k += 2) {
+      const float* even = src + k * A.col_stride;
+      rows_to_pairs(even, k + 1 < kc ? even + A.col_stride : nullptr, m, step, k + 5 < kc ? A.col_stride : 0,
+                    Ap + (k / 2) * step, NR);
+    }
+    return layout;
+  }
+  for (int64_t r = 0; r < m; ++r) {
+    const float* row = src + r * A.row_stride;
+    if (A.col_stride == 1 && r + 3 < m)  // as rows_to_pairs: the row three on, from memory meanwhile
+      for (int64_t k = 0; k < kc; k += 16) __builtin_prefetch(row + 3 * A.row_stride + k);
+    if (A.col_stride != 1) {
+      gather(row, A.col_stride, kc, line);
+      row = line;
+    }
+    line_pairs(row, kc, Ap + r * step);
+  }
+  return layout;
+}
+
+// One row band (m rows, packed as `a`) against every packed B panel: C[m, N] (=|+=) A · Bp.
+void pair_band(int64_t kp, const uint32_t* Ap, BandPairs a, const uint32_t* Bp, float* C, int64_t ldc, int64_t m,
+               int64_t N, Start start) {
   for (int64_t j = 0; j < N; j += NR)
     for (int64_t i = 0; i < m; i += MR) {
       const int rows = static_cast<int>(std::min<int64_t>(MR, m - i)), cols = static_cast<int>(std::min<int64_t>(NR, N - j));
-      const uint32_t *a = Ap + (i / MR) * kp * MR, *b = Bp + (j / NR) * kp * NR;
-      if (cols <= 16) pair_tile<1>(kp, a, b, C + i * ldc + j, ldc, start.at_column(j), rows, cols);
-      else pair_tile<2>(kp, a, b, C + i * ldc + j, ldc, start.at_column(j), rows, cols);
+      const uint32_t* b = Bp + (j / NR) * kp * NR;
+      float* c = C + i * ldc + j;
+      const Start s = start.at_column(j);
+      if (a.order == PairOrder::by_pair) {
+        if (cols <= 16) pair_tile<1>(kp, Ap + i, a.step, b, c, ldc, s, rows, cols);
+        else pair_tile<2>(kp, Ap + i, a.step, b, c, ldc, s, rows, cols);
+      } else {
+        if (cols <= 16) pair_tile<1, PairOrder::by_row>(kp, Ap + i * a.step, a.step, b, c, ldc, s, rows, cols);
+        else pair_tile<2, PairOrder::by_row>(kp, Ap + i * a.step, a.step, b, c, ldc, s, rows, cols);
+      }
     }
+}
+
+// Most rows of a short C (GPT-2's 256 tokens a step): all of its A, one depth block deep, stays in L2.
+constexpr int64_t kShortMost = 32 * MR;
+// Most words of a short C's A packed whole (all depth blocks), to be kept in L2 while the depth
+// blocks run inside each group of B panels: C's columns then stay in L2 from block to block.
+constexpr int64_t kWholeAMost = int64_t{1} << 17;  // 512 KB
+
+// C with few rows: threads split the columns; each rounds all of A into pairs, then B a few
+// panels at a time just before using them (in L2, where the tiled path writes all of B's pairs
+// out to memory and reads them back for every band).
+void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
+                 const float* bias, DepthBlocks blocks) {
+  const int64_t n_panels = (N + NR - 1) / NR, kp_most = k_pairs(blocks.most);
+  const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
+  const int64_t a_block = band_words(M, kp_most);
+  const bool whole = blocks.count * a_block <= kWholeAMost;  // A packed once for every depth block
+  const int64_t line_floats = (blocks.most + 15) / 16 * 16, b_words = kp_most * kGroup * NR;
+  const int64_t share = line_floats + (whole ? blocks.count : 1) * a_block + b_words;
+  Buffer scratch(max_slots() * share);
+  parallel_for_slots(slices, 1, [&](int slot, int64_t s0, int64_t s1) {
+    float* line = scratch.data() + slot * share;
+    uint32_t* Ap = reinterpret_cast<uint32_t*>(line + line_floats);
+    uint32_t* Bp = Ap + (whole ? blocks.count : 1) * a_block;
+    const int64_t j_begin = s0 * slice_panels * NR, j_end = std::min(N, s1 * slice_panels * NR);
+    // One group of B panels from j0 against A's pairs for one depth block.
+    auto multiply = [&](int64_t block, int64_t j0, const uint32_t* a_pairs) {
+      const int64_t kc = blocks.depth(block), kp = k_pairs(kc), n = std::min(kGroup * NR, j_end - j0);
+      pack_b_pairs(B, j0, n, block * blocks.most, kc, Bp);
+      pair_band(kp, a_pairs, band_layout(A, M, kp), Bp, C + j0, ldc, M, n, Start{accumulate || block > 0, bias}.at_column(j0));
+    };
+    if (whole) {
+      for (int64_t block = 0; block < blocks.count; ++block)
+        pack_band(A, 0, M, block * blocks.most, blocks.depth(block), Ap + block * a_block, line);
+      for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR)
+        for (int64_t block = 0; block < blocks.count; ++block) multiply(block, j0, Ap + block * a_block);
+      return;
+    }
+    for (int64_t block = 0; block < blocks.count; ++block) {
+      pack_band(A, 0, M, block * blocks.most, blocks.depth(block), Ap, line);
+      for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR) multiply(block, j0, Ap);
+    }
+  });
 }
 
 }  // namespace
@@ -53,6 +157,7 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   if (M <= 0 || N <= 0 || K <= 0) return gemm(M, N, K, A, B, C, ldc, accumulate, bias);  // nothing to multiply
   const DepthBlocks blocks(K);
   const int64_t kp_most = k_pairs(blocks.most), n_panels = (N + NR - 1) / NR;
+  if (M <= kShortMost && n_panels >= num_threads()) return pairs_short(M, N, A, B, C, ldc, accumulate, bias, blocks);
   // Row bands: at most kBandRows rows, as many as make equal shares for the threads where M allows.
   const int64_t threads = num_threads();
   int64_t bands = (M + kBandRows - 1) / kBandRows;
@@ -62,27 +167,26 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   auto band_start = [&](int64_t band) { return std::min(M, band * row_panels / bands * MR); };
   const int64_t most_rows = (row_panels + bands - 1) / bands * MR;
 
-  // Per thread: a float panel (packing's output), and its band's bfloat16 panels. Shared: B's.
-  const int64_t float_share = std::max(packed_a_size(most_rows, blocks.most), packed_b_size(blocks.most, NR));
-  const int64_t a_pairs = (most_rows + MR - 1) / MR * kp_most * MR;
-  const int64_t share = float_share + a_pairs;  // floats and uint32 are both 4 bytes
+  // Per thread: a line for gathering, then its band's pairs (cache-line aligned). Shared: B's pairs.
+  const int64_t line_floats = (blocks.most + 15) / 16 * 16;
+  const int64_t share = line_floats + band_words(most_rows, kp_most);  // floats and uint32 are both 4 bytes
   Buffer scratch(max_slots() * share);
   Buffer packed_b(n_panels * kp_most * NR);
   uint32_t* Bp = reinterpret_cast<uint32_t*>(packed_b.data());
 
   for (int64_t block = 0; block < blocks.count; ++block) {
     const int64_t kc = blocks.depth(block), kp = k_pairs(kc), p0 = block * blocks.most;
-    parallel_for(n_panels, grain_for(kc * NR, 16384), [&](int64_t q0, int64_t q1) {
-      for (int64_t q = q0; q < q1; ++q) pack_b_pairs(B, q * NR, std::min<int64_t>(NR, N - q * NR), p0, kc, Bp + q * kp * NR);
+    // Each thread packs one run of B's panels: a row-major B is then read row by row across the run.
+    parallel_for(n_panels, (n_panels + threads - 1) / threads, [&](int64_t q0, int64_t q1) {
+      pack_b_pairs(B, q0 * NR, std::min(N, q1 * NR) - q0 * NR, p0, kc, Bp + q0 * kp * NR);
     });
     parallel_for_slots(bands, 1, [&](int slot, int64_t b0, int64_t b1) {
-      float* panel = scratch.data() + slot * share;
-      uint32_t* Ap = reinterpret_cast<uint32_t*>(panel + float_share);
+      float* line = scratch.data() + slot * share;
+      uint32_t* Ap = reinterpret_cast<uint32_t*>(line + line_floats);
       for (int64_t band = b0; band < b1; ++band) {
         const int64_t i0 = band_start(band), m = band_start(band + 1) - i0;
-        pack_a(A, i0, m, p0, kc, panel);
-        for (int64_t p = 0; p < (m + MR - 1) / MR; ++p) panel_to_pairs(panel + p * a_panel_stride(kc), kc, MR, Ap + p * kp * MR);
-        pair_band(kp, Ap, Bp, C + i0 * ldc, ldc, m, N, Start{accumulate || block > 0, bias});
+        const BandPairs a = pack_band(A, i0, m, p0, kc, Ap, line);
+        pair_band(kp, Ap, a, Bp, C + i0 * ldc, ldc, m, N, Start{accumulate || block > 0, bias});
       }
     });
   }

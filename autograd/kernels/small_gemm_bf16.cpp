@@ -58,8 +58,8 @@ TINYGPT_BF16_TARGET void small_gemm_pairs(const SmallGemmArgs& g) {
         const int cols = static_cast<int>(std::min<int64_t>(NR, g.n - j0));
         const uint32_t* b = Bp + (j0 / NR) * g.b.panel + (p0 / 2) * NR;
         float* c = g.c + i0 * g.c_row + j0;
-        if (cols <= 16) pair_tile<1>(kp, Ap, b, c, g.c_row, start, rows, cols, g.alpha);
-        else pair_tile<2>(kp, Ap, b, c, g.c_row, start, rows, cols, g.alpha);
+        if (cols <= 16) pair_tile<1>(kp, Ap, MR, b, c, g.c_row, start, rows, cols, g.alpha);
+        else pair_tile<2>(kp, Ap, MR, b, c, g.c_row, start, rows, cols, g.alpha);
       }
     }
   }

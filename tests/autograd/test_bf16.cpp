@@ -42,7 +42,7 @@ std::vector<int> bf16_paths() { return bf16_native() ? std::vector<int>{1, 2} : 
 
 const Product kShapes[] = {{1, 1, 1, false, false},    {5, 7, 3, true, false},   {13, 33, 17, false, true},
                            {64, 65, 128, true, true},  {130, 70, 301, false, false}, {250, 257, 513, false, true},
-                           {37, 90, 1100, true, false}, {300, 16, 40, false, false}};
+                           {37, 90, 1100, true, false}, {300, 16, 40, false, false}, {200, 64, 1400, false, false}};
 
 }  // namespace
 
@@ -110,7 +110,9 @@ TEST_CASE("bf16: both paths compute the product of the rounded operands, with a 
 }
 
 TEST_CASE("bf16: each path has the same bits with 1, 2 and 3 threads", "[bf16][gemm]") {
-  const Product shapes[] = {{768, 40, 30, false, false}, {4096 / 8, 384, 1152, false, true}, {384, 96, 700, true, false}};
+  // Row bands; columns split for a short C, its A rounded one depth block at a time or whole.
+  const Product shapes[] = {{768, 40, 30, false, false}, {4096 / 8, 384, 1152, false, true}, {384, 96, 700, true, false},
+                            {256, 300, 768, false, true}};
   for (const Product& p : shapes) {
     const std::vector<float> a = uniform(p.M * p.K, 1), b = uniform(p.K * p.N, 2);
     for (int path : bf16_paths()) {
@@ -124,6 +126,27 @@ TEST_CASE("bf16: each path has the same bits with 1, 2 and 3 threads", "[bf16][g
     }
   }
   set_num_threads(0);
+}
+
+TEST_CASE("bf16: operands with neither stride 1 are gathered, then rounded like contiguous ones", "[bf16][gemm]") {
+  // Every other element of a larger matrix: A[M, K] at a[2 * (i * K + k)], B[K, N] at b[2 * (k * N + j)].
+  const int64_t M = 29, N = 45, K = 67;
+  const std::vector<float> a = uniform(2 * M * K, 11), b = uniform(2 * K * N, 12);
+  std::vector<float> ar(M * K), br(K * N);
+  for (int64_t i = 0; i < M * K; ++i) ar[i] = round_to_bf16(a[2 * i]);
+  for (int64_t i = 0; i < K * N; ++i) br[i] = round_to_bf16(b[2 * i]);
+  std::vector<float> want(M * N);
+  gemm(M, N, K, {ar.data(), K, 1}, {br.data(), N, 1}, want.data(), N, false);
+  for (int path : bf16_paths()) {
+    INFO("path " << path);
+    std::vector<float> got(M * N);
+    const MatrixView av{a.data(), 2 * K, 2}, bv{b.data(), 2 * N, 2};
+    if (path == 1) gemm_bf16_portable(M, N, K, av, bv, got.data(), N, false);
+    else gemm_bf16_native(M, N, K, av, bv, got.data(), N, false);
+    double worst = 0;
+    for (int64_t i = 0; i < M * N; ++i) worst = std::max(worst, double(std::abs(got[i] - want[i])));
+    REQUIRE(worst <= 2e-6 * std::sqrt(double(K)) + 1e-6);
+  }
 }
 
 TEST_CASE("bf16: matmul and linear under a PrecisionGuard, forward and backward", "[bf16]") {
