@@ -11,7 +11,7 @@
 #   PRECISION=bf16 CORETYPES=own bench/compare_torch.sh small gpt2
 # With PRECISION=bf16, tinygpt trains with --precision bf16; PyTorch's setup is also chosen among its
 # fp32 step and its step under torch.autocast(bfloat16), whichever is faster; and each pair adds a
-# tinygpt fp32 run, for the last column (bf16 over fp32).
+# tinygpt fp32 run, for the last column (bf16 over fp32, the median of each pair's ratio).
 # Needs a built ./build/train/tinygpt, Debian's python3-torch, libopenblas0-openmp and
 # libopenblas0-pthread. OPENBLAS_CORETYPE is set per command here, never for tinygpt, tests or CI.
 set -euo pipefail
@@ -73,7 +73,7 @@ printf '%-6s %7s %22s %22s %17s %11s %11s %6s %s\n' config threads "tinygpt $PRE
 for config_name in ${@:-tiny baby small gpt2}; do
   for threads in 1 2; do
     read -r build tp core <<< "${BEST[$threads]}"
-    ours=() theirs=() ratios=() our_rss=() their_rss=() share=() fp32=()
+    ours=() theirs=() ratios=() our_rss=() their_rss=() share=() fp32=() over_fp32=()
     for ((pair = 0; pair < PAIRS; ++pair)); do
       o=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" \
             --precision "$PRECISION" --json)
@@ -86,12 +86,14 @@ for config_name in ${@:-tiny baby small gpt2}; do
       share+=("$(echo "$o" | field share_of_peak)")
       theirs+=("$(echo "$t" | field tokens_per_s)"); their_rss+=("$(echo "$t" | field peak_rss_mb)")
       ratios+=("$(echo "${ours[-1]} / ${theirs[-1]}" | bc -l)")
+      [[ $PRECISION == bf16 ]] && over_fp32+=("$(echo "${ours[-1]} / ${fp32[-1]}" | bc -l)")
     done
     a=$(median "${ours[@]}"); b=$(median "${theirs[@]}")
     extra=""
     if [[ $PRECISION == bf16 ]]; then
       f=$(median "${fp32[@]}")
-      extra="$(printf '%.0f (%s), %.2f' "$f" "$(spread 0 "${fp32[@]}")" "$(echo "$a / $f" | bc -l)")"
+      extra="$(printf '%.0f (%s), %.2f (%s)' "$f" "$(spread 0 "${fp32[@]}")" "$(median "${over_fp32[@]}")" \
+                 "$(spread 2 "${over_fp32[@]}")")"
     fi
     printf '%-6s %7s %22s %22s %17s %11.0f %11.0f %5.0f%% %s\n' "$config_name" "$threads" \
       "$(printf '%.0f' "$a") ($(spread 0 "${ours[@]}"))" "$(printf '%.0f' "$b") ($(spread 0 "${theirs[@]}"))" \
