@@ -42,7 +42,7 @@ std::vector<int> bf16_paths() { return bf16_native() ? std::vector<int>{1, 2} : 
 
 const Product kShapes[] = {{1, 1, 1, false, false},    {5, 7, 3, true, false},   {13, 33, 17, false, true},
                            {64, 65, 128, true, true},  {130, 70, 301, false, false}, {250, 257, 513, false, true},
-                           {37, 90, 1100, true, false}, {300, 16, 40, false, false}, {200, 64, 1400, false, false}};
+                           {37, 90, 1100, true, false}, {300, 16, 40, false, false}, {100, 130, 2600, false, false}};
 
 }  // namespace
 
@@ -110,9 +110,9 @@ TEST_CASE("bf16: both paths compute the product of the rounded operands, with a 
 }
 
 TEST_CASE("bf16: each path has the same bits with 1, 2 and 3 threads", "[bf16][gemm]") {
-  // Row bands; columns split for a short C, its A rounded one depth block at a time or whole.
+  // Row bands; columns split for a short, wide C, its A rounded whole or one depth block at a time.
   const Product shapes[] = {{768, 40, 30, false, false}, {4096 / 8, 384, 1152, false, true}, {384, 96, 700, true, false},
-                            {256, 300, 768, false, true}};
+                            {256, 300, 768, false, true}, {120, 200, 2600, true, false}};
   for (const Product& p : shapes) {
     const std::vector<float> a = uniform(p.M * p.K, 1), b = uniform(p.K * p.N, 2);
     for (int path : bf16_paths()) {
