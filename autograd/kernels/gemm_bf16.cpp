@@ -6,8 +6,8 @@
 //       along the direction A is stored in (BandPairs), so that packing is rounding, not transposing
 //       for each B panel (L1), for each MR rows of the band (L2): an MR x NR block of C in 24
 //       registers, one vdpbf16ps per register and pair of k.
-// A short C (pairs_short: at most kShortMost rows) instead splits its columns over threads; each
-// rounds all of A, and B a few panels at a time just before it uses them.
+// A short, wide C (pairs_short: at most kShortMost rows, more columns than rows) instead splits its
+// columns over threads; each rounds all of A, and B a few panels at a time just before it uses them.
 // Rounding is vcvtneps2bf16's (round to nearest even); an odd depth pairs its last k with 0. Every
 // operand is read from memory once per depth block, so packing is where memory bandwidth shows:
 // the packers request the rows they read next ahead of time.
