@@ -6,7 +6,7 @@
 //       along the direction A is stored in (BandPairs), so that packing is rounding, not transposing
 //       for each B panel (L1), for each MR rows of the band (L2): an MR x NR block of C in 24
 //       registers, one vdpbf16ps per register and pair of k.
-// A short, wide C (pairs_short: at most kShortMost rows, more columns than rows) instead splits its
+// A short, wide C (pairs_short: at most kShortPairsMost rows, more columns than rows) instead splits its
 // columns over threads; each rounds all of A, and B a few panels at a time just before it uses them.
 // Rounding is vcvtneps2bf16's (round to nearest even); an odd depth pairs its last k with 0. Every
 // operand is read from memory once per depth block, so packing is where memory bandwidth shows:
@@ -131,7 +131,7 @@ void pair_band(int64_t kp, const uint32_t* Ap, BandPairs a, const uint32_t* Bp, 
 }
 
 // Most rows of a short C (GPT-2's 256 tokens a step): all of its A, one depth block deep, stays in L2.
-constexpr int64_t kShortMost = 32 * MR;
+constexpr int64_t kShortPairsMost = 32 * MR;
 // Most words of a short C's A packed whole (all depth blocks), to be kept in L2 while the depth
 // blocks run inside each group of B panels: C's columns then stay in L2 from block to block.
 constexpr int64_t kWholeAMost = int64_t{1} << 17;  // 512 KB
@@ -187,7 +187,7 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   if (M <= 0 || N <= 0 || K <= 0) return gemm(M, N, K, A, B, C, ldc, accumulate, bias);  // nothing to multiply
   const DepthBlocks blocks(K);
   const int64_t kp_most = k_pairs(blocks.most), n_panels = (N + NR - 1) / NR;
-  if (M <= kShortMost && N > M && n_panels >= num_threads()) return pairs_short(M, N, A, B, C, ldc, accumulate, bias, blocks);
+  if (M <= kShortPairsMost && N > M && n_panels >= num_threads()) return pairs_short(M, N, A, B, C, ldc, accumulate, bias, blocks);
   // Row bands: at most kBandRows rows, as many as make equal shares for the threads where M allows.
   const int64_t threads = num_threads();
   int64_t bands = (M + kBandRows - 1) / kBandRows;
