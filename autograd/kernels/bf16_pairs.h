@@ -30,10 +30,8 @@ static_assert(MR == 12 && NR == 32, "the bf16 kernels use the AVX-512 float pane
 
 inline int64_t k_pairs(int64_t kc) { return (kc + 1) / 2; }
 
-// The first n of 16 lanes (none for n <= 0).
-inline __mmask16 lanes(int64_t n) {
-  return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << n) - 1);
-}
+// The first n of 16 lanes, n clamped to [0, 16].
+inline __mmask16 lanes(int64_t n) { return simd::first_lanes(static_cast<int>(std::clamp<int64_t>(n, 0, 16))); }
 
 // n <= 16 floats from p as 16 bfloat16, zeros past n; a null p: all zeros.
 TINYGPT_BF16_TARGET inline __m256i bf16_of(const float* p, int64_t n) {

@@ -40,6 +40,18 @@ std::vector<float> uniform(int64_t n, uint64_t seed) { return Tensor::uniform({n
 // The paths this machine has: the portable one always, the native one where the CPU has AVX512_BF16.
 std::vector<int> bf16_paths() { return bf16_native() ? std::vector<int>{1, 2} : std::vector<int>{1}; }
 
+// The largest |a[i] - b[i]|.
+double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(a[i] - b[i])));
+  return worst;
+}
+
+// How far the native instruction may land from float sums of the rounded operands' exact products,
+// for operands in [-1, 1] summed over k: it adds each pair of products its own way (and flushes
+// subnormals), within a few float ulps of the sum's scale (AMD Zen 5: at most 4.4e-7 x sqrt(k)).
+double native_tolerance(int64_t k) { return 2e-6 * std::sqrt(double(k)) + 1e-6; }
+
 const Product kShapes[] = {{1, 1, 1, false, false},    {5, 7, 3, true, false},   {13, 33, 17, false, true},
                            {64, 65, 128, true, true},  {130, 70, 301, false, false}, {250, 257, 513, false, true},
                            {37, 90, 1100, true, false}, {300, 16, 40, false, false}, {100, 130, 2600, false, false}};
@@ -91,16 +103,10 @@ TEST_CASE("bf16: both paths compute the product of the rounded operands, with a 
         INFO("path " << path << " M " << p.M << " N " << p.N << " K " << p.K << " accumulate " << accumulate);
         const std::vector<float> got = product(p, a, b, path, accumulate, bias_or_none);
         if (path == 1) REQUIRE(got == want);  // the same float kernels on the same rounded panels
-        // The native instruction adds each pair of products its own way (and flushes subnormals):
-        // within a few float ulps of the sum's scale (AMD Zen 5: at most 4.4e-7 x sqrt(K) here for
-        // operands in [-1, 1], against 2e-6 x sqrt(K) allowed).
-        double worst = 0;
-        for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, double(std::abs(got[i] - want[i])));
-        REQUIRE(worst <= 2e-6 * std::sqrt(double(p.K)) + 1e-6);
+        REQUIRE(max_difference(got, want) <= native_tolerance(p.K));
         // Rounding happened: bf16 operands differ from float ones after the 8th significant bit.
         if (p.K >= 17) {
-          double diff = 0;
-          for (size_t i = 0; i < got.size(); ++i) diff = std::max(diff, double(std::abs(got[i] - unrounded[i])));
+          const double diff = max_difference(got, unrounded);
           REQUIRE(diff > 1e-4);
           REQUIRE(diff < 0.02 * std::sqrt(double(p.K)));
         }
@@ -143,9 +149,7 @@ TEST_CASE("bf16: operands with neither stride 1 are gathered, then rounded like 
     const MatrixView av{a.data(), 2 * K, 2}, bv{b.data(), 2 * N, 2};
     if (path == 1) gemm_bf16_portable(M, N, K, av, bv, got.data(), N, false);
     else gemm_bf16_native(M, N, K, av, bv, got.data(), N, false);
-    double worst = 0;
-    for (int64_t i = 0; i < M * N; ++i) worst = std::max(worst, double(std::abs(got[i] - want[i])));
-    REQUIRE(worst <= 2e-6 * std::sqrt(double(K)) + 1e-6);
+    REQUIRE(max_difference(got, want) <= native_tolerance(K));
   }
 }
 
@@ -238,13 +242,8 @@ TEST_CASE("bf16: attention's small products round both operands, in either form"
         // The rounded form runs the float kernels on rounded operands: the same bits while A fits
         // one block; past it, C takes the blocks' sums one after another.
         if (form == SmallForm::rounded && s.k <= kSmallDepth) REQUIRE(got == want);
-        double worst = 0, diff = 0;
-        for (size_t i = 0; i < got.size(); ++i) {
-          worst = std::max(worst, double(std::abs(got[i] - want[i])));
-          diff = std::max(diff, double(std::abs(got[i] - unrounded[i])));
-        }
-        REQUIRE(worst <= 2e-6 * std::sqrt(double(s.k)) + 1e-6);  // as for the GEMM paths above
-        if (s.k >= 17) REQUIRE(diff > 1e-4 * alpha);             // rounding happened
+        REQUIRE(max_difference(got, want) <= native_tolerance(s.k));
+        if (s.k >= 17) REQUIRE(max_difference(got, unrounded) > 1e-4 * alpha);  // rounding happened
       }
     }
 }
