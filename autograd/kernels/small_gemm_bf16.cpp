@@ -20,6 +20,8 @@ TINYGPT_BF16_TARGET void pack_a_block(const SmallGemmArgs& g, int64_t i0, int64_
                                       uint32_t* Ap) {
   const float* a = g.a + i0 * g.a_row + p0 * g.a_col;
   if (g.a_col == 1) {  // rows run along k (Q Kᵀ, P V, dY Vᵀ, dS K)
+    if (p0 == 0 && i0 + MR < g.m)  // the next rows' first block, meanwhile (queries: +2-3% a forward)
+      request_lines(a + MR * g.a_row, g.a_row, std::min<int64_t>(MR, g.m - i0 - MR), std::min(g.k, kSmallDepth));
     const float* lines[MR];
     for (int r = 0; r < MR; ++r) lines[r] = r < rows ? a + r * g.a_row : nullptr;
     lines_to_pairs(lines, 8, depth, Ap, MR);
