@@ -6,6 +6,9 @@
 //       along the direction A is stored in (BandPairs), so that packing is rounding, not transposing
 //       for each B panel (L1), for each MR rows of the band (L2): an MR x NR block of C in 24
 //       registers, one vdpbf16ps per register and pair of k.
+// A deep product whose B is narrow (pairs of every depth block within kDeepBMost: GPT's MLP output
+// layer, 4096x1536x384) packs all of B first and runs each band through every block in turn, so
+// that the band's rows of C stay in L2 instead of going out to memory and back once a block.
 // A short, wide C (pairs_short: at most kShortPairsMost rows, more columns than rows) instead splits its
 // columns over threads; each rounds all of A, and B a few panels at a time just before it uses them.
 // Rounding is vcvtneps2bf16's (round to nearest even); an odd depth pairs its last k with 0. Every
@@ -65,7 +68,7 @@ TINYGPT_BF16_TARGET BandPairs pack_band(MatrixView A, int64_t i0, int64_t m, int
   if (layout.order == PairOrder::by_pair) {
     for (int64_t k = 0; k < kc; k += 2) {
       const float* even = src + k * A.col_stride;
-      rows_to_pairs(even, k + 1 < kc ? even + A.col_stride : nullptr, m, step, k + 5 < kc ? A.col_stride : 0,
+      rows_to_pairs(even, k + 1 < kc ? even + A.col_stride : nullptr, m, step, k + rows_ahead(m) + 1 < kc ? A.col_stride : 0,
                     Ap + (k / 2) * step, NR);
     }
     return layout;
@@ -129,6 +132,11 @@ void pair_band(int64_t kp, const uint32_t* Ap, BandPairs a, const uint32_t* Bp, 
     }
   }
 }
+
+// Most bytes of B's pairs, every depth block, that a deep product packs at once, read from L2 and
+// L3 by every band (in-process A/B, one and two threads: 4096x1536x384 Y and dX +7-11%, 4096x1152x384
+// +5-11%, 2048x1024x512 +2-7%; baby's two-block weight gradients level or better).
+constexpr int64_t kDeepBMost = int64_t{3} << 19;  // 1.5 MB
 
 // Most rows of a short C (GPT-2's 256 tokens a step): all of its A, one depth block deep, stays in L2.
 constexpr int64_t kShortPairsMost = 32 * MR;
@@ -197,27 +205,44 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   auto band_start = [&](int64_t band) { return std::min(M, band * row_panels / bands * MR); };
   const int64_t most_rows = (row_panels + bands - 1) / bands * MR;
 
-  // Per thread: a line for gathering, then its band's pairs (cache-line aligned). Shared: B's pairs.
+  // Per thread: a line for gathering, then its band's pairs (cache-line aligned). Shared: B's pairs,
+  // one depth block of them, or every block where the product runs deep.
   const int64_t line_floats = (blocks.most + 15) / 16 * 16;
   const int64_t share = line_floats + band_words(most_rows, kp_most);  // floats and uint32 are both 4 bytes
+  const int64_t b_block = n_panels * kp_most * NR;
+  const bool deep = blocks.count > 1 && blocks.count * b_block * 4 <= kDeepBMost;
   Buffer scratch(max_slots() * share);
-  Buffer packed_b(n_panels * kp_most * NR);
+  Buffer packed_b((deep ? blocks.count : 1) * b_block);
   uint32_t* Bp = reinterpret_cast<uint32_t*>(packed_b.data());
 
-  for (int64_t block = 0; block < blocks.count; ++block) {
-    const int64_t kc = blocks.depth(block), kp = k_pairs(kc), p0 = block * blocks.most;
-    // Each thread packs one run of B's panels: a row-major B is then read row by row across the run.
+  // One depth block of B as pairs at `out`: each thread packs one run of its panels, so that a
+  // row-major B is read row by row across the run.
+  auto pack_b_block = [&](int64_t block, uint32_t* out) {
+    const int64_t kc = blocks.depth(block), kp = k_pairs(kc);
     parallel_for(n_panels, (n_panels + threads - 1) / threads, [&](int64_t q0, int64_t q1) {
-      pack_b_pairs(B, q0 * NR, std::min(N, q1 * NR) - q0 * NR, p0, kc, Bp + q0 * kp * NR);
+      pack_b_pairs(B, q0 * NR, std::min(N, q1 * NR) - q0 * NR, block * blocks.most, kc, out + q0 * kp * NR);
     });
+  };
+  // One band's rows of C against one depth block of B's pairs.
+  auto band_block = [&](int64_t band, int64_t block, const uint32_t* b_pairs, float* line) {
+    const int64_t kc = blocks.depth(block), i0 = band_start(band), m = band_start(band + 1) - i0;
+    uint32_t* Ap = reinterpret_cast<uint32_t*>(line + line_floats);
+    const BandPairs a = pack_band(A, i0, m, block * blocks.most, kc, Ap, line);
+    pair_band(k_pairs(kc), Ap, a, b_pairs, C + i0 * ldc, ldc, m, N, Start{accumulate || block > 0, bias});
+  };
+  if (deep) {  // each band runs every block in turn: its rows of C stay in L2 from block to block
+    for (int64_t block = 0; block < blocks.count; ++block) pack_b_block(block, Bp + block * b_block);
     parallel_for_slots(bands, 1, [&](int slot, int64_t b0, int64_t b1) {
-      float* line = scratch.data() + slot * share;
-      uint32_t* Ap = reinterpret_cast<uint32_t*>(line + line_floats);
-      for (int64_t band = b0; band < b1; ++band) {
-        const int64_t i0 = band_start(band), m = band_start(band + 1) - i0;
-        const BandPairs a = pack_band(A, i0, m, p0, kc, Ap, line);
-        pair_band(kp, Ap, a, Bp, C + i0 * ldc, ldc, m, N, Start{accumulate || block > 0, bias});
-      }
+      for (int64_t band = b0; band < b1; ++band)
+        for (int64_t block = 0; block < blocks.count; ++block)
+          band_block(band, block, Bp + block * b_block, scratch.data() + slot * share);
+    });
+    return;
+  }
+  for (int64_t block = 0; block < blocks.count; ++block) {
+    pack_b_block(block, Bp);
+    parallel_for_slots(bands, 1, [&](int slot, int64_t b0, int64_t b1) {
+      for (int64_t band = b0; band < b1; ++band) band_block(band, block, Bp, scratch.data() + slot * share);
     });
   }
 }

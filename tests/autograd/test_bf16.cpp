@@ -54,7 +54,10 @@ double native_tolerance(int64_t k) { return 2e-6 * std::sqrt(double(k)) + 1e-6; 
 
 const Product kShapes[] = {{1, 1, 1, false, false},    {5, 7, 3, true, false},   {13, 33, 17, false, true},
                            {64, 65, 128, true, true},  {130, 70, 301, false, false}, {250, 257, 513, false, true},
-                           {37, 90, 1100, true, false}, {300, 16, 40, false, false}, {100, 130, 2600, false, false}};
+                           {37, 90, 1100, true, false}, {300, 16, 40, false, false}, {100, 130, 2600, false, false},
+                           // row bands over several depth blocks: each band through every block (B's
+                           // pairs small), or every band through each block (B's pairs large)
+                           {200, 48, 1100, false, true}, {400, 1600, 520, true, false}};
 
 }  // namespace
 
