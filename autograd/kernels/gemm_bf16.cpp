@@ -68,8 +68,8 @@ TINYGPT_BF16_TARGET BandPairs pack_band(MatrixView A, int64_t i0, int64_t m, int
   if (layout.order == PairOrder::by_pair) {
     for (int64_t k = 0; k < kc; k += 2) {
       const float* even = src + k * A.col_stride;
-      rows_to_pairs(even, k + 1 < kc ? even + A.col_stride : nullptr, m, step, k + rows_ahead(m) + 1 < kc ? A.col_stride : 0,
-                    Ap + (k / 2) * step, NR);
+      rows_to_pairs(even, k + 1 < kc ? even + A.col_stride : nullptr, m, step,
+                    k + rows_ahead(m) + 1 < kc ? A.col_stride : 0, Ap + (k / 2) * step, NR);
     }
     return layout;
   }
