@@ -160,6 +160,16 @@ TINYGPT_BF16_TARGET inline void pack_b_pairs(MatrixView B, int64_t j0, int64_t n
 // in a line of their own).
 enum class PairOrder { by_pair, by_row };
 
+// How MR or more rows of A sit in their pairs: the order, and the words from one row (by_row) or
+// one pair (by_pair) to the next.
+struct PairLayout {
+  PairOrder order;
+  int64_t step;
+};
+
+// Words from one row's pairs to the next, by_row: kp rounded up to whole cache lines.
+inline int64_t row_step(int64_t kp) { return (kp + 15) / 16 * 16; }
+
 // C[0..m, 0..n) = start + alpha * A · Bp over kp pairs of k, m <= MR, n <= NV * 16; A: MR rows of
 // pairs at Ap (ORDER, a_step), Bp: NR columns of pairs. An MR x NV*16 block of C in registers, one
 // vdpbf16ps per register and pair. by_row reads rows past m as row m - 1 (their sums are dropped).
@@ -204,6 +214,18 @@ TINYGPT_BF16_TARGET void pair_tile(int64_t kp, const uint32_t* __restrict Ap, in
     for (int v = 0; v < NV; ++v) _mm512_store_ps(&tile[r][v * 16], _mm512_mul_ps(acc[r][v], scale));
   for (int r = 0; r < m; ++r)
     for (int c = 0; c < n; ++c) C[r * ldc + c] = start.value(C[r * ldc + c], tile[r][c], c);
+}
+
+// pair_tile for rows of A laid out as `a` (Ap: the first row's first pair) and n <= NR columns of
+// C: the instantiation that covers them.
+TINYGPT_BF16_TARGET inline void pair_tile_for(PairLayout a, int64_t kp, const uint32_t* Ap, const uint32_t* Bp,
+                                              float* C, int64_t ldc, Start start, int m, int n, float alpha = 1.0f) {
+  if (a.order == PairOrder::by_row) {
+    if (n <= 16) return pair_tile<1, PairOrder::by_row>(kp, Ap, a.step, Bp, C, ldc, start, m, n, alpha);
+    return pair_tile<2, PairOrder::by_row>(kp, Ap, a.step, Bp, C, ldc, start, m, n, alpha);
+  }
+  if (n <= 16) return pair_tile<1>(kp, Ap, a.step, Bp, C, ldc, start, m, n, alpha);
+  pair_tile<2>(kp, Ap, a.step, Bp, C, ldc, start, m, n, alpha);
 }
 
 }  // namespace tinygpt::bf16

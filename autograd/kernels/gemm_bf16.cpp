@@ -3,7 +3,7 @@
 //   for each depth block (at most KC deep):
 //     pack B straight into bfloat16 pairs along k: Bp[k / 2][c] = {B(k, c), B(k + 1, c)}
 //     for each row band of C, in parallel: round its A into pairs {A(r, k), A(r, k + 1)}, laid out
-//       along the direction A is stored in (BandPairs), so that packing is rounding, not transposing
+//       along the direction A is stored in (PairLayout), so that packing is rounding, not transposing
 //       for each B panel (L1), for each MR rows of the band (L2): an MR x NR block of C in 24
 //       registers, one vdpbf16ps per register and pair of k.
 // A deep product whose B is narrow (pairs of every depth block within kDeepBMost: GPT's MLP output
@@ -34,17 +34,6 @@ using namespace bf16;
 
 constexpr int64_t kBandRows = 20 * MR;  // most rows of a band: its packed A (kBandRows x KC bfloat16) stays in L2
 
-// A band's pairs, laid out along the direction A is stored in, so that packing is rounding alone:
-// a row-major A (or any strides) by_row, each row's pairs a line of their own; A stored transposed
-// (a dW's dYᵀ) by_pair, each pair's rows side by side.
-struct BandPairs {
-  PairOrder order;
-  int64_t step;  // words from one row (by_row) or one pair (by_pair) to the next
-};
-
-// Words from one row's pairs to the next: kp rounded up to whole cache lines.
-int64_t row_step(int64_t kp) { return (kp + 15) / 16 * 16; }
-
 // Words from one pair's rows to the next: m rounded up to whole MR-row tiles (the last tile reads
 // MR rows), then to a cache line.
 int64_t pair_step(int64_t m) { return ((m + MR - 1) / MR * MR + 15) / 16 * 16; }
@@ -52,18 +41,20 @@ int64_t pair_step(int64_t m) { return ((m + MR - 1) / MR * MR + 15) / 16 * 16; }
 // Words that m rows of kp pairs take, in either order.
 int64_t band_words(int64_t m, int64_t kp) { return std::max(m * row_step(kp), kp * pair_step(m)); }
 
-// How m rows of A, kp pairs deep, are laid out.
-BandPairs band_layout(MatrixView A, int64_t m, int64_t kp) {
+// How m rows of A, kp pairs deep, are laid out: along the direction A is stored in, so that
+// packing is rounding alone. A row-major A (or any strides) by_row, each row's pairs a line of
+// their own; A stored transposed (a dW's dYᵀ) by_pair, each pair's rows side by side.
+PairLayout band_layout(MatrixView A, int64_t m, int64_t kp) {
   if (A.row_stride == 1 && A.col_stride != 1) return {PairOrder::by_pair, pair_step(m)};
   return {PairOrder::by_row, row_step(kp)};
 }
 
 // m rows of A from i0 and kc of its columns from p0 as pairs into Ap (band_words), laid out as
 // band_layout says; `line` (kc floats) gathers a row whose values are not contiguous.
-TINYGPT_BF16_TARGET BandPairs pack_band(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, uint32_t* Ap,
+TINYGPT_BF16_TARGET PairLayout pack_band(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, uint32_t* Ap,
                                         float* line) {
   const float* src = A.data + i0 * A.row_stride + p0 * A.col_stride;
-  const BandPairs layout = band_layout(A, m, k_pairs(kc));
+  const PairLayout layout = band_layout(A, m, k_pairs(kc));
   const int64_t step = layout.step;
   if (layout.order == PairOrder::by_pair) {
     for (int64_t k = 0; k < kc; k += 2) {
@@ -76,7 +67,7 @@ TINYGPT_BF16_TARGET BandPairs pack_band(MatrixView A, int64_t i0, int64_t m, int
   for (int64_t r = 0; r < m; ++r) {
     const float* row = src + r * A.row_stride;
     if (A.col_stride == 1 && r + 3 < m)  // as rows_to_pairs: the row three on, from memory meanwhile
-      for (int64_t k = 0; k < kc; k += 16) __builtin_prefetch(row + 3 * A.row_stride + k);
+      request_lines(row + 3 * A.row_stride, A.row_stride, 1, kc);
     if (A.col_stride != 1) {
       gather(row, A.col_stride, kc, line);
       row = line;
@@ -110,7 +101,7 @@ TINYGPT_BF16_TARGET void narrow_rows(int64_t kp, const uint32_t* __restrict Ap, 
 
 // One row band (m rows, packed as `a`) against every packed B panel: C[m, N] (=|+=) A · Bp; a last
 // panel of a few columns goes to narrow_rows where the rows are laid out by_row.
-void pair_band(int64_t kp, const uint32_t* Ap, BandPairs a, const uint32_t* Bp, float* C, int64_t ldc, int64_t m,
+void pair_band(int64_t kp, const uint32_t* Ap, PairLayout a, const uint32_t* Bp, float* C, int64_t ldc, int64_t m,
                int64_t N, Start start) {
   for (int64_t j = 0; j < N; j += NR) {
     if (N - j <= kNarrowMost && a.order == PairOrder::by_row) {
@@ -119,16 +110,8 @@ void pair_band(int64_t kp, const uint32_t* Ap, BandPairs a, const uint32_t* Bp, 
     }
     for (int64_t i = 0; i < m; i += MR) {
       const int rows = static_cast<int>(std::min<int64_t>(MR, m - i)), cols = static_cast<int>(std::min<int64_t>(NR, N - j));
-      const uint32_t* b = Bp + (j / NR) * kp * NR;
-      float* c = C + i * ldc + j;
-      const Start s = start.at_column(j);
-      if (a.order == PairOrder::by_pair) {
-        if (cols <= 16) pair_tile<1>(kp, Ap + i, a.step, b, c, ldc, s, rows, cols);
-        else pair_tile<2>(kp, Ap + i, a.step, b, c, ldc, s, rows, cols);
-      } else {
-        if (cols <= 16) pair_tile<1, PairOrder::by_row>(kp, Ap + i * a.step, a.step, b, c, ldc, s, rows, cols);
-        else pair_tile<2, PairOrder::by_row>(kp, Ap + i * a.step, a.step, b, c, ldc, s, rows, cols);
-      }
+      const uint32_t* first = a.order == PairOrder::by_pair ? Ap + i : Ap + i * a.step;
+      pair_tile_for(a, kp, first, Bp + (j / NR) * kp * NR, C + i * ldc + j, ldc, start.at_column(j), rows, cols);
     }
   }
 }
@@ -227,7 +210,7 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   auto band_block = [&](int64_t band, int64_t block, const uint32_t* b_pairs, float* line) {
     const int64_t kc = blocks.depth(block), i0 = band_start(band), m = band_start(band + 1) - i0;
     uint32_t* Ap = reinterpret_cast<uint32_t*>(line + line_floats);
-    const BandPairs a = pack_band(A, i0, m, block * blocks.most, kc, Ap, line);
+    const PairLayout a = pack_band(A, i0, m, block * blocks.most, kc, Ap, line);
     pair_band(k_pairs(kc), Ap, a, b_pairs, C + i0 * ldc, ldc, m, N, Start{accumulate || block > 0, bias});
   };
   if (deep) {  // each band runs every block in turn: its rows of C stay in L2 from block to block

@@ -20,17 +20,13 @@ using namespace bf16;
 // pairs each (by_row, Ap[r * step + p / 2]: rounding alone, no transpose; a head's forward 3-4%
 // faster than transposing them into a panel, in-process A/B, the same bits), otherwise one panel
 // (by_pair, Ap[(p / 2) * MR + r]).
-struct APairs {
-  PairOrder order;
-  int64_t step;
-};
-TINYGPT_BF16_TARGET APairs pack_a_block(const SmallGemmArgs& g, int64_t i0, int64_t rows, int64_t p0, int64_t depth,
-                                        uint32_t* Ap) {
+TINYGPT_BF16_TARGET PairLayout pack_a_block(const SmallGemmArgs& g, int64_t i0, int64_t rows, int64_t p0, int64_t depth,
+                                            uint32_t* Ap) {
   const float* a = g.a + i0 * g.a_row + p0 * g.a_col;
   if (g.a_col == 1) {  // rows run along k (Q Kᵀ, P V, dY Vᵀ, dS K)
     if (p0 == 0 && i0 + MR < g.m)  // the next rows' first block, meanwhile (queries: +2-3% a forward)
       request_lines(a + MR * g.a_row, g.a_row, std::min<int64_t>(MR, g.m - i0 - MR), std::min(g.k, kSmallDepth));
-    const int64_t step = (k_pairs(depth) + 15) / 16 * 16;  // whole cache lines a row
+    const int64_t step = row_step(k_pairs(depth));
     for (int64_t r = 0; r < rows; ++r) line_pairs(a + r * g.a_row, depth, Ap + r * step);
     return {PairOrder::by_row, step};
   }
@@ -63,19 +59,12 @@ TINYGPT_BF16_TARGET void small_gemm_pairs(const SmallGemmArgs& g) {
     const int rows = static_cast<int>(std::min<int64_t>(MR, g.m - i0));
     for (int64_t p0 = 0; p0 < g.k; p0 += kSmallDepth) {
       const int64_t depth = std::min(kSmallDepth, g.k - p0), kp = k_pairs(depth);
-      const APairs a = pack_a_block(g, i0, rows, p0, depth, Ap);
+      const PairLayout a = pack_a_block(g, i0, rows, p0, depth, Ap);
       const Start start{g.accumulate || p0 > 0, nullptr};
       for (int64_t j0 = 0; j0 < g.n; j0 += NR) {
         const int cols = static_cast<int>(std::min<int64_t>(NR, g.n - j0));
         const uint32_t* b = Bp + (j0 / NR) * g.b.panel + (p0 / 2) * NR;
-        float* c = g.c + i0 * g.c_row + j0;
-        if (a.order == PairOrder::by_row) {
-          if (cols <= 16) pair_tile<1, PairOrder::by_row>(kp, Ap, a.step, b, c, g.c_row, start, rows, cols, g.alpha);
-          else pair_tile<2, PairOrder::by_row>(kp, Ap, a.step, b, c, g.c_row, start, rows, cols, g.alpha);
-        } else {
-          if (cols <= 16) pair_tile<1>(kp, Ap, MR, b, c, g.c_row, start, rows, cols, g.alpha);
-          else pair_tile<2>(kp, Ap, MR, b, c, g.c_row, start, rows, cols, g.alpha);
-        }
+        pair_tile_for(a, kp, Ap, b, g.c + i0 * g.c_row + j0, g.c_row, start, rows, cols, g.alpha);
       }
     }
   }
