@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh libopenblas-dev libxml2-utils procps
+export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}  # new build trees only; an existing one keeps its own
 # The libraries too compile in unity batches here: instrumented code takes several times longer.
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O0 -g1" \
   -DTINYGPT_SANITIZE=ON -DBUILD_TESTING=ON -DTINYGPT_REQUIRE_MPI=ON >/dev/null
