@@ -21,8 +21,9 @@ cmake -S examples/consumer -B "$work/autograd" -DCMAKE_PREFIX_PATH="$work/prefix
 cmake --build "$work/autograd"
 "$work/autograd/autograd_only"
 
-# From source, without optimization to keep this build short (only the library it links is built).
-cmake -S examples/subproject -B "$work/sub" >/dev/null
+# From source, without optimization and in unity batches to keep this build short (only the library
+# it links is built).
+cmake -S examples/subproject -B "$work/sub" -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build "$work/sub" -j"$(nproc)"
 for target in tinygpt/train/tinygpt tinygpt/bench/bench_matmul tinygpt/tests; do
   [ ! -e "$work/sub/$target" ] || fail "add_subdirectory built $target as part of the consumer's all"
