@@ -30,9 +30,6 @@ static_assert(MR == 12 && NR == 32, "the bf16 kernels use the AVX-512 float pane
 
 inline int64_t k_pairs(int64_t kc) { return (kc + 1) / 2; }
 
-// The longest column (in floats along k) that pack_b_pairs requests a panel ahead.
-constexpr int64_t kShortColumn = 128;
-
 // The first n of 16 lanes, n clamped to [0, 16].
 inline __mmask16 lanes(int64_t n) { return simd::first_lanes(static_cast<int>(std::clamp<int64_t>(n, 0, 16))); }
 
@@ -94,23 +91,24 @@ TINYGPT_BF16_TARGET inline void line_pairs(const float* line, int64_t kc, uint32
   }
 }
 
-// Up to 8 lines that run along k (kc contiguous floats each; a null line: zeros) as pairs across
-// them: out[(k / 2) * width + l] = {line l [k], line l [k + 1]}. 16 k of each line round to 8 pairs,
-// and an 8 x 8 transpose turns those into 8 rows of out. `next`: the 8 lines packed after these (a
-// null one: none), requested from memory a chunk at a time meanwhile; eight lines a few KB apart,
-// each read once, are streams too short for the hardware prefetcher (GPT-2's 256-token forward
-// products +10-19%, in-process A/B, one and two threads).
-TINYGPT_BF16_TARGET inline void lines_to_pairs(const float* const* lines, const float* const* next, int count,
-                                               int64_t kc, uint32_t* out, int64_t width) {
-  const __mmask8 columns = static_cast<__mmask8>((1u << count) - 1);
+// 8 lines that run along k (kc contiguous floats each; a null line: zeros) as pairs across them:
+// out[(k / 2) * width + l] = {line l [k], line l [k + 1]}. 16 k of each line round to 8 pairs, and
+// an 8 x 8 transpose turns those into 8 rows of out. `next`: the 8 lines packed after these (a null
+// one: none), requested from memory a chunk at a time meanwhile; lines a few hundred bytes to a few
+// KB long, each read once, are streams too short for the hardware prefetcher (GPT-2's 256-token
+// forward products +10-19%, in-process A/B, one and two threads; a head's 64-value keys gain
+// nothing from requesting a whole panel further ahead).
+TINYGPT_BF16_TARGET inline void lines_to_pairs(const float* const* lines, const float* const* next, int64_t kc,
+                                               uint32_t* out, int64_t width) {
   for (int64_t k = 0; k < kc; k += 16) {
     const int64_t n = std::min<int64_t>(16, kc - k);
     for (int l = 0; l < 8; ++l)
       if (next[l]) __builtin_prefetch(next[l] + k);
     __m256 v[8];
-    for (int l = 0; l < 8; ++l) v[l] = (__m256)bf16_of(l < count && lines[l] ? lines[l] + k : nullptr, n);
+    for (int l = 0; l < 8; ++l) v[l] = (__m256)bf16_of(lines[l] ? lines[l] + k : nullptr, n);
     simd::transpose8(v);
-    for (int64_t j = 0; j < (n + 1) / 2; ++j) _mm256_mask_storeu_epi32(out + (k / 2 + j) * width, columns, (__m256i)v[j]);
+    // Stored through a full mask: a plain store read 2-5% slower in the 124M shape's forward step.
+    for (int64_t j = 0; j < (n + 1) / 2; ++j) _mm256_mask_storeu_epi32(out + (k / 2 + j) * width, 0xFF, (__m256i)v[j]);
   }
 }
 
@@ -141,13 +139,9 @@ TINYGPT_BF16_TARGET inline void pack_b_pairs(MatrixView B, int64_t j0, int64_t n
     const int64_t cols = std::min<int64_t>(NR, n - panel * NR);
     const float* first = src + panel * NR * B.col_stride;
     if (B.row_stride == 1) {  // each column runs along k
-      // Short columns (a head's keys, kc = 64): request the next panel's while this one packs
-      // (a head's packs 3-5% faster, in-process A/B); long ones the hardware prefetcher follows.
-      if (kc <= kShortColumn && (panel + 1) * NR < n)
-        request_lines(first + NR * B.col_stride, B.col_stride, std::min<int64_t>(NR, n - (panel + 1) * NR), kc);
       const float* lines[NR + 8];  // this panel's columns, then the next panel's first 8
       for (int c = 0; c < NR + 8; ++c) lines[c] = panel * NR + c < n ? first + c * B.col_stride : nullptr;
-      for (int c = 0; c < NR; c += 8) lines_to_pairs(lines + c, lines + c + 8, 8, kc, dst + c, NR);
+      for (int c = 0; c < NR; c += 8) lines_to_pairs(lines + c, lines + c + 8, kc, dst + c, NR);
       continue;
     }
     alignas(64) float even[NR], odd[NR];
