@@ -12,6 +12,7 @@
 
 #include "tinygpt/autograd/kernels/blocking.h"
 #include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/kernels/pack.h"
 #include "tinygpt/autograd/kernels/simd.h"
 
 #if defined(__AVX512F__) && defined(__x86_64__)
@@ -56,13 +57,6 @@ TINYGPT_BF16_TARGET inline void row_pairs(const float* even, const float* odd, i
 // rows. Short rows (an attention head's 64 values) take little time each, so the request must go
 // further ahead to arrive in time (16 rows: a head's packs 6-7% faster than 4, in-process A/B).
 inline int64_t rows_ahead(int64_t n) { return std::clamp<int64_t>(1024 / std::max<int64_t>(n, 1), 4, 16); }
-
-// Requests `count` lines of `floats` values each, `step` floats apart, into L1: the next operand
-// a packer reads where a line is too short for the hardware prefetcher to follow.
-inline void request_lines(const float* first, int64_t step, int64_t count, int64_t floats) {
-  for (int64_t l = 0; l < count; ++l)
-    for (int64_t c = 0; c < floats; c += 16) __builtin_prefetch(first + l * step + c);
-}
 
 // Rows k and k + 1 of a matrix stored by rows (a null odd: the zeros past an odd depth), n values
 // each, as pairs {even[c], odd[c]} at out[(c / NR) * panel + c % NR] for c < width (a multiple of

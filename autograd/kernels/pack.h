@@ -13,6 +13,13 @@
 
 namespace tinygpt {
 
+// Requests `count` lines of `floats` values each, `step` floats apart, into L1: the next operand
+// a packer or kernel reads where a line is too short for the hardware prefetcher to follow.
+inline void request_lines(const float* first, int64_t step, int64_t count, int64_t floats) {
+  for (int64_t l = 0; l < count; ++l)
+    for (int64_t c = 0; c < floats; c += 16) __builtin_prefetch(first + l * step + c);
+}
+
 // B panels packed together: pack_b reads each row of B in stretches this many panels wide.
 constexpr int64_t kGroup = 4;
 
