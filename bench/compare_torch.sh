@@ -9,9 +9,10 @@
 # minute to the next) with that ratio's spread, and peak memory.
 #   bench/compare_torch.sh [configs...]     configs: tiny baby small gpt2   (default: all)
 #   PRECISION=bf16 CORETYPES=own bench/compare_torch.sh small gpt2
-# With PRECISION=bf16, tinygpt trains with --precision bf16; PyTorch's setup is also chosen among its
-# fp32 step and its step under torch.autocast(bfloat16), whichever is faster; and each pair adds a
-# tinygpt fp32 run, for the last column (bf16 over fp32, the median of each pair's ratio).
+# With PRECISION=bf16, tinygpt runs with --precision both (its fp32 and bf16 steps in turn) and is
+# compared in bf16; PyTorch's setup is also chosen among its fp32 step and its step under
+# torch.autocast(bfloat16), whichever is faster; the last column gives tinygpt's fp32 tokens/s and
+# bf16's speed-up over it (each run's median over its pairs of steps, then the median over runs).
 # Needs a built ./build/train/tinygpt, Debian's python3-torch, libopenblas0-openmp and
 # libopenblas0-pthread. OPENBLAS_CORETYPE is set per command here, never for tinygpt, tests or CI.
 set -euo pipefail
@@ -28,6 +29,9 @@ torch_precisions=(fp32)
 [[ $PRECISION == bf16 ]] && torch_precisions+=(bf16)
 LIB=/usr/lib/x86_64-linux-gnu
 field() { python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
+run_field() {  # run_field <precision> <key>: a figure of one precision's run in a --precision both object
+  python3 -c "import json,sys; print(next(r['$2'] for r in json.loads(sys.stdin.read())['runs'] if r['precision'] == '$1'))"
+}
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 spread() {  # spread <decimals> <values...>: min-max
   local d=$1; shift
@@ -76,17 +80,17 @@ for config_name in ${@:-tiny baby small gpt2}; do
     ours=() theirs=() ratios=() our_rss=() their_rss=() share=() fp32=() over_fp32=()
     for ((pair = 0; pair < PAIRS; ++pair)); do
       o=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" \
-            --precision "$PRECISION" --json)
+            --precision "$([[ $PRECISION == bf16 ]] && echo both || echo fp32)" --json)
       t=$(torch_run "$build" "$core" "$threads" ${FLAGS[$config_name]} --precision "$tp")
       if [[ $PRECISION == bf16 ]]; then
-        fp32+=("$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" \
-                    --json | field tokens_per_s)")
+        ours+=("$(echo "$o" | run_field bf16 tokens_per_s)"); share+=("$(echo "$o" | run_field bf16 share_of_peak)")
+        fp32+=("$(echo "$o" | run_field fp32 tokens_per_s)"); over_fp32+=("$(echo "$o" | field bf16_speedup)")
+      else
+        ours+=("$(echo "$o" | field tokens_per_s)"); share+=("$(echo "$o" | field share_of_peak)")
       fi
-      ours+=("$(echo "$o" | field tokens_per_s)"); our_rss+=("$(echo "$o" | field peak_rss_mb)")
-      share+=("$(echo "$o" | field share_of_peak)")
+      our_rss+=("$(echo "$o" | field peak_rss_mb)")
       theirs+=("$(echo "$t" | field tokens_per_s)"); their_rss+=("$(echo "$t" | field peak_rss_mb)")
       ratios+=("$(echo "${ours[-1]} / ${theirs[-1]}" | bc -l)")
-      [[ $PRECISION == bf16 ]] && over_fp32+=("$(echo "${ours[-1]} / ${fp32[-1]}" | bc -l)")
     done
     a=$(median "${ours[@]}"); b=$(median "${theirs[@]}")
     extra=""

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "tinygpt/autograd/kernels/gemm.h"
 #include "tinygpt/autograd/parallel.h"
@@ -43,8 +46,9 @@ double measure_peak_gflops(Precision precision) {
 
 }  // namespace
 
-BenchResult run_benchmark(const BenchOptions& o, const Communicator& comm) {
+std::vector<BenchResult> run_benchmark(const BenchOptions& o, const Communicator& comm) {
   o.config.validate();
+  if (o.precisions.empty()) throw std::invalid_argument("bench: no precision to time");
   require_memory(training_bytes(o.config, o.batch, o.attention), "this benchmark");
   set_num_threads(static_cast<int>(o.threads));
   memory::Reuse reuse;  // as in training: steps take the memory earlier steps freed
@@ -56,19 +60,20 @@ BenchResult run_benchmark(const BenchOptions& o, const Communicator& comm) {
   Rng rng(1 + static_cast<uint64_t>(comm.rank()));
   Buffer flat_grads;
   std::vector<int32_t> ids(B * T), targets(B * T);
+  const size_t runs = o.precisions.size();
+  std::vector<BenchResult> results(runs);
+  std::vector<OpSeconds> families(runs);
+  std::vector<double> peak_before(runs);
+  for (size_t i = 0; i < runs; ++i) peak_before[i] = measure_peak_gflops(o.precisions[i]);
 
-  const double peak_before = measure_peak_gflops(o.precision);
-  const PrecisionGuard precision(o.precision);
-  BenchResult r;
-  r.parameters = model.parameter_count();
-  std::vector<double> step_ms;
-  OpSeconds families;
-  for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
+  // One training step in results[i]'s precision; timed: its phases and op families are recorded.
+  auto step_in = [&](size_t i, bool timed) {
+    const PrecisionGuard precision(o.precisions[i]);
+    BenchResult& r = results[i];
     for (auto& id : ids) id = static_cast<int32_t>(rng.below(o.config.vocab_size));
     for (auto& id : targets) id = static_cast<int32_t>(rng.below(o.config.vocab_size));
-    const bool timed = step >= o.warmup;
     OpSeconds discard;
-    Profiler profiler(timed ? families : discard);
+    Profiler profiler(timed ? families[i] : discard);
     const auto t0 = Clock::now();
     model.zero_grad();
     const auto t1 = Clock::now();
@@ -81,7 +86,7 @@ BenchResult run_benchmark(const BenchOptions& o, const Communicator& comm) {
     comm.average_gradients(parameters, flat_grads);
     const auto t3 = Clock::now();
     optimizer.step(1e-3f, optim::clip_scale(optim::global_grad_norm(parameters), 1.0));
-    if (!timed) continue;
+    if (!timed) return;
     const double zero = std::chrono::duration<double, std::milli>(t1 - t0).count();
     const double forward = std::chrono::duration<double, std::milli>(t2 - t1).count();
     const double backward = std::chrono::duration<double, std::milli>(t_backward - t2).count();
@@ -94,28 +99,47 @@ BenchResult run_benchmark(const BenchOptions& o, const Communicator& comm) {
     r.phase_ms["optimizer"] += opt;
     r.phase_ms["allreduce"] += allreduce;
     r.phase_ms["rank-wait"] += waiting;
-    step_ms.push_back(zero + forward + backward + waiting + allreduce + opt);
-  }
-  for (auto& [phase, ms] : r.phase_ms) ms /= static_cast<double>(o.steps);
-  double op_total = 0;
-  for (auto& [family, s] : families) op_total += (r.family_ms[family] = s * 1e3 / static_cast<double>(o.steps));
-  r.family_ms["optimizer"] = r.phase_ms["optimizer"];
-  r.family_ms["other"] += std::max(0.0, r.phase_ms["forward"] + r.phase_ms["backward"] + r.phase_ms["zero-grad"] - op_total);
+    r.step_ms.push_back(zero + forward + backward + waiting + allreduce + opt);
+  };
+  // With several precisions every step runs once in each, and each round reverses the last one's
+  // order (fp32 bf16, bf16 fp32, ...): a host that speeds up or slows down favours none of them.
+  for (int64_t step = 0; step < o.warmup + o.steps; ++step)
+    for (size_t turn = 0; turn < runs; ++turn) step_in(step % 2 ? runs - 1 - turn : turn, step >= o.warmup);
 
-  r.ms_per_step = median(step_ms);
-  r.ranks = comm.size();
-  r.tokens_per_s = static_cast<double>(B * T * comm.size()) / (r.ms_per_step * 1e-3);
-  const nn::GPTConfig& c = o.config;
-  const double non_embedding = static_cast<double>(r.parameters - c.block_size * c.n_embd);  // as nanoGPT counts
-  r.flops_per_token = 6.0 * non_embedding + 12.0 * static_cast<double>(c.n_layer * c.block_size * c.n_embd);
-  r.gflops = r.flops_per_token * r.tokens_per_s / 1e9;
-  r.peak_gflops = std::max(peak_before, measure_peak_gflops(o.precision));  // measured before and after the steps
-  r.share_of_peak = r.gflops / r.peak_gflops;
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  r.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
-  r.formula_mb = training_bytes(c, B, o.attention) / (1024.0 * 1024.0);
-  return r;
+  for (size_t i = 0; i < runs; ++i) {
+    BenchResult& r = results[i];
+    r.precision = o.precisions[i];
+    r.parameters = model.parameter_count();
+    for (auto& [phase, ms] : r.phase_ms) ms /= static_cast<double>(o.steps);
+    double op_total = 0;
+    for (auto& [family, s] : families[i]) op_total += (r.family_ms[family] = s * 1e3 / static_cast<double>(o.steps));
+    r.family_ms["optimizer"] = r.phase_ms["optimizer"];
+    r.family_ms["other"] += std::max(0.0, r.phase_ms["forward"] + r.phase_ms["backward"] + r.phase_ms["zero-grad"] - op_total);
+
+    r.ms_per_step = median(r.step_ms);
+    r.ranks = comm.size();
+    r.tokens_per_s = static_cast<double>(B * T * comm.size()) / (r.ms_per_step * 1e-3);
+    const nn::GPTConfig& c = o.config;
+    const double non_embedding = static_cast<double>(r.parameters - c.block_size * c.n_embd);  // as nanoGPT counts
+    r.flops_per_token = 6.0 * non_embedding + 12.0 * static_cast<double>(c.n_layer * c.block_size * c.n_embd);
+    r.gflops = r.flops_per_token * r.tokens_per_s / 1e9;
+    r.peak_gflops = std::max(peak_before[i], measure_peak_gflops(r.precision));  // measured before and after the steps
+    r.share_of_peak = r.gflops / r.peak_gflops;
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    r.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+    r.formula_mb = training_bytes(c, B, o.attention) / (1024.0 * 1024.0);
+  }
+  return results;
+}
+
+double step_speedup(const BenchResult& base, const BenchResult& other) {
+  if (base.step_ms.size() != other.step_ms.size() || base.step_ms.empty())
+    throw std::invalid_argument(fmt::format("step_speedup: {} and {} timed steps do not pair up", base.step_ms.size(),
+                                            other.step_ms.size()));
+  std::vector<double> ratios(base.step_ms.size());
+  for (size_t s = 0; s < ratios.size(); ++s) ratios[s] = base.step_ms[s] / other.step_ms[s];
+  return median(ratios);
 }
 
 }  // namespace tinygpt::train

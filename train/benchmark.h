@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "tinygpt/autograd/precision.h"
 #include "tinygpt/nn/gpt.h"
@@ -15,10 +16,13 @@ struct BenchOptions {
   nn::GPTConfig config;
   int64_t batch = 12, steps = 20, warmup = 3, threads = 0;
   AttentionMemory attention = AttentionMemory::automatic;
-  Precision precision = Precision::fp32;  // of the matrix products (autograd/precision.h)
+  // Of the matrix products (autograd/precision.h). Several: the same model's steps run in each in
+  // turn, so that every precision is timed over the same minutes of a host whose speed drifts.
+  std::vector<Precision> precisions = {Precision::fp32};
 };
 
 struct BenchResult {
+  Precision precision = Precision::fp32;
   int64_t parameters = 0;
   double tokens_per_s = 0, ms_per_step = 0;     // medians over the timed steps
   double flops_per_token = 0, gflops = 0;       // nanoGPT's estimate: 6 N + 12 L T C per token
@@ -27,10 +31,17 @@ struct BenchResult {
   int ranks = 1;
   std::map<std::string, double> phase_ms;       // forward, backward, optimizer, zero-grad (per step)
   std::map<std::string, double> family_ms;      // matmul, attention, ... (per step)
+  std::vector<double> step_ms;                  // each timed step, in order
 };
 
-// Under mpirun every rank runs the steps on its own random tokens and the gradients are averaged
-// after backward (phase "allreduce"); tokens/s counts all ranks' tokens.
-BenchResult run_benchmark(const BenchOptions& options, const Communicator& comm = Communicator::single());
+// One result per precision, in the options' order. Under mpirun every rank runs the steps on its
+// own random tokens and the gradients are averaged after backward (phase "allreduce"); tokens/s
+// counts all ranks' tokens.
+std::vector<BenchResult> run_benchmark(const BenchOptions& options, const Communicator& comm = Communicator::single());
+
+// How many times faster `other`'s steps ran than `base`'s: the median over their timed steps, the
+// s-th of each side by side, of base's time over other's (steps run in turn are minutes apart at
+// most, where separate runs' medians can fall in different phases of a shared host).
+double step_speedup(const BenchResult& base, const BenchResult& other);
 
 }  // namespace tinygpt::train

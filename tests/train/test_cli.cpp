@@ -404,4 +404,23 @@ TEST_CASE("cli: bench --json names the machine, the vector path, the FMA peak an
   INFO(bf16.output);
   REQUIRE(bf16.exit_code == 0);
   REQUIRE(bf16.output.find("\"precision\": \"bf16\", \"bf16_kernels\": \"") != std::string::npos);
+  Result both = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --steps 2 --threads 1 --precision both --json");
+  INFO(both.output);
+  REQUIRE(both.exit_code == 0);
+  REQUIRE_THAT(both.output, Catch::Contains("\"runs\": [{\"tokens_per_s\": ") &&
+                                Catch::Contains("\"precision\": \"fp32\"}, {\"tokens_per_s\": ") &&
+                                Catch::Contains("\"precision\": \"bf16\"}], \"bf16_speedup\": "));
+  REQUIRE(std::stod(both.output.substr(both.output.find("\"bf16_speedup\": ") + 16)) > 0);
+}
+
+TEST_CASE("cli: bench --precision both prints each precision's figures side by side and bf16's speed-up", "[cli][bench]") {
+  Result r = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --steps 2 --threads 1 --precision both");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE_THAT(r.output, Catch::Contains("fp32 and bf16 products") && Catch::Contains("throughput fp32 ") &&
+                             Catch::Contains("throughput bf16 ") && Catch::Contains("x the speed of fp32") &&
+                             Catch::Contains("fp32 ms/step   bf16 ms/step"));
+  Result bad = run("bench --precision fp16");
+  REQUIRE(bad.exit_code != 0);
+  REQUIRE_THAT(bad.output, Catch::Contains("--precision") && Catch::Contains("fp16"));
 }

@@ -1,7 +1,10 @@
 // tinygpt bench: training-step throughput on random tokens, and where the time goes.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tinygpt/autograd/machine.h"
@@ -11,6 +14,96 @@
 #include "tinygpt/train/cli/flags.h"
 
 namespace tinygpt::cli {
+
+namespace {
+
+const char* kernels() { return bf16_native() ? "native" : "portable"; }
+
+// One precision's figures as JSON members (no braces).
+std::string json_members(const train::BenchResult& r) {
+  return fmt::format("\"tokens_per_s\": {:.1f}, \"ms_per_step\": {:.3f}, \"gflops\": {:.2f}, \"peak_gflops\": {:.2f}, "
+                     "\"share_of_peak\": {:.4f}, \"allreduce_ms\": {:.3f}, \"precision\": \"{}\"",
+                     r.tokens_per_s, r.ms_per_step, r.gflops, r.peak_gflops, r.share_of_peak, r.phase_ms.at("allreduce"),
+                     to_string(r.precision));
+}
+
+// One object: the machine, then one precision's figures in place, or several under "runs" with
+// bf16's step-by-step speed-up over fp32.
+void print_json(const std::vector<train::BenchResult>& runs) {
+  const train::BenchResult& r = runs.front();
+  std::string figures = json_members(r);
+  if (runs.size() > 1) {
+    figures = "\"runs\": [";
+    for (size_t i = 0; i < runs.size(); ++i) figures += fmt::format("{}{{{}}}", i ? ", " : "", json_members(runs[i]));
+    figures += fmt::format("], \"bf16_speedup\": {:.4f}", train::step_speedup(runs[0], runs[1]));
+  }
+  fmt::print("{{\"cpu\": {}, \"vector_path\": \"{}\", \"fma_peak_gflops_per_core\": {:.1f}, {}, \"bf16_kernels\": \"{}\", "
+             "\"peak_rss_mb\": {:.1f}, \"formula_mb\": {:.1f}, \"parameters\": {}, \"ranks\": {}}}\n",
+             data::json::quote(cpu_model()), vector_path(), fma_peak_gflops(), figures, kernels(), r.peak_rss_mb,
+             r.formula_mb, r.parameters, r.ranks);
+}
+
+// A table of per-step figures, one column per precision (and each figure's share of its column).
+void print_table(const char* title, const std::vector<std::string>& rows, const std::vector<train::BenchResult>& runs,
+                 std::map<std::string, double> train::BenchResult::*figures, bool shares) {
+  fmt::print("\n{:<14}", title);
+  for (const auto& r : runs) {
+    fmt::print(" {:>14}", runs.size() > 1 ? fmt::format("{} ms/step", to_string(r.precision)) : "ms/step");
+    if (shares) fmt::print(" {:>6}", "share");
+  }
+  fmt::print("\n");
+  for (const std::string& row : rows) {
+    fmt::print("{:<14}", row);
+    for (const auto& r : runs) {
+      const auto& column = r.*figures;
+      double total = 0;
+      for (const auto& [name, ms] : column) total += ms;
+      const auto at = column.find(row);
+      const double ms = at == column.end() ? 0.0 : at->second;
+      fmt::print(" {:>14.3f}", ms);
+      if (shares) fmt::print(" {:>5.1f}%", 100 * ms / total);
+    }
+    fmt::print("\n");
+  }
+}
+
+void print_text(const train::BenchOptions& o, const std::vector<train::BenchResult>& runs) {
+  const nn::GPTConfig& c = o.config;
+  const train::BenchResult& first = runs.front();
+  std::string products;
+  for (const auto& r : runs) products += fmt::format("{}{}", products.empty() ? "" : " and ", to_string(r.precision));
+  const bool bf16 = std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r.precision == Precision::bf16; });
+  fmt::print("machine    {}, vector path {}, one core's FMA peak {:.1f} GFLOP/s\n", cpu_model(), vector_path(), fma_peak_gflops());
+  fmt::print("model      {} layers, {} heads, {} embd, block {}, vocab {}; batch {}; {} parameters; {} products{}{}\n",
+             c.n_layer, c.n_head, c.n_embd, c.block_size, c.vocab_size, o.batch, first.parameters, products,
+             bf16 ? bf16_native() ? " (native AVX512_BF16)" : " (portable)" : "",
+             runs.size() > 1 ? ", each step in turn" : "");
+  if (first.ranks > 1)
+    fmt::print("ranks      {} (MPI), each batch {}; averaging the gradients: {:.1f}% of a step (waiting for the "
+               "slowest rank first: {:.1f}%)\n",
+               first.ranks, o.batch, 100 * first.phase_ms.at("allreduce") / first.ms_per_step,
+               100 * first.phase_ms.at("rank-wait") / first.ms_per_step);
+  for (const auto& r : runs) {  // with several precisions, a line of each for each
+    const std::string tag = runs.size() > 1 ? fmt::format("{} ", to_string(r.precision)) : "";
+    fmt::print("throughput {}{:.0f} tokens/s, {:.2f} ms/step (median of {} steps)\n", tag, r.tokens_per_s, r.ms_per_step,
+               o.steps);
+    fmt::print("compute    {}{:.1f} GFLOP/s = {:.0f}% of the peak {:.1f} GFLOP/s (our {} GEMM, 1024^3)\n", tag, r.gflops,
+               100 * r.share_of_peak, r.peak_gflops, to_string(r.precision));
+  }
+  if (runs.size() > 1)
+    fmt::print("bf16       {:.2f}x the speed of fp32 (median over the {} pairs of steps run side by side)\n",
+               train::step_speedup(runs[0], runs[1]), o.steps);
+  fmt::print("memory     peak RSS {:.1f} MB; parameters + gradients + moments + activations by formula {:.1f} MB\n",
+             first.peak_rss_mb, first.formula_mb);
+  std::vector<std::string> phases = {"forward", "backward", "optimizer", "zero-grad"};
+  if (first.ranks > 1) phases.insert(phases.begin() + 2, {"rank-wait", "allreduce"});  // only MPI runs have them
+  print_table("phase", phases, runs, &train::BenchResult::phase_ms, false);
+  std::vector<std::string> families;
+  for (const auto& [family, ms] : first.family_ms) families.push_back(family);
+  print_table("op family", families, runs, &train::BenchResult::family_ms, true);
+}
+
+}  // namespace
 
 void add_bench(CLI::App& app) {
   auto o = std::make_shared<train::BenchOptions>();
@@ -31,55 +124,23 @@ void add_bench(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "weights", "tiled"}))
       ->capture_default_str();
   auto precision = std::make_shared<std::string>("fp32");
-  cmd->add_option("--precision", *precision, "matrix products in fp32, or bf16 (operands rounded to bfloat16, sums in float)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+  cmd->add_option("--precision", *precision,
+                  "matrix products in fp32, or bf16 (operands rounded to bfloat16, sums in float), or both: "
+                  "each step in fp32 and in bf16 in turn, and bf16's speed-up step by step")
+      ->check(CLI::IsMember({"fp32", "bf16", "both"}))
       ->capture_default_str();
   cmd->add_flag("--json", *json, "print one JSON object");
   cmd->callback([o, json, attention, precision] {
-    o->precision = parse_precision(*precision);
+    o->precisions = *precision == "both" ? std::vector<Precision>{Precision::fp32, Precision::bf16}
+                                         : std::vector<Precision>{parse_precision(*precision)};
     o->attention = *attention == "tiled"     ? AttentionMemory::tiled
                    : *attention == "weights" ? AttentionMemory::weights
                                              : AttentionMemory::automatic;
     const auto comm = train::Communicator::world();
-    const train::BenchResult r = train::run_benchmark(*o, comm);
+    const std::vector<train::BenchResult> runs = train::run_benchmark(*o, comm);
     if (!comm.is_root()) return;
-    const std::string cpu = cpu_model();
-    const double fma_peak = fma_peak_gflops();
-    if (*json) {
-      fmt::print("{{\"cpu\": {}, \"vector_path\": \"{}\", \"fma_peak_gflops_per_core\": {:.1f}, "
-                 "\"tokens_per_s\": {:.1f}, \"ms_per_step\": {:.3f}, \"gflops\": {:.2f}, \"peak_gflops\": {:.2f}, "
-                 "\"share_of_peak\": {:.4f}, \"peak_rss_mb\": {:.1f}, \"formula_mb\": {:.1f}, \"parameters\": {}, "
-                 "\"ranks\": {}, \"allreduce_ms\": {:.3f}, \"precision\": \"{}\", \"bf16_kernels\": \"{}\"}}\n",
-                 data::json::quote(cpu), vector_path(), fma_peak, r.tokens_per_s, r.ms_per_step, r.gflops, r.peak_gflops, r.share_of_peak, r.peak_rss_mb,
-                 r.formula_mb, r.parameters, r.ranks, r.phase_ms.at("allreduce"), to_string(o->precision),
-                 bf16_native() ? "native" : "portable");
-      return;
-    }
-    const nn::GPTConfig& c = o->config;
-    fmt::print("machine    {}, vector path {}, one core's FMA peak {:.1f} GFLOP/s\n", cpu, vector_path(), fma_peak);
-    fmt::print("model      {} layers, {} heads, {} embd, block {}, vocab {}; batch {}; {} parameters; {} products{}\n",
-               c.n_layer, c.n_head, c.n_embd, c.block_size, c.vocab_size, o->batch, r.parameters,
-               to_string(o->precision),
-               o->precision == Precision::bf16 ? bf16_native() ? " (native AVX512_BF16)" : " (portable)" : "");
-    if (r.ranks > 1)
-      fmt::print("ranks      {} (MPI), each batch {}; averaging the gradients: {:.1f}% of a step (waiting for the "
-                 "slowest rank first: {:.1f}%)\n",
-                 r.ranks, o->batch, 100 * r.phase_ms.at("allreduce") / r.ms_per_step,
-                 100 * r.phase_ms.at("rank-wait") / r.ms_per_step);
-    fmt::print("throughput {:.0f} tokens/s, {:.2f} ms/step (median of {} steps)\n", r.tokens_per_s, r.ms_per_step,
-               o->steps);
-    fmt::print("compute    {:.1f} GFLOP/s = {:.0f}% of the peak {:.1f} GFLOP/s (our {} GEMM, 1024^3)\n", r.gflops,
-               100 * r.share_of_peak, r.peak_gflops, to_string(o->precision));
-    fmt::print("memory     peak RSS {:.1f} MB; parameters + gradients + moments + activations by formula {:.1f} MB\n",
-               r.peak_rss_mb, r.formula_mb);
-    fmt::print("\n{:<14} {:>9}\n", "phase", "ms/step");
-    std::vector<const char*> phases = {"forward", "backward", "optimizer", "zero-grad"};
-    if (r.ranks > 1) phases.insert(phases.begin() + 2, {"rank-wait", "allreduce"});  // only MPI runs have them
-    for (const char* p : phases) fmt::print("{:<14} {:>9.3f}\n", p, r.phase_ms.at(p));
-    fmt::print("\n{:<14} {:>9} {:>7}\n", "op family", "ms/step", "share");
-    double total = 0;
-    for (auto& [f, ms] : r.family_ms) total += ms;
-    for (auto& [f, ms] : r.family_ms) fmt::print("{:<14} {:>9.3f} {:>6.1f}%\n", f, ms, 100 * ms / total);
+    if (*json) return print_json(runs);
+    print_text(*o, runs);
   });
 }
 
