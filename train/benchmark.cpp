@@ -44,6 +44,30 @@ double measure_peak_gflops(Precision precision) {
   return 2.0 * n * n * n / (best * 1e-3) / 1e9;
 }
 
+// r's figures from its timed steps (step_ms, phase_ms summed over the steps) and op families
+// (seconds over the steps); the peak is measured again after the steps and the better one kept.
+void summarize(const BenchOptions& o, int ranks, const OpSeconds& families, double peak_before, BenchResult& r) {
+  for (auto& [phase, ms] : r.phase_ms) ms /= static_cast<double>(o.steps);
+  double op_total = 0;
+  for (const auto& [family, s] : families) op_total += (r.family_ms[family] = s * 1e3 / static_cast<double>(o.steps));
+  r.family_ms["optimizer"] = r.phase_ms["optimizer"];
+  r.family_ms["other"] += std::max(0.0, r.phase_ms["forward"] + r.phase_ms["backward"] + r.phase_ms["zero-grad"] - op_total);
+
+  const nn::GPTConfig& c = o.config;
+  r.ms_per_step = median(r.step_ms);
+  r.ranks = ranks;
+  r.tokens_per_s = static_cast<double>(o.batch * c.block_size * ranks) / (r.ms_per_step * 1e-3);
+  const double non_embedding = static_cast<double>(r.parameters - c.block_size * c.n_embd);  // as nanoGPT counts
+  r.flops_per_token = 6.0 * non_embedding + 12.0 * static_cast<double>(c.n_layer * c.block_size * c.n_embd);
+  r.gflops = r.flops_per_token * r.tokens_per_s / 1e9;
+  r.peak_gflops = std::max(peak_before, measure_peak_gflops(r.precision));
+  r.share_of_peak = r.gflops / r.peak_gflops;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  r.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  r.formula_mb = training_bytes(c, o.batch, o.attention) / (1024.0 * 1024.0);
+}
+
 }  // namespace
 
 std::vector<BenchResult> run_benchmark(const BenchOptions& o, const Communicator& comm) {
@@ -107,28 +131,9 @@ std::vector<BenchResult> run_benchmark(const BenchOptions& o, const Communicator
     for (size_t turn = 0; turn < runs; ++turn) step_in(step % 2 ? runs - 1 - turn : turn, step >= o.warmup);
 
   for (size_t i = 0; i < runs; ++i) {
-    BenchResult& r = results[i];
-    r.precision = o.precisions[i];
-    r.parameters = model.parameter_count();
-    for (auto& [phase, ms] : r.phase_ms) ms /= static_cast<double>(o.steps);
-    double op_total = 0;
-    for (auto& [family, s] : families[i]) op_total += (r.family_ms[family] = s * 1e3 / static_cast<double>(o.steps));
-    r.family_ms["optimizer"] = r.phase_ms["optimizer"];
-    r.family_ms["other"] += std::max(0.0, r.phase_ms["forward"] + r.phase_ms["backward"] + r.phase_ms["zero-grad"] - op_total);
-
-    r.ms_per_step = median(r.step_ms);
-    r.ranks = comm.size();
-    r.tokens_per_s = static_cast<double>(B * T * comm.size()) / (r.ms_per_step * 1e-3);
-    const nn::GPTConfig& c = o.config;
-    const double non_embedding = static_cast<double>(r.parameters - c.block_size * c.n_embd);  // as nanoGPT counts
-    r.flops_per_token = 6.0 * non_embedding + 12.0 * static_cast<double>(c.n_layer * c.block_size * c.n_embd);
-    r.gflops = r.flops_per_token * r.tokens_per_s / 1e9;
-    r.peak_gflops = std::max(peak_before[i], measure_peak_gflops(r.precision));  // measured before and after the steps
-    r.share_of_peak = r.gflops / r.peak_gflops;
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    r.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
-    r.formula_mb = training_bytes(c, B, o.attention) / (1024.0 * 1024.0);
+    results[i].precision = o.precisions[i];
+    results[i].parameters = model.parameter_count();
+    summarize(o, comm.size(), families[i], peak_before[i], results[i]);
   }
   return results;
 }
