@@ -17,8 +17,6 @@ namespace tinygpt::cli {
 
 namespace {
 
-const char* kernels() { return bf16_native() ? "native" : "portable"; }
-
 // One precision's figures as JSON members (no braces).
 std::string json_members(const train::BenchResult& r) {
   return fmt::format("\"tokens_per_s\": {:.1f}, \"ms_per_step\": {:.3f}, \"gflops\": {:.2f}, \"peak_gflops\": {:.2f}, "
@@ -39,7 +37,7 @@ void print_json(const std::vector<train::BenchResult>& runs) {
   }
   fmt::print("{{\"cpu\": {}, \"vector_path\": \"{}\", \"fma_peak_gflops_per_core\": {:.1f}, {}, \"bf16_kernels\": \"{}\", "
              "\"peak_rss_mb\": {:.1f}, \"formula_mb\": {:.1f}, \"parameters\": {}, \"ranks\": {}}}\n",
-             data::json::quote(cpu_model()), vector_path(), fma_peak_gflops(), figures, kernels(), r.peak_rss_mb,
+             data::json::quote(cpu_model()), vector_path(), fma_peak_gflops(), figures, bf16_native() ? "native" : "portable", r.peak_rss_mb,
              r.formula_mb, r.parameters, r.ranks);
 }
 
@@ -52,16 +50,19 @@ void print_table(const char* title, const std::vector<std::string>& rows, const 
     if (shares) fmt::print(" {:>6}", "share");
   }
   fmt::print("\n");
+  std::vector<double> totals;
+  for (const auto& r : runs) {
+    totals.push_back(0.0);
+    for (const auto& [name, ms] : r.*figures) totals.back() += ms;
+  }
   for (const std::string& row : rows) {
     fmt::print("{:<14}", row);
-    for (const auto& r : runs) {
-      const auto& column = r.*figures;
-      double total = 0;
-      for (const auto& [name, ms] : column) total += ms;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const auto& column = runs[i].*figures;
       const auto at = column.find(row);
       const double ms = at == column.end() ? 0.0 : at->second;
       fmt::print(" {:>14.3f}", ms);
-      if (shares) fmt::print(" {:>5.1f}%", 100 * ms / total);
+      if (shares) fmt::print(" {:>5.1f}%", 100 * ms / totals[i]);
     }
     fmt::print("\n");
   }
