@@ -163,17 +163,19 @@ struct PairLayout {
 // Words from one row's pairs to the next, by_row: kp rounded up to whole cache lines.
 inline int64_t row_step(int64_t kp) { return (kp + 15) / 16 * 16; }
 
-// C[0..m, 0..n) = start + alpha * A · Bp over kp pairs of k, m <= MR, n <= NV * 16; A: MR rows of
-// pairs at Ap (ORDER, a_step), Bp: NR columns of pairs. An MR x NV*16 block of C in registers, one
-// vdpbf16ps per register and pair. by_row reads rows past m as row m - 1 (their sums are dropped).
-template <int NV, PairOrder ORDER = PairOrder::by_pair>
+// C[0..m, 0..n) = start + alpha * A · Bp over kp pairs of k, m <= ROWS <= MR, n <= NV * 16; A: ROWS
+// rows of pairs at Ap (ORDER, a_step), Bp: NR columns of pairs. A ROWS x NV*16 block of C in
+// registers, one vdpbf16ps per register and pair. by_row reads rows past m as row m - 1 (their sums
+// are dropped). ROWS < MR serves a last row panel (65 rows are 5 panels of 12 and one of 5) for
+// a fraction of a whole panel's work.
+template <int NV, PairOrder ORDER = PairOrder::by_pair, int ROWS = MR>
 TINYGPT_BF16_TARGET void pair_tile(int64_t kp, const uint32_t* __restrict Ap, int64_t a_step,
                                    const uint32_t* __restrict Bp, float* C, int64_t ldc, Start start, int m, int n,
                                    float alpha = 1.0f) {
-  __m512 acc[MR][NV];
-  [[maybe_unused]] const uint32_t* a_rows[MR];
+  __m512 acc[ROWS][NV];
+  [[maybe_unused]] const uint32_t* a_rows[ROWS];
 #pragma GCC unroll 12
-  for (int r = 0; r < MR; ++r) {
+  for (int r = 0; r < ROWS; ++r) {
     for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
     if constexpr (ORDER == PairOrder::by_row) a_rows[r] = Ap + std::min(r, m - 1) * a_step;
   }
@@ -182,43 +184,57 @@ TINYGPT_BF16_TARGET void pair_tile(int64_t kp, const uint32_t* __restrict Ap, in
     __m512bh b[NV];
     for (int v = 0; v < NV; ++v) b[v] = (__m512bh)_mm512_loadu_si512(Bp + v * 16);  // a head's panels may not be 64-byte aligned
 #pragma GCC unroll 12
-    for (int r = 0; r < MR; ++r) {
+    for (int r = 0; r < ROWS; ++r) {
       const uint32_t pair = ORDER == PairOrder::by_row ? a_rows[r][p] : Ap[r];
       const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(pair));
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], a, b[v]);
     }
     if constexpr (ORDER == PairOrder::by_pair) Ap += a_step;
   }
-  const __m512 scale = _mm512_set1_ps(alpha);  // x * 1 is x: the GEMM's bits do not change
-  if (m == MR && n == NV * 16) {
+  if (alpha != 1.0f) {  // attention's scaled scores; a plain product skips the multiply
+    const __m512 scale = _mm512_set1_ps(alpha);
 #pragma GCC unroll 12
-    for (int r = 0; r < MR; ++r)
+    for (int r = 0; r < ROWS; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_mul_ps(acc[r][v], scale);
+  }
+  if (m == ROWS && n == NV * 16) {
+#pragma GCC unroll 12
+    for (int r = 0; r < ROWS; ++r)
       for (int v = 0; v < NV; ++v) {
         float* c = C + r * ldc + v * 16;
-        const __m512 x = _mm512_mul_ps(acc[r][v], scale);
-        if (start.accumulate) _mm512_storeu_ps(c, _mm512_add_ps(_mm512_loadu_ps(c), x));
-        else if (start.bias) _mm512_storeu_ps(c, _mm512_add_ps(x, _mm512_loadu_ps(start.bias + v * 16)));
-        else _mm512_storeu_ps(c, x);
+        if (start.accumulate) _mm512_storeu_ps(c, _mm512_add_ps(_mm512_loadu_ps(c), acc[r][v]));
+        else if (start.bias) _mm512_storeu_ps(c, _mm512_add_ps(acc[r][v], _mm512_loadu_ps(start.bias + v * 16)));
+        else _mm512_storeu_ps(c, acc[r][v]);
       }
     return;
   }
-  alignas(64) float tile[MR][NV * 16];  // an edge tile: spill, then copy the valid part
-  for (int r = 0; r < MR; ++r)
-    for (int v = 0; v < NV; ++v) _mm512_store_ps(&tile[r][v * 16], _mm512_mul_ps(acc[r][v], scale));
+  alignas(64) float tile[ROWS][NV * 16];  // an edge tile: spill, then copy the valid part
+#pragma GCC unroll 12
+  for (int r = 0; r < ROWS; ++r)
+    for (int v = 0; v < NV; ++v) _mm512_store_ps(&tile[r][v * 16], acc[r][v]);
   for (int r = 0; r < m; ++r)
     for (int c = 0; c < n; ++c) C[r * ldc + c] = start.value(C[r * ldc + c], tile[r][c], c);
 }
 
-// pair_tile for rows of A laid out as `a` (Ap: the first row's first pair) and n <= NR columns of
-// C: the instantiation that covers them.
+// pair_tile for m <= MR rows of A laid out as `a` (Ap: the first row's first pair) and n <= NR
+// columns of C: the instantiation that covers them.
+template <PairOrder ORDER, int ROWS>
+TINYGPT_BF16_TARGET inline void pair_tile_rows(int64_t kp, const uint32_t* Ap, int64_t a_step, const uint32_t* Bp,
+                                               float* C, int64_t ldc, Start start, int m, int n, float alpha) {
+  if (n <= 16) return pair_tile<1, ORDER, ROWS>(kp, Ap, a_step, Bp, C, ldc, start, m, n, alpha);
+  pair_tile<2, ORDER, ROWS>(kp, Ap, a_step, Bp, C, ldc, start, m, n, alpha);
+}
+template <PairOrder ORDER>
+TINYGPT_BF16_TARGET inline void pair_tile_order(int64_t kp, const uint32_t* Ap, int64_t a_step, const uint32_t* Bp,
+                                                float* C, int64_t ldc, Start start, int m, int n, float alpha) {
+  if (m <= MR / 3) return pair_tile_rows<ORDER, MR / 3>(kp, Ap, a_step, Bp, C, ldc, start, m, n, alpha);
+  if (m <= 2 * MR / 3) return pair_tile_rows<ORDER, 2 * MR / 3>(kp, Ap, a_step, Bp, C, ldc, start, m, n, alpha);
+  pair_tile_rows<ORDER, MR>(kp, Ap, a_step, Bp, C, ldc, start, m, n, alpha);
+}
 TINYGPT_BF16_TARGET inline void pair_tile_for(PairLayout a, int64_t kp, const uint32_t* Ap, const uint32_t* Bp,
                                               float* C, int64_t ldc, Start start, int m, int n, float alpha = 1.0f) {
-  if (a.order == PairOrder::by_row) {
-    if (n <= 16) return pair_tile<1, PairOrder::by_row>(kp, Ap, a.step, Bp, C, ldc, start, m, n, alpha);
-    return pair_tile<2, PairOrder::by_row>(kp, Ap, a.step, Bp, C, ldc, start, m, n, alpha);
-  }
-  if (n <= 16) return pair_tile<1>(kp, Ap, a.step, Bp, C, ldc, start, m, n, alpha);
-  pair_tile<2>(kp, Ap, a.step, Bp, C, ldc, start, m, n, alpha);
+  if (a.order == PairOrder::by_row) return pair_tile_order<PairOrder::by_row>(kp, Ap, a.step, Bp, C, ldc, start, m, n, alpha);
+  pair_tile_order<PairOrder::by_pair>(kp, Ap, a.step, Bp, C, ldc, start, m, n, alpha);
 }
 
 }  // namespace tinygpt::bf16

@@ -57,7 +57,9 @@ const Product kShapes[] = {{1, 1, 1, false, false},    {5, 7, 3, true, false},  
                            {37, 90, 1100, true, false}, {300, 16, 40, false, false}, {100, 130, 2600, false, false},
                            // row bands over several depth blocks: each band through every block (B's
                            // pairs small), or every band through each block (B's pairs large)
-                           {200, 48, 1100, false, true}, {400, 1600, 520, true, false}};
+                           {200, 48, 1100, false, true}, {400, 1600, 520, true, false},
+                           // a last row panel of 5 rows (a 65-token vocabulary's dW) and of 8 (by rows)
+                           {65, 128, 768, true, false}, {92, 70, 130, false, false}};
 
 }  // namespace
 
