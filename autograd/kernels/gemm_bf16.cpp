@@ -6,6 +6,8 @@
 //       along the direction A is stored in (PairLayout), so that packing is rounding, not transposing
 //       for each B panel (L1), for each MR rows of the band (L2): an MR x NR block of C in 24
 //       registers, one vdpbf16ps per register and pair of k.
+// Where each thread has a band's rows or more and one block of B's pairs is small (kOwnBMost), each
+// thread packs B for itself at the start of its run of bands instead.
 // A deep product whose B is narrow (pairs of every depth block within kDeepBMost: GPT's MLP output
 // layer, 4096x1536x384) packs all of B first and runs each band through every block in turn, so
 // that the band's rows of C stay in L2 instead of going out to memory and back once a block.
@@ -121,6 +123,12 @@ void pair_band(int64_t kp, const uint32_t* Ap, PairLayout a, const uint32_t* Bp,
 // +5-11%, 2048x1024x512 +2-7%; baby's two-block weight gradients level or better).
 constexpr int64_t kDeepBMost = int64_t{3} << 19;  // 1.5 MB
 
+// Most bytes of one depth block of B's pairs that each thread packs for itself, where every thread
+// has at least a band's rows: packing B twice costs less than a parallel loop of its own and
+// reading pairs another core wrote (in-process A/B, two threads: baby's 768-token Y and dX +7-13%,
+// 1024^3 +1-5%, 4096x384x1152 level).
+constexpr int64_t kOwnBMost = int64_t{1} << 20;  // 1 MB
+
 // Most rows of a short C (GPT-2's 256 tokens a step): all of its A, one depth block deep, stays in L2.
 constexpr int64_t kShortPairsMost = 32 * MR;
 // Most words of a short C's A packed whole (all depth blocks), to be kept in L2 while the depth
@@ -188,14 +196,15 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   auto band_start = [&](int64_t band) { return std::min(M, band * row_panels / bands * MR); };
   const int64_t most_rows = (row_panels + bands - 1) / bands * MR;
 
-  // Per thread: a line for gathering, then its band's pairs (cache-line aligned). Shared: B's pairs,
-  // one depth block of them, or every block where the product runs deep.
+  // Per thread: a line for gathering, then its band's pairs (cache-line aligned). B's pairs: one
+  // depth block of them, or every block where the product runs deep, or one block per thread.
   const int64_t line_floats = (blocks.most + 15) / 16 * 16;
   const int64_t share = line_floats + band_words(most_rows, kp_most);  // floats and uint32 are both 4 bytes
   const int64_t b_block = n_panels * kp_most * NR;
   const bool deep = blocks.count > 1 && blocks.count * b_block * 4 <= kDeepBMost;
+  const bool own_b = !deep && threads > 1 && M >= threads * kBandRows && b_block * 4 <= kOwnBMost;
   Buffer scratch(max_slots() * share);
-  Buffer packed_b((deep ? blocks.count : 1) * b_block);
+  Buffer packed_b((deep ? blocks.count : own_b ? max_slots() : 1) * b_block);
   uint32_t* Bp = reinterpret_cast<uint32_t*>(packed_b.data());
 
   // One depth block of B as pairs at `out`: each thread packs one run of its panels, so that a
@@ -223,6 +232,14 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
     return;
   }
   for (int64_t block = 0; block < blocks.count; ++block) {
+    if (own_b) {  // each thread its bands in one run, against its own copy of B's pairs
+      parallel_for_slots(bands, (bands + threads - 1) / threads, [&](int slot, int64_t b0, int64_t b1) {
+        uint32_t* own = Bp + slot * b_block;
+        pack_b_pairs(B, 0, N, block * blocks.most, blocks.depth(block), own);
+        for (int64_t band = b0; band < b1; ++band) band_block(band, block, own, scratch.data() + slot * share);
+      });
+      continue;
+    }
     pack_b_block(block, Bp);
     parallel_for_slots(bands, 1, [&](int slot, int64_t b0, int64_t b1) {
       for (int64_t band = b0; band < b1; ++band) band_block(band, block, Bp, scratch.data() + slot * share);

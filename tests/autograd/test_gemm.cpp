@@ -9,9 +9,11 @@
 #include "tinygpt/autograd/kernels/pack.h"
 #include "tinygpt/autograd/kernels/small_gemm.h"
 #include "tinygpt/autograd/parallel.h"
+#include "first_difference.h"
 #include "gradcheck.h"
 
 using namespace tinygpt;
+using tinygpt::testing::first_difference;
 
 namespace {
 void compare(int64_t M, int64_t N, int64_t K, bool ta, bool tb, bool accumulate, bool with_bias = false) {
@@ -51,7 +53,7 @@ TEST_CASE("gemm: a bias row added in the product's store equals adding it after"
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) after.data()[i * N + j] = bias.data()[j];
     gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, after.data(), N, true);
-    REQUIRE(fused.to_vector() == after.to_vector());  // the same bits: one addition, either order
+    REQUIRE(first_difference(fused.to_vector(), after.to_vector()) == "");  // the same bits: one addition, either order
   }
 }
 
@@ -69,7 +71,7 @@ TEST_CASE("gemm: a short C (columns split, B packed as used) has the bits of a t
       std::vector<float> head = whole.to_vector();
       head.resize(rows * N);
       INFO("transposed A " << ta << ", threads " << threads);
-      REQUIRE(part.to_vector() == head);
+      REQUIRE(first_difference(part.to_vector(), head) == "");
     }
   }
   set_num_threads(0);
@@ -88,7 +90,7 @@ TEST_CASE("gemm: row bands evened out over 2 and 3 threads match the reference a
     Tensor many = Tensor::empty({M * N});
     gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, many.data(), N, false);
     INFO("threads " << threads);
-    REQUIRE(many.to_vector() == one.to_vector());
+    REQUIRE(first_difference(many.to_vector(), one.to_vector()) == "");
     tinygpt::testing::require_close(many.to_vector(), ref.to_vector(), 2e-5 * std::sqrt(double(K)) + 1e-6);
   }
   set_num_threads(0);
@@ -158,7 +160,7 @@ TEST_CASE("gemm: A stored transposed and read in place has the bits of the same 
         gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, by_rows.data(), N, false);
         gemm_reference(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, ref.data(), N, false);
         INFO("M " << M << " N " << N << " K " << K);
-        REQUIRE(by_columns.to_vector() == by_rows.to_vector());
+        REQUIRE(first_difference(by_columns.to_vector(), by_rows.to_vector()) == "");
         tinygpt::testing::require_close(by_columns.to_vector(), ref.to_vector(), 2e-5 * std::sqrt(double(K)) + 1e-6);
       }
 }
@@ -179,7 +181,7 @@ TEST_CASE("gemm: a row-major A read in place has the bits of the same A packed f
         gemm(M, N, K, {a_t.data(), 1, M}, {b.data(), N, 1}, packed.data(), N, false);
         gemm_reference(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, ref.data(), N, false);
         INFO("M " << M << " N " << N << " K " << K);
-        REQUIRE(in_place.to_vector() == packed.to_vector());
+        REQUIRE(first_difference(in_place.to_vector(), packed.to_vector()) == "");
         tinygpt::testing::require_close(in_place.to_vector(), ref.to_vector(), 2e-5 * std::sqrt(double(K)) + 1e-6);
       }
 }

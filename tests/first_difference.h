@@ -1,0 +1,20 @@
+#pragma once
+// For REQUIRE(first_difference(got, want) == ""): what a bitwise comparison of two large results
+// reports on failure. Comparing the vectors themselves would have Catch print every element of
+// both (a 500 x 800 product's failure took minutes to report).
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+namespace tinygpt::testing {
+
+// "" where got and want hold the same values, else their sizes or the first element that differs.
+inline std::string first_difference(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return fmt::format("{} values, not {}", got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i]) return fmt::format("element {}: {} against {}", i, got[i], want[i]);
+  return "";
+}
+
+}  // namespace tinygpt::testing
