@@ -6,8 +6,8 @@
 //       along the direction A is stored in (PairLayout), so that packing is rounding, not transposing
 //       for each B panel (L1), for each MR rows of the band (L2): an MR x NR block of C in 24
 //       registers, one vdpbf16ps per register and pair of k.
-// Where each thread has a band's rows or more and one block of B's pairs is small (kOwnBMost), each
-// thread packs B for itself at the start of its run of bands instead.
+// Where each thread has rows enough and B's pairs are small (kOwnBMost), each thread packs its own
+// copy of them instead and runs its bands against it, all in one parallel loop.
 // A deep product whose B is narrow (pairs of every depth block within kDeepBMost: GPT's MLP output
 // layer, 4096x1536x384) packs all of B first and runs each band through every block in turn, so
 // that the band's rows of C stay in L2 instead of going out to memory and back once a block.
@@ -123,11 +123,13 @@ void pair_band(int64_t kp, const uint32_t* Ap, PairLayout a, const uint32_t* Bp,
 // +5-11%, 2048x1024x512 +2-7%; baby's two-block weight gradients level or better).
 constexpr int64_t kDeepBMost = int64_t{3} << 19;  // 1.5 MB
 
-// Most bytes of one depth block of B's pairs that each thread packs for itself, where every thread
-// has at least a band's rows: packing B twice costs less than a parallel loop of its own and
-// reading pairs another core wrote (in-process A/B, two threads: baby's 768-token Y and dX +7-13%,
-// 1024^3 +1-5%, 4096x384x1152 level).
+// Each thread packs its own copy of B's pairs (one depth block of them, at most kOwnBMost, or a deep
+// product's every block) where each has kOwnRowsLeast rows of C or more: rounding all of B costs it
+// less than a parallel loop of its own and reading pairs that another core wrote (in-process A/B,
+// two threads: baby's 768-token Y and dX +4-19%, its dW 768x128x384 +3-7%, 384x512x384 Y +13%,
+// 1024^3 +2-7%, small's 4096-token shapes level to +5%).
 constexpr int64_t kOwnBMost = int64_t{1} << 20;  // 1 MB
+constexpr int64_t kOwnRowsLeast = 8 * MR;
 
 // Most rows of a short C (GPT-2's 256 tokens a step): all of its A, one depth block deep, stays in L2.
 constexpr int64_t kShortPairsMost = 32 * MR;
@@ -196,53 +198,62 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   auto band_start = [&](int64_t band) { return std::min(M, band * row_panels / bands * MR); };
   const int64_t most_rows = (row_panels + bands - 1) / bands * MR;
 
-  // Per thread: a line for gathering, then its band's pairs (cache-line aligned). B's pairs: one
-  // depth block of them, or every block where the product runs deep, or one block per thread.
+  // Per thread: a line for gathering, then its band's pairs (cache-line aligned).
   const int64_t line_floats = (blocks.most + 15) / 16 * 16;
   const int64_t share = line_floats + band_words(most_rows, kp_most);  // floats and uint32 are both 4 bytes
+  Buffer scratch(max_slots() * share);
+
+  // B's pairs are packed a stage at a time: every depth block at once where the product runs deep,
+  // else one block. Shared by the threads (packed in a parallel loop of its own), or where each
+  // thread has rows enough and a copy is small, each thread's own copy.
   const int64_t b_block = n_panels * kp_most * NR;
   const bool deep = blocks.count > 1 && blocks.count * b_block * 4 <= kDeepBMost;
-  const bool own_b = !deep && threads > 1 && M >= threads * kBandRows && b_block * 4 <= kOwnBMost;
-  Buffer scratch(max_slots() * share);
-  Buffer packed_b((deep ? blocks.count : own_b ? max_slots() : 1) * b_block);
+  const int64_t stage_blocks = deep ? blocks.count : 1, b_words = stage_blocks * b_block;
+  const bool own_b = threads > 1 && M >= threads * kOwnRowsLeast && (deep || b_block * 4 <= kOwnBMost);
+  Buffer packed_b((own_b ? max_slots() : 1) * b_words);
   uint32_t* Bp = reinterpret_cast<uint32_t*>(packed_b.data());
 
-  // One depth block of B as pairs at `out`: each thread packs one run of its panels, so that a
-  // row-major B is read row by row across the run.
-  auto pack_b_block = [&](int64_t block, uint32_t* out) {
-    const int64_t kc = blocks.depth(block), kp = k_pairs(kc);
-    parallel_for(n_panels, (n_panels + threads - 1) / threads, [&](int64_t q0, int64_t q1) {
-      pack_b_pairs(B, q0 * NR, std::min(N, q1 * NR) - q0 * NR, block * blocks.most, kc, out + q0 * kp * NR);
-    });
+  // The stage from depth block k0 as pairs at `out`, b_block words a block. Shared: each thread
+  // packs one run of the panels, so that a row-major B is read row by row across the run.
+  auto pack_stage = [&](int64_t k0, uint32_t* out, bool shared) {
+    for (int64_t block = k0; block < k0 + stage_blocks; ++block) {
+      const int64_t kc = blocks.depth(block), kp = k_pairs(kc), p0 = block * blocks.most;
+      uint32_t* pairs = out + (block - k0) * b_block;
+      if (!shared) {
+        pack_b_pairs(B, 0, N, p0, kc, pairs);
+        continue;
+      }
+      parallel_for(n_panels, (n_panels + threads - 1) / threads, [&](int64_t q0, int64_t q1) {
+        pack_b_pairs(B, q0 * NR, std::min(N, q1 * NR) - q0 * NR, p0, kc, pairs + q0 * kp * NR);
+      });
+    }
   };
-  // One band's rows of C against one depth block of B's pairs.
-  auto band_block = [&](int64_t band, int64_t block, const uint32_t* b_pairs, float* line) {
-    const int64_t kc = blocks.depth(block), i0 = band_start(band), m = band_start(band + 1) - i0;
+  // Bands [b0, b1) of C against the stage from block k0 (B's pairs at b_pairs): each band runs
+  // every block of the stage in turn, so that a deep product's rows of C stay in L2 between blocks.
+  auto run_stage = [&](int64_t k0, int64_t b0, int64_t b1, const uint32_t* b_pairs, float* line) {
     uint32_t* Ap = reinterpret_cast<uint32_t*>(line + line_floats);
-    const PairLayout a = pack_band(A, i0, m, block * blocks.most, kc, Ap, line);
-    pair_band(k_pairs(kc), Ap, a, b_pairs, C + i0 * ldc, ldc, m, N, Start{accumulate || block > 0, bias});
+    for (int64_t band = b0; band < b1; ++band)
+      for (int64_t block = k0; block < k0 + stage_blocks; ++block) {
+        const int64_t kc = blocks.depth(block), i0 = band_start(band), m = band_start(band + 1) - i0;
+        const PairLayout a = pack_band(A, i0, m, block * blocks.most, kc, Ap, line);
+        pair_band(k_pairs(kc), Ap, a, b_pairs + (block - k0) * b_block, C + i0 * ldc, ldc, m, N,
+                  Start{accumulate || block > 0, bias});
+      }
   };
-  if (deep) {  // each band runs every block in turn: its rows of C stay in L2 from block to block
-    for (int64_t block = 0; block < blocks.count; ++block) pack_b_block(block, Bp + block * b_block);
-    parallel_for_slots(bands, 1, [&](int slot, int64_t b0, int64_t b1) {
-      for (int64_t band = b0; band < b1; ++band)
-        for (int64_t block = 0; block < blocks.count; ++block)
-          band_block(band, block, Bp + block * b_block, scratch.data() + slot * share);
+  if (own_b) {  // one parallel loop: each thread a run of bands, against its own copy of B
+    parallel_for_slots(bands, (bands + threads - 1) / threads, [&](int slot, int64_t b0, int64_t b1) {
+      uint32_t* own = Bp + slot * b_words;
+      for (int64_t k0 = 0; k0 < blocks.count; k0 += stage_blocks) {
+        pack_stage(k0, own, false);
+        run_stage(k0, b0, b1, own, scratch.data() + slot * share);
+      }
     });
     return;
   }
-  for (int64_t block = 0; block < blocks.count; ++block) {
-    if (own_b) {  // each thread its bands in one run, against its own copy of B's pairs
-      parallel_for_slots(bands, (bands + threads - 1) / threads, [&](int slot, int64_t b0, int64_t b1) {
-        uint32_t* own = Bp + slot * b_block;
-        pack_b_pairs(B, 0, N, block * blocks.most, blocks.depth(block), own);
-        for (int64_t band = b0; band < b1; ++band) band_block(band, block, own, scratch.data() + slot * share);
-      });
-      continue;
-    }
-    pack_b_block(block, Bp);
+  for (int64_t k0 = 0; k0 < blocks.count; k0 += stage_blocks) {
+    pack_stage(k0, Bp, true);
     parallel_for_slots(bands, 1, [&](int slot, int64_t b0, int64_t b1) {
-      for (int64_t band = b0; band < b1; ++band) band_block(band, block, Bp, scratch.data() + slot * share);
+      run_stage(k0, b0, b1, Bp, scratch.data() + slot * share);
     });
   }
 }

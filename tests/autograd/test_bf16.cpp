@@ -58,12 +58,13 @@ const Product kShapes[] = {{1, 1, 1, false, false},    {5, 7, 3, true, false},  
                            {64, 65, 128, true, true},  {130, 70, 301, false, false}, {250, 257, 513, false, true},
                            {37, 90, 1100, true, false}, {300, 16, 40, false, false}, {100, 130, 2600, false, false},
                            // row bands over several depth blocks: each band through every block (B's
-                           // pairs small), or every band through each block (B's pairs large)
-                           {200, 48, 1100, false, true}, {400, 1600, 520, true, false},
+                           // pairs small), or every band through each block (B's pairs large); with two
+                           // threads, each packs its own copy of B's pairs where it has 96 rows or more,
+                           // else (the last two) the threads share them
+                           {200, 48, 1100, false, true}, {400, 1600, 520, true, false}, {500, 800, 1100, false, true},
+                           {150, 60, 1100, false, false}, {190, 180, 4100, false, true},
                            // a last row panel of 5 rows (a 65-token vocabulary's dW) and of 8 (by rows)
-                           {65, 128, 768, true, false}, {92, 70, 130, false, false},
-                           // with two threads or more, each packs its own copy of B's pairs, block by block
-                           {500, 800, 1100, false, true}};
+                           {65, 128, 768, true, false}, {92, 70, 130, false, false}};
 
 }  // namespace
 
@@ -125,10 +126,11 @@ TEST_CASE("bf16: both paths compute the product of the rounded operands, with a 
 }
 
 TEST_CASE("bf16: each path has the same bits with 1, 2 and 3 threads", "[bf16][gemm]") {
-  // Row bands (B's pairs shared, or one copy per thread: 768 and 500 rows); columns split for a
-  // short, wide C, its A rounded whole or one depth block at a time.
-  const Product shapes[] = {{768, 40, 30, false, false}, {4096 / 8, 384, 1152, false, true}, {384, 96, 700, true, false},
-                            {256, 300, 768, false, true}, {120, 200, 2600, true, false}, {500, 800, 1100, false, true}};
+  // Row bands (B's pairs one copy per thread: 768, 512 and 500 rows; shared: 150); columns split
+  // for a short, wide C, its A rounded whole or one depth block at a time.
+  const Product shapes[] = {{768, 40, 30, false, false},   {4096 / 8, 384, 1152, false, true}, {384, 96, 700, true, false},
+                            {256, 300, 768, false, true},  {120, 200, 2600, true, false},      {500, 800, 1100, false, true},
+                            {150, 60, 1100, false, false}};
   for (const Product& p : shapes) {
     const std::vector<float> a = uniform(p.M * p.K, 1), b = uniform(p.K * p.N, 2);
     for (int path : bf16_paths()) {
