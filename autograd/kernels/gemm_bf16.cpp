@@ -130,6 +130,9 @@ constexpr int64_t kDeepBMost = int64_t{3} << 19;  // 1.5 MB
 // 1024^3 +2-7%, small's 4096-token shapes level to +5%).
 constexpr int64_t kOwnBMost = int64_t{1} << 20;  // 1 MB
 constexpr int64_t kOwnRowsLeast = 8 * MR;
+// Most bytes of all threads' copies together: many cores share B's pairs instead (the pool keeps
+// each product's scratch while training runs).
+constexpr int64_t kOwnCopiesMost = int64_t{1} << 24;  // 16 MB
 
 // Most rows of a short C (GPT-2's 256 tokens a step): all of its A, one depth block deep, stays in L2.
 constexpr int64_t kShortPairsMost = 32 * MR;
@@ -209,7 +212,8 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   const int64_t b_block = n_panels * kp_most * NR;
   const bool deep = blocks.count > 1 && blocks.count * b_block * 4 <= kDeepBMost;
   const int64_t stage_blocks = deep ? blocks.count : 1, b_words = stage_blocks * b_block;
-  const bool own_b = threads > 1 && M >= threads * kOwnRowsLeast && (deep || b_block * 4 <= kOwnBMost);
+  const bool own_b = threads > 1 && M >= threads * kOwnRowsLeast && (deep || b_block * 4 <= kOwnBMost) &&
+                     max_slots() * b_words * 4 <= kOwnCopiesMost;
   Buffer packed_b((own_b ? max_slots() : 1) * b_words);
   uint32_t* Bp = reinterpret_cast<uint32_t*>(packed_b.data());
 
