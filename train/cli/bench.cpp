@@ -37,8 +37,8 @@ void print_json(const std::vector<train::BenchResult>& runs) {
   }
   fmt::print("{{\"cpu\": {}, \"vector_path\": \"{}\", \"fma_peak_gflops_per_core\": {:.1f}, {}, \"bf16_kernels\": \"{}\", "
              "\"peak_rss_mb\": {:.1f}, \"formula_mb\": {:.1f}, \"parameters\": {}, \"ranks\": {}}}\n",
-             data::json::quote(cpu_model()), vector_path(), fma_peak_gflops(), figures, bf16_native() ? "native" : "portable", r.peak_rss_mb,
-             r.formula_mb, r.parameters, r.ranks);
+             data::json::quote(cpu_model()), vector_path(), fma_peak_gflops(), figures,
+             bf16_native() ? "native" : "portable", r.peak_rss_mb, r.formula_mb, r.parameters, r.ranks);
 }
 
 // A table of per-step figures, one column per precision (and each figure's share of its column).
