@@ -207,7 +207,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   // Packed panels: B's shared by all tasks, A's one share per thread. Reused blocks (memory.h).
   Buffer packed_b(blocks_together * block_floats);
   const int64_t kAShare = in_place || by_columns ? 0 : packed_a_size(MC, kc_most);
-  Buffer packed_a(max_slots() * kAShare);
+  SlotScratch packed_a(kAShare);
   const int64_t groups = (n_panels + kGroup - 1) / kGroup;
 
   for (int64_t first = 0; first < blocks.count; first += blocks_together) {
@@ -223,7 +223,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
     });
     const int64_t unit_tiles = by_band ? n_tiles : 1;
     parallel_for_slots(m_tiles * n_tiles / unit_tiles, 1, [&](int slot, int64_t q0, int64_t q1) {
-      float* Ap = packed_a.data() + slot * kAShare;
+      float* Ap = packed_a[slot];
       const int64_t t0 = q0 * unit_tiles, t1 = q1 * unit_tiles;
       for (int64_t t = t0; t < t1;) {  // the tiles of one row band share each block's packed A
         const int64_t band = t / n_tiles, band_end = std::min(t1, (band + 1) * n_tiles);
@@ -268,9 +268,9 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   const bool by_columns = columns_in_place(A, M) && a_unpacked_fits(N, round);
   const int64_t a_share = by_columns ? 0 : packed_a_size(M, blocks.most);
   const int64_t b_share = packed_b_size(blocks.most, kGroup * NR);
-  Buffer packed(max_slots() * (a_share + b_share));
+  SlotScratch packed(a_share + b_share);
   parallel_for_slots(slices, 1, [&](int slot, int64_t s0, int64_t s1) {
-    float* Ap = packed.data() + slot * (a_share + b_share);
+    float* Ap = packed[slot];
     float* Bp = Ap + a_share;
     const int64_t j_begin = s0 * slice_panels * NR, j_end = std::min(N, s1 * slice_panels * NR);
     for (int64_t block = 0; block < blocks.count; ++block) {

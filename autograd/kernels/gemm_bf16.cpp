@@ -153,9 +153,9 @@ void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int
   const bool whole = blocks.count * a_block <= kWholeAMost;  // A packed once for every depth block
   const int64_t line_floats = (blocks.most + 15) / 16 * 16, b_words = kp_most * kGroup * NR;
   const int64_t share = line_floats + (whole ? blocks.count : 1) * a_block + b_words;
-  Buffer scratch(max_slots() * share);
+  SlotScratch scratch(share);
   parallel_for_slots(slices, 1, [&](int slot, int64_t s0, int64_t s1) {
-    float* line = scratch.data() + slot * share;
+    float* line = scratch[slot];
     uint32_t* Ap = reinterpret_cast<uint32_t*>(line + line_floats);
     uint32_t* Bp = Ap + (whole ? blocks.count : 1) * a_block;
     const int64_t j_begin = s0 * slice_panels * NR, j_end = std::min(N, s1 * slice_panels * NR);
@@ -204,7 +204,7 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   // Per thread: a line for gathering, then its band's pairs (cache-line aligned).
   const int64_t line_floats = (blocks.most + 15) / 16 * 16;
   const int64_t share = line_floats + band_words(most_rows, kp_most);  // floats and uint32 are both 4 bytes
-  Buffer scratch(max_slots() * share);
+  SlotScratch scratch(share);
 
   // B's pairs are packed a stage at a time: every depth block at once where the product runs deep,
   // else one block. Shared by the threads (packed in a parallel loop of its own), or where each
@@ -214,8 +214,8 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   const int64_t stage_blocks = deep ? blocks.count : 1, b_words = stage_blocks * b_block;
   const bool own_b = threads > 1 && M >= threads * kOwnRowsLeast && (deep || b_block * 4 <= kOwnBMost) &&
                      max_slots() * b_words * 4 <= kOwnCopiesMost;
-  Buffer packed_b((own_b ? max_slots() : 1) * b_words);
-  uint32_t* Bp = reinterpret_cast<uint32_t*>(packed_b.data());
+  SlotScratch packed_b(b_words, own_b ? max_slots() : 1);
+  uint32_t* Bp = reinterpret_cast<uint32_t*>(packed_b[0]);
 
   // The stage from depth block k0 as pairs at `out`, b_block words a block. Shared: each thread
   // packs one run of the panels, so that a row-major B is read row by row across the run.
@@ -246,10 +246,10 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   };
   if (own_b) {  // one parallel loop: each thread a run of bands, against its own copy of B
     parallel_for_slots(bands, (bands + threads - 1) / threads, [&](int slot, int64_t b0, int64_t b1) {
-      uint32_t* own = Bp + slot * b_words;
+      uint32_t* own = reinterpret_cast<uint32_t*>(packed_b[slot]);
       for (int64_t k0 = 0; k0 < blocks.count; k0 += stage_blocks) {
         pack_stage(k0, own, false);
-        run_stage(k0, b0, b1, own, scratch.data() + slot * share);
+        run_stage(k0, b0, b1, own, scratch[slot]);
       }
     });
     return;
@@ -257,7 +257,7 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   for (int64_t k0 = 0; k0 < blocks.count; k0 += stage_blocks) {
     pack_stage(k0, Bp, true);
     parallel_for_slots(bands, 1, [&](int slot, int64_t b0, int64_t b1) {
-      run_stage(k0, b0, b1, Bp, scratch.data() + slot * share);
+      run_stage(k0, b0, b1, Bp, scratch[slot]);
     });
   }
 }

@@ -203,9 +203,9 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
 
   // Per thread: a head's keys transposed and its values, packed; (tiled) one strip of weights.
   const int64_t per = head_panels(T, hs), share = 2 * per + (tiled ? kRows * T : 0);
-  Buffer scratch(max_slots() * share);
+  SlotScratch scratch(share);
   parallel_for_slots(B * nh, grain_for(T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
-    float *panels = scratch.data() + slot * share, *strip = panels + 2 * per;
+    float *panels = scratch[slot], *strip = panels + 2 * per;
     for (int64_t bh = t0; bh < t1; ++bh) {
       const int64_t b = bh / nh, h = bh % nh;
       const float* qh = Q.at(b, h);
@@ -229,9 +229,9 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
 void run_backward(const AttentionBackward& bw, const Tensor& weights, bool tiled) {
   const int64_t B = bw.q.size(0), nh = bw.q.size(1), T = bw.q.size(2), hs = bw.q.size(3);
   const int64_t share = tiled ? AttentionBackward::tiled_scratch(T, hs) : AttentionBackward::weights_scratch(T, hs);
-  Buffer scratch(max_slots() * share);
+  SlotScratch scratch(share);
   parallel_for_slots(B * nh, grain_for(2 * T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
-    float* mine = scratch.data() + slot * share;
+    float* mine = scratch[slot];
     for (int64_t bh = t0; bh < t1; ++bh) {
       if (tiled) bw.tiled(bh, mine);
       else bw.with_weights(bh, weights.data() + bh * T * T, mine);
