@@ -5,6 +5,7 @@
 // Each figure is the best of several rounds (default 5) that alternate ours and OpenBLAS's.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -55,14 +56,20 @@ int main(int argc, char** argv) {
   // As in training (the Trainer holds one): gemm's packing buffers come back from the pool instead
   // of fresh pages each call, as OpenBLAS keeps its own buffer between calls.
   memory::Reuse reuse;
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 5;
+  int rounds = 5, used = 0;
+  if (argc > 1 && (std::sscanf(argv[1], "%d%n", &rounds, &used) != 1 || argv[1][used] != '\0' || rounds <= 0)) {
+    fmt::print(stderr, "bench_matmul: rounds '{}' is not a positive number\nusage: bench_matmul [ROUNDS [MxKxN]]\n", argv[1]);
+    return 2;
+  }
   // A second argument, e.g. "4096x384x1152", times just that shape instead of the default ones.
   std::vector<std::array<int64_t, 3>> shapes = {{768, 128, 384}, {768, 512, 128}, {768, 128, 65}, {1024, 1024, 1024}};
   if (argc > 2) {
     std::array<int64_t, 3> shape{};
-    if (std::sscanf(argv[2], "%ldx%ldx%ld", &shape[0], &shape[1], &shape[2]) != 3 || shape[0] <= 0 || shape[1] <= 0 ||
-        shape[2] <= 0) {
-      fmt::print(stderr, "bench_matmul: shape '{}' is not MxKxN with positive sizes\n", argv[2]);
+    constexpr int64_t kMost = 16384;  // each operand at most 1 GB
+    const bool parsed = std::sscanf(argv[2], "%ldx%ldx%ld%n", &shape[0], &shape[1], &shape[2], &used) == 3 &&
+                        argv[2][used] == '\0';
+    if (!parsed || std::any_of(shape.begin(), shape.end(), [&](int64_t size) { return size <= 0 || size > kMost; })) {
+      fmt::print(stderr, "bench_matmul: shape '{}' is not MxKxN with sizes from 1 to {}\n", argv[2], kMost);
       return 2;
     }
     shapes = {shape};
