@@ -34,6 +34,10 @@ void* operator new[](std::size_t size, std::align_val_t align) {
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
   try { return counted(size, 0); } catch (...) { return nullptr; }
 }
+// Every block above came from malloc or aligned_alloc, so free is the matching release; GCC sees
+// free inside an operator delete and warns of a mismatch that is not one.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
@@ -42,6 +46,7 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 using namespace tinygpt;
 
