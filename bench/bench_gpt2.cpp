@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -25,6 +25,7 @@
 #include "tinygpt/data/gpt2_vocab.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/train/hf_gpt2.h"
+#include "flags.h"
 
 using namespace tinygpt;
 
@@ -74,29 +75,23 @@ double gemm_peak(int64_t T, int64_t C, int rounds) {
   return best;
 }
 
-std::string text_flag(int argc, char** argv, const char* name) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
-  return "";
-}
-
-int64_t flag(int argc, char** argv, const char* name, int64_t fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], name) == 0) return std::stoll(argv[i + 1]);
-  return fallback;
-}
-
 }  // namespace
 
-int main(int argc, char** argv) {
-  const nn::GPTConfig c{.vocab_size = flag(argc, argv, "--vocab", 50257), .block_size = flag(argc, argv, "--block", 1024),
-                        .n_layer = flag(argc, argv, "--layers", 12), .n_head = flag(argc, argv, "--heads", 12),
-                        .n_embd = flag(argc, argv, "--embd", 768)};
-  const int64_t tokens = flag(argc, argv, "--tokens", 64);
+int main(int argc, char** argv) try {
+  std::map<std::string, bench::Integer> flags = {
+      {"--vocab", {50257, 1, 1 << 20}}, {"--block", {1024, 1, 1 << 16}}, {"--layers", {12, 1, 256}},
+      {"--heads", {12, 1, 256}},        {"--embd", {768, 1, 16384}},     {"--tokens", {64, 1, 1 << 16}}};
+  std::map<std::string, std::string> texts = {{"--write-hf", ""}, {"--tokenizer", ""}};
+  bench::parse_flags(argc, argv, flags, texts);
+  const nn::GPTConfig c{.vocab_size = flags["--vocab"].value, .block_size = flags["--block"].value,
+                        .n_layer = flags["--layers"].value, .n_head = flags["--heads"].value,
+                        .n_embd = flags["--embd"].value};
+  c.validate();
+  const int64_t tokens = flags["--tokens"].value;
   nn::GPT model(c, 1);
   model.eval();
-  if (const std::string dir = text_flag(argc, argv, "--write-hf"); !dir.empty()) {
-    const data::BpeTokenizer tokenizer = data::read_gpt2_tokenizer(text_flag(argc, argv, "--tokenizer"));
+  if (const std::string dir = texts["--write-hf"]; !dir.empty()) {
+    const data::BpeTokenizer tokenizer = data::read_gpt2_tokenizer(texts["--tokenizer"]);
     train::export_hf_gpt2(model, tokenizer, dir);
     fmt::print("wrote {}: {} parameters\n", dir, model.parameter_count());
     return 0;
@@ -151,4 +146,7 @@ int main(int argc, char** argv) {
                threads, c.block_size, c.block_size / eval_s, forward_flops / eval_s / 1e9,
                100 * forward_flops / eval_s / 1e9 / peak, peak, c.block_size, c.n_embd, 4 * c.n_embd, c.n_embd);
   }
+} catch (const std::exception& e) {
+  fmt::print(stderr, "bench_gpt2: {}\n", e.what());
+  return 2;
 }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <string>
@@ -14,6 +13,7 @@
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/nn/gpt.h"
+#include "flags.h"
 
 using namespace tinygpt;
 using namespace tinygpt::nn;
@@ -44,22 +44,17 @@ void forward_backward(const std::function<Tensor()>& forward) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  GPTConfig c{.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128};
-  int64_t B = 12, steps = 20, threads = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    const int64_t v = std::stoll(argv[i + 1]);
-    if (flag == "--layers") c.n_layer = v;
-    else if (flag == "--heads") c.n_head = v;
-    else if (flag == "--embd") c.n_embd = v;
-    else if (flag == "--block") c.block_size = v;
-    else if (flag == "--batch") B = v;
-    else if (flag == "--vocab") c.vocab_size = v;
-    else if (flag == "--steps") steps = v;
-    else if (flag == "--threads") threads = v;
-    else return fmt::print(stderr, "bench_model: unknown flag {}\n", flag), 2;
-  }
+int main(int argc, char** argv) try {
+  std::map<std::string, bench::Integer> flags = {
+      {"--layers", {4, 1, 256}},      {"--heads", {4, 1, 256}},     {"--embd", {128, 1, 16384}},
+      {"--block", {64, 1, 1 << 16}},  {"--batch", {12, 1, 1 << 16}}, {"--vocab", {65, 1, 1 << 20}},
+      {"--steps", {20, 1, 1 << 20}}, {"--threads", {0, 0, 1024}}};
+  std::map<std::string, std::string> no_texts;
+  bench::parse_flags(argc, argv, flags, no_texts);
+  GPTConfig c{.vocab_size = flags["--vocab"].value, .block_size = flags["--block"].value,
+              .n_layer = flags["--layers"].value, .n_head = flags["--heads"].value, .n_embd = flags["--embd"].value};
+  const int64_t B = flags["--batch"].value, steps = flags["--steps"].value, threads = flags["--threads"].value;
+  c.validate();
   set_num_threads(static_cast<int>(threads));
   const int64_t T = c.block_size, C = c.n_embd;
   fmt::print("# config: layers {} heads {} embd {} block {} batch {} vocab {}; threads {}\n", c.n_layer, c.n_head,
@@ -118,4 +113,7 @@ int main(int argc, char** argv) {
   fmt::print("{:<40} {:>10} {:>8} {:>12.3f}\n", "sum of the parts", "", "", total);
   fmt::print("\none Block, forward + backward:     {:8.3f} ms\n", block_ms);
   fmt::print("whole GPT, forward + backward:     {:8.3f} ms  ({:.0f} tokens/s)\n", gpt_ms, B * T / gpt_ms * 1e3);
+} catch (const std::exception& e) {
+  fmt::print(stderr, "bench_model: {}\n", e.what());
+  return 2;
 }
