@@ -79,8 +79,8 @@ double gemm_peak(int64_t T, int64_t C, int rounds) {
 
 int main(int argc, char** argv) try {
   std::map<std::string, bench::Integer> flags = {
-      {"--vocab", {50257, 1, 1 << 20}}, {"--block", {1024, 1, 1 << 16}}, {"--layers", {12, 1, 256}},
-      {"--heads", {12, 1, 256}},        {"--embd", {768, 1, 16384}},     {"--tokens", {64, 1, 1 << 16}}};
+      {"--vocab", {50257, {1, 1 << 20}}}, {"--block", {1024, {1, 1 << 16}}}, {"--layers", {12, {1, 256}}},
+      {"--heads", {12, {1, 256}}},        {"--embd", {768, {1, 16384}}},     {"--tokens", {64, {1, 1 << 16}}}};
   std::map<std::string, std::string> texts = {{"--write-hf", ""}, {"--tokenizer", ""}};
   bench::parse_flags(argc, argv, flags, texts);
   const nn::GPTConfig c{.vocab_size = flags["--vocab"].value, .block_size = flags["--block"].value,

@@ -5,11 +5,10 @@
 // Each figure is the best of several rounds (default 5) that alternate ours and OpenBLAS's.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "tinygpt/autograd/memory.h"
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/tensor.h"
+#include "tinygpt/train/options.h"
 
 #ifdef TINYGPT_HAVE_OPENBLAS
 #include <cblas.h>
@@ -52,27 +52,21 @@ double seconds_per_call(const F& call) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   // As in training (the Trainer holds one): gemm's packing buffers come back from the pool instead
   // of fresh pages each call, as OpenBLAS keeps its own buffer between calls.
   memory::Reuse reuse;
-  int rounds = 5, used = 0;
-  if (argc > 1 && (std::sscanf(argv[1], "%d%n", &rounds, &used) != 1 || argv[1][used] != '\0' || rounds <= 0)) {
-    fmt::print(stderr, "bench_matmul: rounds '{}' is not a positive number\nusage: bench_matmul [ROUNDS [MxKxN]]\n", argv[1]);
-    return 2;
-  }
+  const int rounds = argc > 1 ? static_cast<int>(train::parse_number<int64_t>("rounds", argv[1], {1, 1000})) : 5;
   // A second argument, e.g. "4096x384x1152", times just that shape instead of the default ones.
   std::vector<std::array<int64_t, 3>> shapes = {{768, 128, 384}, {768, 512, 128}, {768, 128, 65}, {1024, 1024, 1024}};
   if (argc > 2) {
-    std::array<int64_t, 3> shape{};
-    constexpr int64_t kMost = 16384;  // each operand at most 1 GB
-    const bool parsed = std::sscanf(argv[2], "%ldx%ldx%ld%n", &shape[0], &shape[1], &shape[2], &used) == 3 &&
-                        argv[2][used] == '\0';
-    if (!parsed || std::any_of(shape.begin(), shape.end(), [&](int64_t size) { return size <= 0 || size > kMost; })) {
-      fmt::print(stderr, "bench_matmul: shape '{}' is not MxKxN with sizes from 1 to {}\n", argv[2], kMost);
-      return 2;
-    }
-    shapes = {shape};
+    const std::string text = argv[2];
+    const size_t x1 = text.find('x'), x2 = x1 == std::string::npos ? x1 : text.find('x', x1 + 1);
+    if (x2 == std::string::npos) throw std::invalid_argument(fmt::format("shape '{}' is not MxKxN", text));
+    const train::Range sizes{1, 16384};  // each operand at most 1 GB
+    shapes = {{train::parse_number<int64_t>("M", text.substr(0, x1), sizes),
+               train::parse_number<int64_t>("K", text.substr(x1 + 1, x2 - x1 - 1), sizes),
+               train::parse_number<int64_t>("N", text.substr(x2 + 1), sizes)}};
   }
   fmt::print("# gemm GFLOP/s, CPU: {}, hardware threads: {}, vector path: {}\n", cpu_model(),
              std::thread::hardware_concurrency(), vector_path());
@@ -122,4 +116,7 @@ int main(int argc, char** argv) {
     }
   }
   set_num_threads(0);
+} catch (const std::exception& e) {
+  fmt::print(stderr, "bench_matmul: {}\nusage: bench_matmul [ROUNDS [MxKxN]]\n", e.what());
+  return 2;
 }

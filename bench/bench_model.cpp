@@ -46,9 +46,9 @@ void forward_backward(const std::function<Tensor()>& forward) {
 
 int main(int argc, char** argv) try {
   std::map<std::string, bench::Integer> flags = {
-      {"--layers", {4, 1, 256}},      {"--heads", {4, 1, 256}},     {"--embd", {128, 1, 16384}},
-      {"--block", {64, 1, 1 << 16}},  {"--batch", {12, 1, 1 << 16}}, {"--vocab", {65, 1, 1 << 20}},
-      {"--steps", {20, 1, 1 << 20}}, {"--threads", {0, 0, 1024}}};
+      {"--layers", {4, {1, 256}}},      {"--heads", {4, {1, 256}}},     {"--embd", {128, {1, 16384}}},
+      {"--block", {64, {1, 1 << 16}}},  {"--batch", {12, {1, 1 << 16}}}, {"--vocab", {65, {1, 1 << 20}}},
+      {"--steps", {20, {1, 1 << 20}}}, {"--threads", {0, train::kThreadRange}}};
   std::map<std::string, std::string> no_texts;
   bench::parse_flags(argc, argv, flags, no_texts);
   GPTConfig c{.vocab_size = flags["--vocab"].value, .block_size = flags["--block"].value,

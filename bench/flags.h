@@ -1,18 +1,21 @@
 #pragma once
 // The benchmark programs' command lines: `--name value` pairs, every name known and every number
-// whole and in range, checked before anything runs, so that a typo is refused instead of timed.
+// checked as the tinygpt command checks its flags (train::parse_number), before anything runs, so
+// that a typo is refused instead of timed.
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
 
+#include "tinygpt/train/options.h"
+
 namespace tinygpt::bench {
 
 struct Integer {
-  int64_t value, least, most;  // value: the default until a flag sets it
+  int64_t value;  // the default until a flag sets it
+  train::Range range;
 };
 
 // Sets `integers` and `texts` (their defaults in place) from argv; throws, naming the flag, on an
@@ -22,20 +25,13 @@ inline void parse_flags(int argc, char** argv, std::map<std::string, Integer>& i
   for (int i = 1; i < argc; i += 2) {
     const std::string name = argv[i];
     if (i + 1 >= argc) throw std::invalid_argument(fmt::format("{} needs a value", name));
-    const std::string text = argv[i + 1];
     if (auto t = texts.find(name); t != texts.end()) {
-      t->second = text;
+      t->second = argv[i + 1];
       continue;
     }
     const auto n = integers.find(name);
     if (n == integers.end()) throw std::invalid_argument(fmt::format("unknown flag '{}'", name));
-    Integer& flag = n->second;
-    int64_t value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size() || value < flag.least || value > flag.most)
-      throw std::invalid_argument(
-          fmt::format("{} wants a whole number from {} to {}, not '{}'", name, flag.least, flag.most, text));
-    flag.value = value;
+    n->second.value = train::parse_number<int64_t>(name, argv[i + 1], n->second.range);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -46,6 +47,33 @@ template std::string describe<double>(const Range&);
 template std::string range_problem(int64_t, const Range&);
 template std::string range_problem(uint64_t, const Range&);
 template std::string range_problem(double, const Range&);
+
+template <class T>
+T parse_number(const std::string& flag, const std::string& text, const Range& range) {
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if constexpr (std::is_integral_v<T>) {
+    const bool negative = !text.empty() && text[0] == '-';
+    if (text.size() == size_t{negative} || text.find_first_not_of("0123456789", negative) != std::string::npos)
+      throw std::invalid_argument(fmt::format("{} must be a whole number (got '{}')", flag, text));
+    if (error != std::errc() || stop != end)  // too large for T, or negative for an unsigned T
+      throw std::invalid_argument(
+          fmt::format("{} must be a whole number in {} (got {})", flag, describe<T>(range), text));
+  } else {
+    if (error == std::errc::result_out_of_range)
+      throw std::invalid_argument(fmt::format("{} must be a finite number (got {})", flag, text));
+    if (error != std::errc() || stop != end)
+      throw std::invalid_argument(fmt::format("{} must be a number (got '{}')", flag, text));
+  }
+  if (const std::string problem = range_problem(value, range); !problem.empty())
+    throw std::invalid_argument(fmt::format("{} {}", flag, problem));
+  return value;
+}
+
+template int64_t parse_number(const std::string&, const std::string&, const Range&);
+template uint64_t parse_number(const std::string&, const std::string&, const Range&);
+template double parse_number(const std::string&, const std::string&, const Range&);
 
 void validate(const TrainOptions& options) {
   TrainOptions o = options;

@@ -44,6 +44,12 @@ std::string range_problem(T value, const Range& range);
 template <class T>
 std::string describe(const Range& range);  // "[1, 1024]", "[0, 1)"
 
+// `text` as a T within `range` for `flag`: exact integers (no silent saturation or
+// truncation) and finite floats; throws std::invalid_argument in the messages' words ("--batch
+// must be a whole number (got 'x')") otherwise. For int64_t, uint64_t and double.
+template <class T>
+T parse_number(const std::string& flag, const std::string& text, const Range& range);
+
 // visit(flag_name, field, help, range) for every option: one list for the CLI and the checkpoint
 // (text options get an empty range that they ignore).
 template <class Options, class Visit>

@@ -10,10 +10,6 @@
 
 namespace tinygpt::cli {
 
-// Parses `text` for `flag` as a T within `range`; throws std::invalid_argument otherwise.
-template <class T>
-T parse_number(const std::string& flag, const std::string& text, const train::Range& range);
-
 // A numeric flag bound to `field` (which keeps its value when the flag is absent); the help text
 // shows the default and the range.
 template <class T>
