@@ -43,12 +43,17 @@ TINYGPT_BF16_TARGET inline __m256i bf16_of(const float* p, int64_t n) {
 // Two stored rows that hold k and k + 1 side by side (`valid` <= 16 values each; a null odd row:
 // the zeros past an odd depth) as pairs {even[c], odd[c]} in out[0..width), width <= 16; zeros
 // past valid. One vcvtne2ps2bf16 rounds both rows into one register, one vpermw interleaves them.
+// sums (null: none): sums[c] += even[c], then += odd[c], the values as stored, for c < valid.
 TINYGPT_BF16_TARGET inline void row_pairs(const float* even, const float* odd, int64_t valid, uint32_t* out,
-                                          int width) {
+                                          int width, float* sums = nullptr) {
   alignas(64) static constexpr uint16_t kInterleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
                                                            8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
   const __m512 e = _mm512_maskz_loadu_ps(lanes(valid), even);
   const __m512 o = odd ? _mm512_maskz_loadu_ps(lanes(valid), odd) : _mm512_setzero_ps();
+  if (sums) {
+    const __m512 sum = _mm512_add_ps(_mm512_maskz_loadu_ps(lanes(valid), sums), e);
+    _mm512_mask_storeu_ps(sums, lanes(valid), odd ? _mm512_add_ps(sum, o) : sum);
+  }
   const __m512i both = (__m512i)_mm512_cvtne2ps_pbh(o, e);  // 16 bfloat16 of even, then 16 of odd
   _mm512_mask_storeu_epi32(out, lanes(width), _mm512_permutexvar_epi16(_mm512_load_si512(kInterleave), both));
 }
@@ -63,11 +68,13 @@ inline int64_t rows_ahead(int64_t n) { return std::clamp<int64_t>(1024 / std::ma
 // 16; zeros past n). `ahead` > 0: the floats from one row to the next, to request the pair of rows
 // rows_ahead(n) further on from memory meanwhile; a pack reads each row once, and the hardware
 // prefetcher, which follows the row at hand, leaves the next rows to be fetched on demand.
+// sums (null: none): the n columns' sums, to which both rows are added (row_pairs).
 TINYGPT_BF16_TARGET inline void rows_to_pairs(const float* even, const float* odd, int64_t n, int64_t width,
-                                              int64_t ahead, uint32_t* out, int64_t panel) {
+                                              int64_t ahead, uint32_t* out, int64_t panel, float* sums = nullptr) {
   if (ahead > 0) request_lines(even + rows_ahead(n) * ahead, ahead, 2, n);
   for (int64_t c = 0; c < width; c += 16)
-    row_pairs(even + c, odd ? odd + c : nullptr, std::min<int64_t>(16, n - c), out + (c / NR) * panel + c % NR, 16);
+    row_pairs(even + c, odd ? odd + c : nullptr, std::min<int64_t>(16, n - c), out + (c / NR) * panel + c % NR, 16,
+              sums ? sums + c : nullptr);
 }
 
 // kc floats of a line that runs along k as k_pairs(kc) pairs, out[p] = {line[2p], line[2p + 1]}

@@ -26,6 +26,14 @@ struct MatrixView {
 void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
           const float* bias = nullptr, Precision precision = Precision::fp32);
 
+// A's row sums, which the native bf16 GEMM adds up as it rounds A: out[i] (=|+=) the sum over k of
+// A(i, k) as stored (not rounded), in float, k in order (as sum_to adds rows). For a Linear's dW = dYᵀ · X they are the
+// bias gradient, made without a pass of its own over dY. out: null for none.
+struct RowSums {
+  float* out = nullptr;
+  bool accumulate = false;
+};
+
 // The two bf16 paths, for tests and benchmarks. Portable: the float kernels above, each packed
 // panel rounded to bfloat16 (products of two bfloat16 values are exact in float, so only the sums
 // round). Native: AVX512_BF16's vdpbf16ps on bfloat16 pairs along k (kernels/gemm_bf16.cpp); call
@@ -33,7 +41,7 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
 void gemm_bf16_portable(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
                         bool accumulate, const float* bias = nullptr);
 void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
-                      bool accumulate, const float* bias = nullptr);
+                      bool accumulate, const float* bias = nullptr, RowSums sums = {});
 
 // The same product as three plain loops (kernels/gemm_reference.cpp): the yardstick for tests.
 void gemm_reference(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,

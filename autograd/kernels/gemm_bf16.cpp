@@ -15,7 +15,9 @@
 // columns over threads; each rounds all of A, and B a few panels at a time just before it uses them.
 // Rounding is vcvtneps2bf16's (round to nearest even); an odd depth pairs its last k with 0. Every
 // operand is read from memory once per depth block, so packing is where memory bandwidth shows:
-// the packers request the rows they read next ahead of time.
+// the packers request the rows they read next ahead of time. Asked for A's row sums (a Linear's
+// bias gradient, with A = dYᵀ), the packers add them up from the float values they round, each
+// row's k in order, as each band owns its rows through every depth block.
 #include "tinygpt/autograd/kernels/gemm.h"
 
 #include <algorithm>
@@ -27,6 +29,29 @@
 #include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt {
+
+namespace {
+
+// sums[i] += A(i, k) for k in order: for products with nothing to multiply.
+void add_row_sums(int64_t M, int64_t K, MatrixView A, float* sums) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) sums[i] += A.data[i * A.row_stride + k * A.col_stride];
+}
+
+// M row sums added up from 0, then stored into RowSums or added to them.
+class RowSumScratch {
+ public:
+  explicit RowSumScratch(int64_t M) : sums_(std::max<int64_t>(M, 0), 0.0f) {}
+  float* data() { return sums_.data(); }
+  void store(RowSums out) const {
+    for (size_t i = 0; i < sums_.size(); ++i) out.out[i] = out.accumulate ? out.out[i] + sums_[i] : sums_[i];
+  }
+
+ private:
+  memory::Vector<float> sums_;
+};
+
+}  // namespace
 
 #ifdef TINYGPT_BF16_KERNELS
 
@@ -52,9 +77,10 @@ PairLayout band_layout(MatrixView A, int64_t m, int64_t kp) {
 }
 
 // m rows of A from i0 and kc of its columns from p0 as pairs into Ap (band_words), laid out as
-// band_layout says; `line` (kc floats) gathers a row whose values are not contiguous.
+// band_layout says; `line` (kc floats) gathers a row whose values are not contiguous. sums (null:
+// none): the m rows' sums, to which their kc values are added, k in order.
 TINYGPT_BF16_TARGET PairLayout pack_band(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, uint32_t* Ap,
-                                        float* line) {
+                                        float* line, float* sums) {
   const float* src = A.data + i0 * A.row_stride + p0 * A.col_stride;
   const PairLayout layout = band_layout(A, m, k_pairs(kc));
   const int64_t step = layout.step;
@@ -62,7 +88,7 @@ TINYGPT_BF16_TARGET PairLayout pack_band(MatrixView A, int64_t i0, int64_t m, in
     for (int64_t k = 0; k < kc; k += 2) {
       const float* even = src + k * A.col_stride;
       rows_to_pairs(even, k + 1 < kc ? even + A.col_stride : nullptr, m, step,
-                    k + rows_ahead(m) + 1 < kc ? A.col_stride : 0, Ap + (k / 2) * step, NR);
+                    k + rows_ahead(m) + 1 < kc ? A.col_stride : 0, Ap + (k / 2) * step, NR, sums);
     }
     return layout;
   }
@@ -75,6 +101,8 @@ TINYGPT_BF16_TARGET PairLayout pack_band(MatrixView A, int64_t i0, int64_t m, in
       row = line;
     }
     line_pairs(row, kc, Ap + r * step);
+    if (sums)
+      for (int64_t k = 0; k < kc; ++k) sums[r] += row[k];
   }
   return layout;
 }
@@ -146,7 +174,7 @@ constexpr int64_t kWholeAMost = int64_t{1} << 17;  // 512 KB
 // outweighs A, a C wider than tall (in-process A/B, two threads: 384x4096x1536 dW +5% and GPT-2's
 // 256-token products +3-5% this way; 384x768x128 dW -7% and 384x4096x384 -5%).
 void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-                 const float* bias, DepthBlocks blocks) {
+                 const float* bias, DepthBlocks blocks, float* sums) {
   const int64_t n_panels = (N + NR - 1) / NR, kp_most = k_pairs(blocks.most);
   const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
   const int64_t a_block = band_words(M, kp_most);
@@ -159,6 +187,7 @@ void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int
     uint32_t* Ap = reinterpret_cast<uint32_t*>(line + line_floats);
     uint32_t* Bp = Ap + (whole ? blocks.count : 1) * a_block;
     const int64_t j_begin = s0 * slice_panels * NR, j_end = std::min(N, s1 * slice_panels * NR);
+    float* row_sums = s0 == 0 ? sums : nullptr;  // every slice rounds all of A: the first sums it
     // One group of B panels from j0 against A's pairs for one depth block.
     auto multiply = [&](int64_t block, int64_t j0, const uint32_t* a_pairs) {
       const int64_t kc = blocks.depth(block), kp = k_pairs(kc), n = std::min(kGroup * NR, j_end - j0);
@@ -167,31 +196,28 @@ void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int
     };
     if (whole) {
       for (int64_t block = 0; block < blocks.count; ++block)
-        pack_band(A, 0, M, block * blocks.most, blocks.depth(block), Ap + block * a_block, line);
+        pack_band(A, 0, M, block * blocks.most, blocks.depth(block), Ap + block * a_block, line, row_sums);
       for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR)
         for (int64_t block = 0; block < blocks.count; ++block) multiply(block, j0, Ap + block * a_block);
       return;
     }
     for (int64_t block = 0; block < blocks.count; ++block) {
-      pack_band(A, 0, M, block * blocks.most, blocks.depth(block), Ap, line);
+      pack_band(A, 0, M, block * blocks.most, blocks.depth(block), Ap, line, row_sums);
       for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR) multiply(block, j0, Ap);
     }
   });
 }
 
-}  // namespace
-
-bool bf16_native() {
-  static const bool available = __builtin_cpu_supports("avx512bf16");
-  return available;
-}
-
-void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
-                      bool accumulate, const float* bias) {
-  if (M <= 0 || N <= 0 || K <= 0) return gemm(M, N, K, A, B, C, ldc, accumulate, bias);  // nothing to multiply
+// The product, and A's row sums added into `sums` (null: none) as A is rounded.
+void pair_product(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
+                  bool accumulate, const float* bias, float* sums) {
+  if (M <= 0 || N <= 0 || K <= 0) {  // nothing to multiply
+    if (sums && N <= 0) add_row_sums(M, K, A, sums);
+    return gemm(M, N, K, A, B, C, ldc, accumulate, bias);
+  }
   const DepthBlocks blocks(K);
   const int64_t kp_most = k_pairs(blocks.most), n_panels = (N + NR - 1) / NR;
-  if (M <= kShortPairsMost && N > M && n_panels >= num_threads()) return pairs_short(M, N, A, B, C, ldc, accumulate, bias, blocks);
+  if (M <= kShortPairsMost && N > M && n_panels >= num_threads()) return pairs_short(M, N, A, B, C, ldc, accumulate, bias, blocks, sums);
   // Row bands: at most kBandRows rows, as many as make equal shares for the threads where M allows.
   const int64_t threads = num_threads();
   int64_t bands = (M + kBandRows - 1) / kBandRows;
@@ -239,7 +265,7 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
     for (int64_t band = b0; band < b1; ++band)
       for (int64_t block = k0; block < k0 + stage_blocks; ++block) {
         const int64_t kc = blocks.depth(block), i0 = band_start(band), m = band_start(band + 1) - i0;
-        const PairLayout a = pack_band(A, i0, m, block * blocks.most, kc, Ap, line);
+        const PairLayout a = pack_band(A, i0, m, block * blocks.most, kc, Ap, line, sums ? sums + i0 : nullptr);
         pair_band(k_pairs(kc), Ap, a, b_pairs + (block - k0) * b_block, C + i0 * ldc, ldc, m, N,
                   Start{accumulate || block > 0, bias});
       }
@@ -262,13 +288,32 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
   }
 }
 
+}  // namespace
+
+bool bf16_native() {
+  static const bool available = __builtin_cpu_supports("avx512bf16");
+  return available;
+}
+
+void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
+                      bool accumulate, const float* bias, RowSums sums) {
+  if (!sums.out) return pair_product(M, N, K, A, B, C, ldc, accumulate, bias, nullptr);
+  RowSumScratch row_sums(M);
+  pair_product(M, N, K, A, B, C, ldc, accumulate, bias, row_sums.data());
+  row_sums.store(sums);
+}
+
 #else  // no AVX-512 build: the portable path serves every bf16 product
 
 bool bf16_native() { return false; }
 
 void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
-                      bool accumulate, const float* bias) {
+                      bool accumulate, const float* bias, RowSums sums) {
   gemm_bf16_portable(M, N, K, A, B, C, ldc, accumulate, bias);
+  if (!sums.out) return;
+  RowSumScratch row_sums(M);
+  add_row_sums(M, K, A, row_sums.data());
+  row_sums.store(sums);
 }
 
 #endif

@@ -121,13 +121,21 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
   const MatrixView wt{w.data(), 1, in};  // Wᵀ [in, out], read in place
   const Precision precision = matmul_precision();  // backward multiplies as forward did
   gemm(rows, out, in, xv, wt, y.data(), out, false, bias.defined() ? bias.data() : nullptr, precision);  // x Wᵀ + b
-  //   dx += dy W;   dW += dyᵀ x;   db += column sums of dy (in float)
+  //   dx += dy W;   dW += dyᵀ x;   db += column sums of dy (in float; the native bf16 GEMM adds
+  //   them up while it rounds dyᵀ for dW, instead of a pass of their own over dy)
   return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out, precision](const Tensor&, const Tensor& g) {
     const MatrixView gv{g.data(), out, 1};
     bool fresh = false;  // a gradient made just now is written, not added to
     if (float* dx = grad_sink(x, fresh)) gemm(rows, in, out, gv, {w.data(), in, 1}, dx, in, !fresh, nullptr, precision);
-    if (float* dw = grad_sink(w, fresh)) gemm(out, in, rows, gv.transposed(), xv, dw, in, !fresh, nullptr, precision);
-    if (float* db = grad_sink(bias, fresh)) sum_to(g.data(), {rows, out}, db, {out}, !fresh);
+    bool dw_fresh = false, db_fresh = false;
+    float* dw = grad_sink(w, dw_fresh);
+    float* db = grad_sink(bias, db_fresh);
+    if (dw && db && precision == Precision::bf16 && bf16_native()) {
+      gemm_bf16_native(out, in, rows, gv.transposed(), xv, dw, in, !dw_fresh, nullptr, RowSums{db, !db_fresh});
+      return;
+    }
+    if (dw) gemm(out, in, rows, gv.transposed(), xv, dw, in, !dw_fresh, nullptr, precision);
+    if (db) sum_to(g.data(), {rows, out}, db, {out}, !db_fresh);
   });
 }
 

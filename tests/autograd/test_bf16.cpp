@@ -146,6 +146,38 @@ TEST_CASE("bf16: each path has the same bits with 1, 2 and 3 threads", "[bf16][g
   set_num_threads(0);
 }
 
+TEST_CASE("bf16: the native GEMM sums A's rows as it rounds them, in float and in k order, for any thread count",
+          "[bf16][gemm]") {
+  if (!bf16_native()) return;  // the portable path sums nothing itself: the linear test below covers it
+  std::vector<Product> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.push_back({384, 96, 700, true, false});  // columns split for a short C, A rounded a block at a time
+  shapes.push_back({768, 40, 30, false, false});  // each thread its own copy of B's pairs
+  for (const Product& p : shapes) {
+    const std::vector<float> a = uniform(p.M * p.K, 21), b = uniform(p.K * p.N, 22);
+    const MatrixView av = p.ta ? MatrixView{a.data(), 1, p.M} : MatrixView{a.data(), p.K, 1};
+    const MatrixView bv = p.tb ? MatrixView{b.data(), 1, p.K} : MatrixView{b.data(), p.N, 1};
+    std::vector<float> start = uniform(p.M, 23), want_fresh(p.M), want_added(p.M);
+    for (int64_t i = 0; i < p.M; ++i) {
+      float s = 0.0f;
+      for (int64_t k = 0; k < p.K; ++k) s += a[p.ta ? k * p.M + i : i * p.K + k];
+      want_fresh[i] = s, want_added[i] = start[i] + s;
+    }
+    set_num_threads(1);
+    const std::vector<float> product_alone = product(p, a, b, 2);
+    for (int threads : {1, 2, 3}) {
+      set_num_threads(threads);
+      for (bool accumulate : {false, true}) {
+        INFO("M " << p.M << " N " << p.N << " K " << p.K << " threads " << threads << " accumulate " << accumulate);
+        std::vector<float> c(p.M * p.N, 0.5f), sums = accumulate ? start : std::vector<float>(p.M, 9.0f);
+        gemm_bf16_native(p.M, p.N, p.K, av, bv, c.data(), p.N, false, nullptr, RowSums{sums.data(), accumulate});
+        REQUIRE(first_difference(c, product_alone) == "");
+        REQUIRE(first_difference(sums, accumulate ? want_added : want_fresh) == "");
+      }
+    }
+  }
+  set_num_threads(0);
+}
+
 TEST_CASE("bf16: operands with neither stride 1 are gathered, then rounded like contiguous ones", "[bf16][gemm]") {
   // Every other element of a larger matrix: A[M, K] at a[2 * (i * K + k)], B[K, N] at b[2 * (k * N + j)].
   const int64_t M = 29, N = 45, K = 67;
@@ -198,6 +230,35 @@ TEST_CASE("bf16: matmul and linear under a PrecisionGuard, forward and backward"
       scale = std::max(scale, double(std::abs(f32[part][i]))), worst = std::max(worst, double(std::abs(b16[part][i] - f32[part][i])));
     REQUIRE(worst < 0.02 * scale);
   }
+}
+
+TEST_CASE("bf16: a Linear's bias gradient is the float column sums of dy, as in fp32, for 1 and 2 threads", "[bf16]") {
+  // 700 rows: two depth blocks of dyᵀ for dW; 40 outputs: a short C (dW [40, 50]) whose columns
+  // the threads split.
+  for (int64_t outputs : {40, 400}) {
+    Tensor x = Tensor::uniform({700, 50}, 4, -1, 1), w = Tensor::uniform({outputs, 50}, 5, -1, 1);
+    Tensor bias = Tensor::uniform({outputs}, 6, -1, 1), dy = Tensor::uniform({700, outputs}, 7, -1, 1);
+    w.set_requires_grad(true), bias.set_requires_grad(true);
+    std::vector<float> want(outputs, 0.0f);  // rows added in order, as sum_to does
+    const std::vector<float> g = dy.to_vector();
+    for (int64_t r = 0; r < 700; ++r)
+      for (int64_t o = 0; o < outputs; ++o) want[o] += g[r * outputs + o];
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      for (int pass = 0; pass < 2; ++pass) {  // the second adds to the first's gradient
+        INFO("outputs " << outputs << " threads " << threads << " pass " << pass);
+        if (pass == 0) w.zero_grad(), bias.zero_grad();
+        {
+          PrecisionGuard guard(Precision::bf16);
+          linear(x, w, bias).backward(dy);
+        }
+        std::vector<float> expect = want;
+        for (float& v : expect) v = pass == 0 ? v : v + v;
+        REQUIRE(first_difference(bias.grad().to_vector(), expect) == "");
+      }
+    }
+  }
+  set_num_threads(0);
 }
 
 namespace {
