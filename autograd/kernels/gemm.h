@@ -27,8 +27,8 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
           const float* bias = nullptr, Precision precision = Precision::fp32);
 
 // A's row sums, which the native bf16 GEMM adds up as it rounds A: out[i] (=|+=) the sum over k of
-// A(i, k) as stored (not rounded), in float, k in order (as sum_to adds rows). For a Linear's dW = dYᵀ · X they are the
-// bias gradient, made without a pass of its own over dY. out: null for none.
+// A(i, k) as stored (not rounded), in float, k in order (as sum_to adds rows). For a Linear's
+// dW = dYᵀ · X they are the bias gradient, made without a pass of its own over dY. out: null: none.
 struct RowSums {
   float* out = nullptr;
   bool accumulate = false;

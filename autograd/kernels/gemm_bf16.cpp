@@ -217,7 +217,8 @@ void pair_product(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, f
   }
   const DepthBlocks blocks(K);
   const int64_t kp_most = k_pairs(blocks.most), n_panels = (N + NR - 1) / NR;
-  if (M <= kShortPairsMost && N > M && n_panels >= num_threads()) return pairs_short(M, N, A, B, C, ldc, accumulate, bias, blocks, sums);
+  if (M <= kShortPairsMost && N > M && n_panels >= num_threads())
+    return pairs_short(M, N, A, B, C, ldc, accumulate, bias, blocks, sums);
   // Row bands: at most kBandRows rows, as many as make equal shares for the threads where M allows.
   const int64_t threads = num_threads();
   int64_t bands = (M + kBandRows - 1) / kBandRows;
