@@ -78,15 +78,11 @@ double gemm_peak(int64_t T, int64_t C, int rounds) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::map<std::string, bench::Integer> flags = {
-      {"--vocab", {50257, {1, 1 << 20}}}, {"--block", {1024, {1, 1 << 16}}}, {"--layers", {12, {1, 256}}},
-      {"--heads", {12, {1, 256}}},        {"--embd", {768, {1, 16384}}},     {"--tokens", {64, {1, 1 << 16}}}};
+  std::map<std::string, bench::Integer> flags = {{"--tokens", {64, {1, 1 << 16}}}};
+  bench::add_model_flags(flags, {.vocab_size = 50257, .block_size = 1024, .n_layer = 12, .n_head = 12, .n_embd = 768});
   std::map<std::string, std::string> texts = {{"--write-hf", ""}, {"--tokenizer", ""}};
   bench::parse_flags(argc, argv, flags, texts);
-  const nn::GPTConfig c{.vocab_size = flags["--vocab"].value, .block_size = flags["--block"].value,
-                        .n_layer = flags["--layers"].value, .n_head = flags["--heads"].value,
-                        .n_embd = flags["--embd"].value};
-  c.validate();
+  const nn::GPTConfig c = bench::model_config(flags);
   const int64_t tokens = flags["--tokens"].value;
   nn::GPT model(c, 1);
   model.eval();

@@ -46,15 +46,12 @@ void forward_backward(const std::function<Tensor()>& forward) {
 
 int main(int argc, char** argv) try {
   std::map<std::string, bench::Integer> flags = {
-      {"--layers", {4, {1, 256}}},      {"--heads", {4, {1, 256}}},     {"--embd", {128, {1, 16384}}},
-      {"--block", {64, {1, 1 << 16}}},  {"--batch", {12, {1, 1 << 16}}}, {"--vocab", {65, {1, 1 << 20}}},
-      {"--steps", {20, {1, 1 << 20}}}, {"--threads", {0, train::kThreadRange}}};
+      {"--batch", {12, {1, 1 << 16}}}, {"--steps", {20, {1, 1 << 20}}}, {"--threads", {0, train::kThreadRange}}};
+  bench::add_model_flags(flags, {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128});
   std::map<std::string, std::string> no_texts;
   bench::parse_flags(argc, argv, flags, no_texts);
-  GPTConfig c{.vocab_size = flags["--vocab"].value, .block_size = flags["--block"].value,
-              .n_layer = flags["--layers"].value, .n_head = flags["--heads"].value, .n_embd = flags["--embd"].value};
+  const GPTConfig c = bench::model_config(flags);
   const int64_t B = flags["--batch"].value, steps = flags["--steps"].value, threads = flags["--threads"].value;
-  c.validate();
   set_num_threads(static_cast<int>(threads));
   const int64_t T = c.block_size, C = c.n_embd;
   fmt::print("# config: layers {} heads {} embd {} block {} batch {} vocab {}; threads {}\n", c.n_layer, c.n_head,

@@ -212,7 +212,7 @@ void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int
 void pair_product(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
                   bool accumulate, const float* bias, float* sums) {
   if (M <= 0 || N <= 0 || K <= 0) {  // nothing to multiply
-    if (sums && N <= 0) add_row_sums(M, K, A, sums);
+    if (sums) add_row_sums(M, K, A, sums);
     return gemm(M, N, K, A, B, C, ldc, accumulate, bias);
   }
   const DepthBlocks blocks(K);
