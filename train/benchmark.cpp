@@ -24,9 +24,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
+// An even count's median is the mean of its two middle values.
 double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
+  const auto upper = v.begin() + v.size() / 2;
+  std::nth_element(v.begin(), upper, v.end());
+  if (v.size() % 2 == 1) return *upper;
+  return (*std::max_element(v.begin(), upper) + *upper) / 2;
 }
 
 // The machine's practical peak: our GEMM on a large square product, the best of 20 (the machine
@@ -68,10 +71,26 @@ void summarize(const BenchOptions& o, int ranks, const OpSeconds& families, doub
   r.formula_mb = training_bytes(c, o.batch, o.attention) / (1024.0 * 1024.0);
 }
 
+// Throws where a count is out of its range ("bench: steps must be at least 1 (got 0)").
+void check_counts(const BenchOptions& o) {
+  const struct {
+    const char* name;
+    int64_t value;
+    Range range;
+  } counts[] = {{"batch", o.batch, kBenchBatchRange},
+                {"steps", o.steps, kBenchStepsRange},
+                {"warmup", o.warmup, kBenchWarmupRange},
+                {"threads", o.threads, kThreadRange}};
+  for (const auto& c : counts)
+    if (const std::string problem = range_problem(c.value, c.range); !problem.empty())
+      throw std::invalid_argument(fmt::format("bench: {} {}", c.name, problem));
+}
+
 }  // namespace
 
 std::vector<BenchResult> run_benchmark(const BenchOptions& o, const Communicator& comm) {
   o.config.validate();
+  check_counts(o);
   if (o.precisions.empty()) throw std::invalid_argument("bench: no precision to time");
   require_memory(training_bytes(o.config, o.batch, o.attention), "this benchmark");
   set_num_threads(static_cast<int>(o.threads));

@@ -9,8 +9,12 @@
 #include "tinygpt/autograd/precision.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/train/distributed.h"
+#include "tinygpt/train/options.h"
 
 namespace tinygpt::train {
+
+// What run_benchmark accepts (threads: kThreadRange).
+inline constexpr Range kBenchBatchRange{1, 65536}, kBenchStepsRange{1, 1e6}, kBenchWarmupRange{0, 1e6};
 
 struct BenchOptions {
   nn::GPTConfig config;

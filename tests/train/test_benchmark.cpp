@@ -35,11 +35,31 @@ TEST_CASE("bench: several precisions run their steps in turn, one result each, t
   REQUIRE_THROWS_WITH(run_benchmark(o), Catch::Contains("no precision"));
 }
 
+TEST_CASE("bench: counts out of range are refused before a model is built", "[bench]") {
+  BenchOptions o;
+  o.config = {.vocab_size = 11, .block_size = 8, .n_layer = 1, .n_head = 2, .n_embd = 16};
+  o.steps = 0;
+  REQUIRE_THROWS_WITH(run_benchmark(o), "bench: steps must be at least 1 (got 0)");
+  o.steps = 1;
+  o.batch = 0;
+  REQUIRE_THROWS_WITH(run_benchmark(o), "bench: batch must be at least 1 (got 0)");
+  o.batch = 1;
+  o.warmup = -1;
+  REQUIRE_THROWS_WITH(run_benchmark(o), "bench: warmup must be at least 0 (got -1)");
+  o.warmup = 0;
+  o.threads = 2000;
+  REQUIRE_THROWS_WITH(run_benchmark(o), "bench: threads must be at most 1024 (got 2000)");
+}
+
 TEST_CASE("bench: step_speedup is the median of the paired steps' ratios, not the ratio of medians", "[bench]") {
   BenchResult base, other;
   base.step_ms = {2, 4, 6};
   other.step_ms = {1, 1, 3};  // ratios 2, 4, 2; the medians' ratio would be 4
   CHECK(step_speedup(base, other) == 2.0);
+  base.step_ms = {2, 4, 6, 3};
+  other.step_ms = {1, 1, 3, 1};  // ratios 2, 4, 2, 3: an even count's median is the middle two's mean
+  CHECK(step_speedup(base, other) == 2.5);
+  base.step_ms = {2, 4, 6};
   other.step_ms = {1, 1};
   REQUIRE_THROWS_WITH(step_speedup(base, other), Catch::Contains("3 and 2 timed steps do not pair up"));
   base.step_ms.clear();
