@@ -15,6 +15,14 @@ struct MatrixView {
   MatrixView transposed() const { return {data, col_stride, row_stride}; }
 };
 
+// A's row sums: out[i] (=|+=) the sum over k of A(i, k) as stored (not rounded), in float, k in
+// order (as sum_to adds rows). For a Linear's dW = dYᵀ · X they are the bias gradient. out: null:
+// none.
+struct RowSums {
+  float* out = nullptr;
+  bool accumulate = false;
+};
+
 // C[M, N] (row-major, leading dimension ldc) = A[M, K] · B[K, N], or += when accumulate.
 // With a bias (N values, only when not accumulating) C = A · B + bias on every row: a Linear
 // layer's output in one pass, the bias added as the first block of the product is stored.
@@ -22,17 +30,14 @@ struct MatrixView {
 // element sums over k in the same order whatever the tiling, so the bits never depend on threads.
 // Runs its own parallel loop: call it from one thread, not from inside a parallel_for.
 // Precision::bf16 rounds A and B to bfloat16 and sums in float (precision.h): the native kernels
-// where bf16_native(), else gemm_bf16_portable.
+// where bf16_native(), else gemm_bf16_portable. With `sums`, also A's row sums: the native kernels
+// add them up as they round A, the other paths in row_sums' pass of their own, with the same bits.
 void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-          const float* bias = nullptr, Precision precision = Precision::fp32);
+          const float* bias = nullptr, Precision precision = Precision::fp32, RowSums sums = {});
 
-// A's row sums, which the native bf16 GEMM adds up as it rounds A: out[i] (=|+=) the sum over k of
-// A(i, k) as stored (not rounded), in float, k in order (as sum_to adds rows). For a Linear's
-// dW = dYᵀ · X they are the bias gradient, made without a pass of its own over dY. out: null: none.
-struct RowSums {
-  float* out = nullptr;
-  bool accumulate = false;
-};
+// A[M, K]'s row sums (RowSums) in a pass over A: an A stored transposed and contiguous by sum_to's
+// vector loop over its stored rows, any other by rows.
+void row_sums(int64_t M, int64_t K, MatrixView A, RowSums sums);
 
 // The two bf16 paths, for tests and benchmarks. Portable: the float kernels above, each packed
 // panel rounded to bfloat16 (products of two bfloat16 values are exact in float, so only the sums

@@ -30,18 +30,16 @@
 
 namespace tinygpt {
 
+#ifdef TINYGPT_BF16_KERNELS
+
 namespace {
 
-// sums[i] += A(i, k) for k in order: for products with nothing to multiply.
-void add_row_sums(int64_t M, int64_t K, MatrixView A, float* sums) {
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t k = 0; k < K; ++k) sums[i] += A.data[i * A.row_stride + k * A.col_stride];
-}
+using namespace bf16;
 
 // M row sums added up from 0, then stored into RowSums or added to them.
 class RowSumScratch {
  public:
-  explicit RowSumScratch(int64_t M) : sums_(std::max<int64_t>(M, 0), 0.0f) {}
+  explicit RowSumScratch(int64_t M) : sums_(M, 0.0f) {}
   float* data() { return sums_.data(); }
   void store(RowSums out) const {
     for (size_t i = 0; i < sums_.size(); ++i) out.out[i] = out.accumulate ? out.out[i] + sums_[i] : sums_[i];
@@ -50,14 +48,6 @@ class RowSumScratch {
  private:
   memory::Vector<float> sums_;
 };
-
-}  // namespace
-
-#ifdef TINYGPT_BF16_KERNELS
-
-namespace {
-
-using namespace bf16;
 
 constexpr int64_t kBandRows = 20 * MR;  // most rows of a band: its packed A (kBandRows x KC bfloat16) stays in L2
 
@@ -208,13 +198,9 @@ void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int
   });
 }
 
-// The product, and A's row sums added into `sums` (null: none) as A is rounded.
+// The product of M, N, K > 0, and A's row sums added into `sums` (null: none) as A is rounded.
 void pair_product(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
                   bool accumulate, const float* bias, float* sums) {
-  if (M <= 0 || N <= 0 || K <= 0) {  // nothing to multiply
-    if (sums) add_row_sums(M, K, A, sums);
-    return gemm(M, N, K, A, B, C, ldc, accumulate, bias);
-  }
   const DepthBlocks blocks(K);
   const int64_t kp_most = k_pairs(blocks.most), n_panels = (N + NR - 1) / NR;
   if (M <= kShortPairsMost && N > M && n_panels >= num_threads())
@@ -298,10 +284,12 @@ bool bf16_native() {
 
 void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
                       bool accumulate, const float* bias, RowSums sums) {
+  if (M <= 0 || N <= 0 || K <= 0)  // nothing to multiply
+    return gemm(M, N, K, A, B, C, ldc, accumulate, bias, Precision::fp32, sums);
   if (!sums.out) return pair_product(M, N, K, A, B, C, ldc, accumulate, bias, nullptr);
-  RowSumScratch row_sums(M);
-  pair_product(M, N, K, A, B, C, ldc, accumulate, bias, row_sums.data());
-  row_sums.store(sums);
+  RowSumScratch scratch(M);
+  pair_product(M, N, K, A, B, C, ldc, accumulate, bias, scratch.data());
+  scratch.store(sums);
 }
 
 #else  // no AVX-512 build: the portable path serves every bf16 product
@@ -310,11 +298,7 @@ bool bf16_native() { return false; }
 
 void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
                       bool accumulate, const float* bias, RowSums sums) {
-  gemm_bf16_portable(M, N, K, A, B, C, ldc, accumulate, bias);
-  if (!sums.out) return;
-  RowSumScratch row_sums(M);
-  add_row_sums(M, K, A, row_sums.data());
-  row_sums.store(sums);
+  gemm(M, N, K, A, B, C, ldc, accumulate, bias, Precision::bf16, sums);  // the portable path
 }
 
 #endif

@@ -121,8 +121,8 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
   const MatrixView wt{w.data(), 1, in};  // Wᵀ [in, out], read in place
   const Precision precision = matmul_precision();  // backward multiplies as forward did
   gemm(rows, out, in, xv, wt, y.data(), out, false, bias.defined() ? bias.data() : nullptr, precision);  // x Wᵀ + b
-  //   dx += dy W;   dW += dyᵀ x;   db += column sums of dy (in float; the native bf16 GEMM adds
-  //   them up while it rounds dyᵀ for dW, instead of a pass of their own over dy)
+  //   dx += dy W;   dW += dyᵀ x;   db += column sums of dy, the row sums of dW's A = dyᵀ (in float;
+  //   the native bf16 GEMM adds them up while it rounds dyᵀ, instead of a pass of their own over dy)
   return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out, precision](const Tensor&, const Tensor& g) {
     const MatrixView gv{g.data(), out, 1};
     bool fresh = false;  // a gradient made just now is written, not added to
@@ -130,12 +130,9 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
     bool dw_fresh = false, db_fresh = false;
     float* dw = grad_sink(w, dw_fresh);
     float* db = grad_sink(bias, db_fresh);
-    if (dw && db && precision == Precision::bf16 && bf16_native()) {
-      gemm_bf16_native(out, in, rows, gv.transposed(), xv, dw, in, !dw_fresh, nullptr, RowSums{db, !db_fresh});
-      return;
-    }
-    if (dw) gemm(out, in, rows, gv.transposed(), xv, dw, in, !dw_fresh, nullptr, precision);
-    if (db) sum_to(g.data(), {rows, out}, db, {out}, !db_fresh);
+    const RowSums bias_grad{db, !db_fresh};
+    if (dw) gemm(out, in, rows, gv.transposed(), xv, dw, in, !dw_fresh, nullptr, precision, bias_grad);
+    else row_sums(out, rows, gv.transposed(), bias_grad);
   });
 }
 

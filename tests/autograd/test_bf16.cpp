@@ -146,9 +146,9 @@ TEST_CASE("bf16: each path has the same bits with 1, 2 and 3 threads", "[bf16][g
   set_num_threads(0);
 }
 
-TEST_CASE("bf16: the native GEMM sums A's rows as it rounds them, in float and in k order, for any thread count",
+TEST_CASE("bf16: gemm's row sums of A are float sums in k order, on every path, for any thread count",
           "[bf16][gemm]") {
-  if (!bf16_native()) return;  // the portable path sums nothing itself: the linear test below covers it
+  // The native GEMM adds them up as it rounds A; fp32 and the portable path in a pass of their own.
   std::vector<Product> shapes(std::begin(kShapes), std::end(kShapes));
   shapes.push_back({384, 96, 700, true, false});  // columns split for a short C, A rounded a block at a time
   shapes.push_back({768, 40, 30, false, false});  // each thread its own copy of B's pairs
@@ -162,16 +162,19 @@ TEST_CASE("bf16: the native GEMM sums A's rows as it rounds them, in float and i
       for (int64_t k = 0; k < p.K; ++k) s += a[p.ta ? k * p.M + i : i * p.K + k];
       want_fresh[i] = s, want_added[i] = start[i] + s;
     }
-    set_num_threads(1);
-    const std::vector<float> product_alone = product(p, a, b, 2);
-    for (int threads : {1, 2, 3}) {
-      set_num_threads(threads);
-      for (bool accumulate : {false, true}) {
-        INFO("M " << p.M << " N " << p.N << " K " << p.K << " threads " << threads << " accumulate " << accumulate);
-        std::vector<float> c(p.M * p.N, 0.5f), sums = accumulate ? start : std::vector<float>(p.M, 9.0f);
-        gemm_bf16_native(p.M, p.N, p.K, av, bv, c.data(), p.N, false, nullptr, RowSums{sums.data(), accumulate});
-        REQUIRE(first_difference(c, product_alone) == "");
-        REQUIRE(first_difference(sums, accumulate ? want_added : want_fresh) == "");
+    for (Precision precision : {Precision::fp32, Precision::bf16}) {
+      set_num_threads(1);
+      const std::vector<float> product_alone = product(p, a, b, precision == Precision::fp32 ? 0 : bf16_paths().back());
+      for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        for (bool accumulate : {false, true}) {
+          INFO("M " << p.M << " N " << p.N << " K " << p.K << " " << to_string(precision) << " threads " << threads
+                    << " accumulate " << accumulate);
+          std::vector<float> c(p.M * p.N, 0.5f), sums = accumulate ? start : std::vector<float>(p.M, 9.0f);
+          gemm(p.M, p.N, p.K, av, bv, c.data(), p.N, false, nullptr, precision, RowSums{sums.data(), accumulate});
+          REQUIRE(first_difference(c, product_alone) == "");
+          REQUIRE(first_difference(sums, accumulate ? want_added : want_fresh) == "");
+        }
       }
     }
   }
