@@ -72,8 +72,16 @@ void write_train_state(H5::H5File& file, const TrainState& s) {
   put(g, "seconds", s.seconds);
   put(g, "train_tokens", s.train_tokens);
   put(g, "val_tokens", s.val_tokens);
+  put(g, "best_val_loss", s.best_val_loss);
+  put(g, "data_files", data_lines(s.data_files));
+  put(g, "changes", s.changes);
   TrainOptions o = s.options;
-  for_each_option(o, [&](const char* name, auto& field, const char*, const Range&) { put(g, name, field); });
+  for_each_option(o, [&](const char* name, auto& field, const char*, const Range&, Choices) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, bool>)
+      put(g, name, int64_t{field});
+    else
+      put(g, name, field);
+  });
 }
 
 void write_file(H5::H5File& file, const nn::GPT& model, const data::Tokenizer& tokenizer,
@@ -195,6 +203,28 @@ void read_optimizer(const h5::Reader& r, Checkpoint& ck) {
   }
 }
 
+// Run options added after format_version 1's first files: absent, they keep their defaults (the
+// behaviour those files were written with).
+bool option_may_be_absent(std::string_view name) {
+  for (const char* later : {"precision", "lr-decay-iters", "beta1", "beta2", "sample-every", "keep-best"})
+    if (name == later) return true;
+  return false;
+}
+
+// A text attribute of lines (h5::put's vector form); absent: none.
+std::vector<std::string> lines_of(const h5::Reader& r, const hdf5::Group& g, const char* name) {
+  std::vector<std::string> lines;
+  if (!g.attributes.count(name)) return lines;
+  const std::string joined = r.text(g, "/train", name);
+  for (size_t start = 0; start < joined.size();) {
+    size_t end = joined.find('\n', start);
+    if (end == std::string::npos) end = joined.size();
+    lines.push_back(joined.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
 TrainState read_train_state(const h5::Reader& r) {
   const hdf5::Group& g = r.group("/train");
   const std::string where = "/train";
@@ -210,20 +240,23 @@ TrainState read_train_state(const h5::Reader& r) {
   s.seconds = r.number(g, where, "seconds", Range{0, 1e12});
   s.train_tokens = r.integer(g, where, "train_tokens", Range{0, 9.2e18});
   s.val_tokens = r.integer(g, where, "val_tokens", Range{0, 9.2e18});
-  for_each_option(s.options, [&](const char* name, auto& field, const char*, const Range& range) {
+  if (g.attributes.count("best_val_loss")) s.best_val_loss = r.number(g, where, "best_val_loss", Range{0, 1e30}, true);
+  try {
+    s.data_files = parse_data_lines(lines_of(r, g, "data_files"));
+  } catch (const std::invalid_argument& e) {
+    r.fail(fmt::format("attribute 'data_files' of /train: {}", e.what()));
+  }
+  s.changes = lines_of(r, g, "changes");
+  for_each_option(s.options, [&](const char* name, auto& field, const char*, const Range& range, Choices) {
     using T = std::decay_t<decltype(field)>;
+    if (!g.attributes.count(name) && option_may_be_absent(name)) return;  // keeps its default
     if constexpr (std::is_same_v<T, std::string>) {
-      const bool before_precision = std::string_view(name) == "precision" && !g.attributes.count(name);
-      field = before_precision ? "fp32" : r.text(g, where, name);  // files from before the option: fp32
+      field = r.text(g, where, name);
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-      field.clear();
-      const std::string joined = r.text(g, where, name);
-      for (size_t start = 0; start < joined.size();) {
-        size_t end = joined.find('\n', start);
-        if (end == std::string::npos) end = joined.size();
-        field.push_back(joined.substr(start, end - start));
-        start = end + 1;
-      }
+      if (!g.attributes.count(name)) r.fail(fmt::format("/train has no attribute '{}'", name));
+      field = lines_of(r, g, name);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      field = r.integer(g, where, name, Range{0, 1}) != 0;
     } else if constexpr (std::is_integral_v<T>) {
       field = r.integer(g, where, name, range);
     } else {

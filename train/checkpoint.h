@@ -5,7 +5,9 @@
 //   /model/<name>     float32, nanoGPT's state_dict names and PyTorch's [out, in] layout
 //   /tokenizer        kind = "char" (vocab) or "bpe" (merges, split)
 //   /optim            m/<name>, v/<name>; step and hyperparameters as attributes
-//   /train            iteration, RNG state, run options, losses: what an exact resume needs
+//   /train            iteration, RNG state, run options, losses, the text's files: what an exact
+//                     resume needs
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +18,7 @@
 #include "tinygpt/data/tokenizer.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/optim/adamw.h"
+#include "tinygpt/train/data_identity.h"
 #include "tinygpt/train/options.h"
 
 namespace tinygpt::train {
@@ -30,6 +33,9 @@ struct TrainState {
   int64_t tokens_seen = 0;
   double seconds = 0;              // training time so far
   int64_t train_tokens = 0, val_tokens = 0;  // to notice data that changed before a resume
+  std::vector<DataFile> data_files;  // the text, file by file (absent from files written before they were kept)
+  double best_val_loss = NAN;        // the lowest validation loss so far (NaN: none yet)
+  std::vector<std::string> changes;  // one line for each setting changed on resume, and for moved or changed text
   TrainOptions options;
 };
 

@@ -43,4 +43,14 @@ EvalResult evaluate(nn::GPT& model, const data::TokenArray& tokens, int64_t batc
   return {sum / static_cast<double>(scored), std::exp(sum / static_cast<double>(scored)), scored};
 }
 
+EvalResult evaluate(nn::GPT& model, const data::Tokenizer& tokenizer, const data::TokenArray& tokens, int64_t batch) {
+  EvalResult r = evaluate(model, tokens, batch);
+  std::vector<int64_t> length(static_cast<size_t>(tokenizer.vocab_size()));
+  for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) length[id] = static_cast<int64_t>(tokenizer.token_bytes(id).size());
+  for (int64_t i = 1; i < tokens.size(); ++i) r.bytes += length.at(static_cast<size_t>(tokens[i]));
+  const double nats = r.loss * static_cast<double>(r.tokens);
+  r.bits_per_byte = r.bytes > 0 ? nats / (static_cast<double>(r.bytes) * std::log(2.0)) : 0.0;
+  return r;
+}
+
 }  // namespace tinygpt::train

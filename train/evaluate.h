@@ -5,16 +5,24 @@
 #include <cstdint>
 
 #include "tinygpt/data/token_array.h"
+#include "tinygpt/data/tokenizer.h"
 #include "tinygpt/nn/gpt.h"
 
 namespace tinygpt::train {
 
 struct EvalResult {
-  double loss = 0, perplexity = 0;
-  int64_t tokens = 0;  // targets scored
+  double loss = 0, perplexity = 0;  // nats per token
+  int64_t tokens = 0;               // targets scored
+  // With the tokenizer: the UTF-8 bytes that the targets spell (every token but the first), and
+  // bits per byte = loss * tokens / (bytes * ln 2), which compares models with different tokenizers.
+  int64_t bytes = 0;
+  double bits_per_byte = 0;
 };
 
 // Full windows go through the model `batch` at a time.
 EvalResult evaluate(nn::GPT& model, const data::TokenArray& tokens, int64_t batch = 16);
+// The same, with bytes and bits_per_byte.
+EvalResult evaluate(nn::GPT& model, const data::Tokenizer& tokenizer, const data::TokenArray& tokens,
+                    int64_t batch = 16);
 
 }  // namespace tinygpt::train

@@ -160,7 +160,8 @@ HfGpt2 import_hf_gpt2(const std::string& dir) {
   return out;
 }
 
-std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir) {
+std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir,
+                           bool force) {
   // The tokenizer's files first: nothing is written when they cannot be.
   std::string note;
   std::optional<data::Gpt2Files> files;
@@ -177,7 +178,17 @@ std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenize
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) throw std::runtime_error(fmt::format("export: '{}' exists and is not a directory", dir));
-    if (!fs::is_empty(dir, ec)) throw std::runtime_error(fmt::format("export: directory '{}' is not empty", dir));
+    if (!force && !fs::is_empty(dir, ec))
+      throw std::runtime_error(fmt::format("export: directory '{}' is not empty: give --force to replace its "
+                                           "config.json, model.safetensors, vocab.json and merges.txt, or choose "
+                                           "another --out",
+                                           dir));
+    for (const char* name : {"config.json", "model.safetensors", "vocab.json", "merges.txt"}) {
+      const fs::path path = fs::path(dir) / name;
+      if (fs::is_directory(path, ec) || fs::is_symlink(path, ec))
+        throw std::runtime_error(fmt::format("export: '{}' is not a plain file: not replacing it", path.string()));
+      fs::remove(path, ec);  // a tokenizer that is not written leaves no stale one beside the new model
+    }
   } else if (!fs::create_directory(dir, ec)) {
     throw std::runtime_error(fmt::format("export: cannot create directory '{}': {}", dir, ec.message()));
   }

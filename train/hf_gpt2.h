@@ -22,9 +22,10 @@ struct HfGpt2 {
 HfGpt2 import_hf_gpt2(const std::string& dir);
 
 // Writes config.json, model.safetensors (float32) and, for a GPT-2-compatible byte-level BPE,
-// vocab.json + merges.txt into `dir` (created; an existing one must be empty). Returns a line to
-// tell the user when the tokenizer could not be written (a character tokenizer has no Hugging
-// Face equivalent), else "".
-std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir);
+// vocab.json + merges.txt into `dir` (created; an existing one must be empty unless `force`, which
+// replaces those four files and leaves the rest). Returns a line to tell the user when the
+// tokenizer could not be written (a character tokenizer has no Hugging Face equivalent), else "".
+std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir,
+                           bool force = false);
 
 }  // namespace tinygpt::train

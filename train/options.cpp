@@ -75,20 +75,39 @@ template int64_t parse_number(const std::string&, const std::string&, const Rang
 template uint64_t parse_number(const std::string&, const std::string&, const Range&);
 template double parse_number(const std::string&, const std::string&, const Range&);
 
+bool resume_may_change(const std::string& name) {
+  return std::find(std::begin(kResumeSettings), std::end(kResumeSettings), name) != std::end(kResumeSettings);
+}
+
+std::string log_path_for(const std::string& out) {
+  return std::filesystem::path(out).replace_extension(".csv").string();
+}
+std::string plot_path_for(const std::string& out) {
+  return std::filesystem::path(out).replace_extension(".svg").string();
+}
+std::string best_path_for(const std::string& out) {
+  return std::filesystem::path(out).replace_extension(".best.h5").string();
+}
+
+std::string choice_problem(const std::string& value, Choices choices) {
+  if (choices.empty() || std::find(choices.begin(), choices.end(), value) != choices.end()) return "";
+  std::string list;
+  for (size_t i = 0; i < choices.size(); ++i)
+    list += fmt::format("{}{}", i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ", choices[i]);
+  return fmt::format("must be {} (got '{}')", list, value);
+}
+
 void validate(const TrainOptions& options) {
   TrainOptions o = options;
-  for_each_option(o, [](const char* name, auto& field, const char*, const Range& range) {
-    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(field)>>) {
-      if (const std::string problem = range_problem(field, range); !problem.empty())
-        throw std::invalid_argument(fmt::format("--{} {}", name, problem));
-    }
+  for_each_option(o, [](const char* name, auto& field, const char*, const Range& range, Choices choices) {
+    using T = std::decay_t<decltype(field)>;
+    std::string problem;
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) problem = range_problem(field, range);
+    if constexpr (std::is_same_v<T, std::string>) problem = choice_problem(field, choices);
+    if (!problem.empty()) throw std::invalid_argument(fmt::format("--{} {}", name, problem));
   });
   if (o.embd % o.heads != 0)
     throw std::invalid_argument(fmt::format("--embd {} is not divisible by --heads {}", o.embd, o.heads));
-  if (o.tokenizer != "char" && o.tokenizer != "bpe")
-    throw std::invalid_argument(fmt::format("--tokenizer must be char or bpe (got '{}')", o.tokenizer));
-  if (o.precision != "fp32" && o.precision != "bf16")
-    throw std::invalid_argument(fmt::format("--precision must be fp32 or bf16 (got '{}')", o.precision));
   if (o.min_lr > o.lr) throw std::invalid_argument(fmt::format("--min-lr must be at most --lr {} (got {})", o.lr, o.min_lr));
   int64_t tokens = 0;  // tokens_seen counts every token of every iteration
   if (__builtin_mul_overflow(o.batch * o.block, o.grad_accum, &tokens) || __builtin_mul_overflow(tokens, o.iters, &tokens) ||

@@ -2,6 +2,7 @@
 // Everything a training run is configured by. The same list of fields binds the command-line
 // flags and is stored in (and restored from) the checkpoint's /train group.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,14 +20,31 @@ struct TrainOptions {
   int64_t layers = 4, heads = 4, embd = 128, block = 64;
   double dropout = 0.0;
   int64_t batch = 12, iters = 2000;
-  double lr = 1e-3, min_lr = 1e-4;
+  double lr = 1e-3, min_lr = 1e-4;  // the command line's --min-lr defaults to --lr / 10
   int64_t warmup = 100;
+  int64_t lr_decay_iters = 0;  // the cosine reaches min_lr here; 0: at --iters (nanoGPT's default)
+  double beta1 = 0.9, beta2 = 0.99;
   double weight_decay = 0.1, grad_clip = 1.0;
   int64_t grad_accum = 1;
   int64_t eval_every = 250, eval_iters = 20, ckpt_every = 500, log_every = 10;
+  int64_t sample_every = 0;  // 0: no samples in the log
+  bool keep_best = false;    // also keep <out>.best.h5, the checkpoint with the lowest validation loss
   int64_t seed = 1337, threads = 0;
   std::string precision = "fp32";  // of the matrix products: fp32 or bf16 (autograd/precision.h)
 };
+
+// The values a text option may take (empty: any); listed in --help and checked by validate().
+using Choices = std::span<const char* const>;
+
+inline constexpr const char* kTokenizerChoices[] = {"char", "bpe"};
+inline constexpr const char* kPrecisionChoices[] = {"fp32", "bf16"};
+
+// Settings a resumed run may change: they do not alter the numbers of the steps already taken
+// (the schedule changes from the resumed iteration on; the optimizer keeps its moments).
+inline constexpr const char* kResumeSettings[] = {"iters",      "out",        "threads",   "log-every",
+                                                  "eval-every", "eval-iters", "ckpt-every", "sample-every",
+                                                  "keep-best",  "lr",         "min-lr",    "warmup",
+                                                  "lr-decay-iters", "data",   "val-data"};
 
 // The values a number may take: from min to max, each end included unless it is open.
 struct Range {
@@ -50,17 +68,21 @@ std::string describe(const Range& range);  // "[1, 1024]", "[0, 1)"
 template <class T>
 T parse_number(const std::string& flag, const std::string& text, const Range& range);
 
-// visit(flag_name, field, help, range) for every option: one list for the CLI and the checkpoint
-// (text options get an empty range that they ignore).
+// visit(flag_name, field, help, range, choices) for every option: one list for the CLI and the
+// checkpoint (text and switch options get an empty range that they ignore; only some text options
+// have choices).
 template <class Options, class Visit>
-void for_each_option(Options& o, Visit&& visit) {
+void for_each_option(Options& o, Visit&& visit_option) {
   constexpr double kMany = 1e12;
   const Range text{};
+  auto visit = [&](const char* name, auto& field, const char* help, const Range& range, Choices choices = {}) {
+    visit_option(name, field, help, range, choices);
+  };
   visit("data", o.data, "training text files (default: the fortunes package's files)", text);
   visit("val-data", o.val_data, "validation text files (default: the last --val-fraction of the training tokens)", text);
   visit("val-fraction", o.val_fraction, "share of the training tokens held out for validation", Range{0, 1, false, true});
   visit("out", o.out, "checkpoint to write (HDF5); the CSV log and loss plot go beside it", text);
-  visit("tokenizer", o.tokenizer, "char or bpe", text);
+  visit("tokenizer", o.tokenizer, "how text becomes tokens", Range{}, kTokenizerChoices);
   visit("vocab-size", o.vocab_size, "BPE vocabulary size", Range{256, 1 << 24});
   visit("layers", o.layers, "transformer blocks", Range{1, 1024});
   visit("heads", o.heads, "attention heads per block", Range{1, 1024});
@@ -70,8 +92,11 @@ void for_each_option(Options& o, Visit&& visit) {
   visit("batch", o.batch, "sequences per micro-batch", Range{1, 65536});
   visit("iters", o.iters, "total training iterations", Range{1, kMany});
   visit("lr", o.lr, "peak learning rate", Range{0, 10, true});
-  visit("min-lr", o.min_lr, "learning rate at the end of the cosine decay (at most --lr)", Range{0, 10});
+  visit("min-lr", o.min_lr, "learning rate at the end of the cosine decay (at most --lr; default --lr / 10)", Range{0, 10});
   visit("warmup", o.warmup, "linear warm-up iterations", Range{0, kMany});
+  visit("lr-decay-iters", o.lr_decay_iters, "iteration where the cosine decay reaches --min-lr (0: --iters)", Range{0, kMany});
+  visit("beta1", o.beta1, "AdamW's first-moment decay", Range{0, 1, false, true});
+  visit("beta2", o.beta2, "AdamW's second-moment decay (GPT-2 recipes use 0.95)", Range{0, 1, false, true});
   visit("weight-decay", o.weight_decay, "AdamW decoupled weight decay (weights and embeddings only)", Range{0, 100});
   visit("grad-clip", o.grad_clip, "clip the global gradient norm to this (0: off)", Range{0, 1e9});
   visit("grad-accum", o.grad_accum, "micro-batches per iteration", Range{1, 65536});
@@ -79,13 +104,27 @@ void for_each_option(Options& o, Visit&& visit) {
   visit("eval-iters", o.eval_iters, "batches per validation-loss estimate", Range{1, 1e6});
   visit("ckpt-every", o.ckpt_every, "iterations between checkpoints", Range{1, kMany});
   visit("log-every", o.log_every, "iterations between progress lines when not on a terminal", Range{1, kMany});
+  visit("sample-every", o.sample_every, "iterations between short samples in the log (0: none)", Range{0, kMany});
+  visit("keep-best", o.keep_best, "also keep the checkpoint with the lowest validation loss, as <out>.best.h5", Range{});
   visit("seed", o.seed, "seed for initialization, batches and dropout", Range{0, 9223372036854775807.0});
   visit("threads", o.threads, "worker threads (0: all cores)", kThreadRange);
   visit("precision", o.precision,
         "matrix products in fp32, or bf16: operands rounded to bfloat16, sums in float; weights, gradients, AdamW, "
         "LayerNorm, softmax, GELU and the loss stay fp32",
-        text);
+        Range{}, kPrecisionChoices);
 }
+
+// The one a resumed run may change (kResumeSettings).
+bool resume_may_change(const std::string& name);
+
+// The output paths a run writes beside its checkpoint `out`: the CSV log, the loss plot and, with
+// keep_best, the best checkpoint.
+std::string log_path_for(const std::string& out);
+std::string plot_path_for(const std::string& out);
+std::string best_path_for(const std::string& out);
+
+// What is wrong with `value` for `choices` ("must be char or bpe (got 'x')"); empty when nothing is.
+std::string choice_problem(const std::string& value, Choices choices);
 
 // Throws a clear error for impossible settings: a number outside its range ("--batch must be at
 // least 1 (got 0)"), n_embd % n_head, min_lr > lr, more tokens than a 64-bit count holds.

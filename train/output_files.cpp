@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "tinygpt/data/input_file.h"
+#include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/run_log.h"
 
 namespace tinygpt::train {
@@ -58,6 +59,36 @@ void check_output_path(const std::string& path, OutputKind kind) {
   if (!head.empty() && !holds(kind, head))
     throw std::invalid_argument(fmt::format("'{}' exists and is not {}: not replacing it (choose another path)", path,
                                             kind_name(kind)));
+}
+
+std::string describe_output(const std::string& path, OutputKind kind) {
+  try {
+    switch (kind) {
+      case OutputKind::hdf5: {
+        const Checkpoint ck = read_checkpoint(path);
+        if (ck.train) return fmt::format("a checkpoint at iteration {} of {}", ck.train->iteration, ck.train->options.iters);
+        return fmt::format("a checkpoint of weights only ({} layers, {} embd)", ck.config.n_layer, ck.config.n_embd);
+      }
+      case OutputKind::log: {
+        const std::vector<LogLine> lines = read_log_lines(path);
+        if (lines.empty()) return "the log of a run (no rows)";
+        return fmt::format("the log of a run ({} rows, to iteration {})", lines.size(), lines.back().row.iter);
+      }
+      case OutputKind::svg: return "an SVG picture";
+    }
+  } catch (const std::exception&) {  // a file that does not read as its kind is still described by it
+  }
+  return kind == OutputKind::hdf5 ? "an HDF5 file" : kind == OutputKind::log ? "a tinygpt log" : "an SVG picture";
+}
+
+void refuse_replacing(const std::string& path, OutputKind kind, bool force, const std::string& flag) {
+  check_output_path(path, kind);
+  std::error_code ec;
+  if (force || !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0) return;
+  const std::string what = describe_output(path, kind);
+  const bool resumable = what.starts_with("a checkpoint at iteration");
+  throw std::invalid_argument(fmt::format("'{}' is {}: {}give --force to replace it, or choose another {}", path, what,
+                                          resumable ? fmt::format("continue it with --resume {}, ", path) : "", flag));
 }
 
 void write_output_file(const std::string& path, OutputKind kind, const std::string& text) {

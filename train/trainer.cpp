@@ -1,6 +1,7 @@
 #include "tinygpt/train/trainer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "tinygpt/train/output_files.h"
 #include "tinygpt/train/plot.h"
 #include "tinygpt/train/run_log.h"
+#include "tinygpt/train/sampling.h"
 
 namespace tinygpt::train {
 
@@ -32,18 +34,23 @@ nn::GPTConfig model_config(const TrainOptions& o, int64_t vocab_size) {
 }
 
 optim::AdamWOptions adamw_options(const TrainOptions& o) {
-  return {.lr = static_cast<float>(o.lr), .weight_decay = static_cast<float>(o.weight_decay)};
+  return {.lr = static_cast<float>(o.lr), .beta1 = static_cast<float>(o.beta1), .beta2 = static_cast<float>(o.beta2),
+          .weight_decay = static_cast<float>(o.weight_decay)};
 }
 
-// Before any work: the checkpoint, its log and its plot can be written where they are to go.
-void check_outputs(const std::string& checkpoint, const std::string& log, const std::string& plot) {
-  if (checkpoint == log || checkpoint == plot)
-    throw std::invalid_argument(fmt::format("--out '{}' would be its own log or plot (they take its name with .csv "
-                                            "and .svg): choose a name ending in .h5",
-                                            checkpoint));
-  check_output_path(checkpoint, OutputKind::hdf5);
-  check_output_path(log, OutputKind::log);
-  check_output_path(plot, OutputKind::svg);
+// The text files with absolute paths, so that the stored run finds them from any folder.
+std::vector<std::string> absolute_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& p : paths) out.push_back(std::filesystem::absolute(p).lexically_normal().string());
+  return out;
+}
+
+// A setting's value as the command line writes it.
+template <class T>
+std::string flag_text(const T& value) {
+  if constexpr (std::is_same_v<T, bool>) return value ? "on" : "off";
+  else if constexpr (std::is_same_v<T, std::vector<std::string>>) return fmt::format("{}", fmt::join(value, " "));
+  else return fmt::format("{}", value);
 }
 
 // A log with its header and `rows` (as written before), replacing the file.
@@ -70,6 +77,9 @@ void require_run_memory(const nn::GPTConfig& config, const TrainOptions& o) {
                  "this run");
 }
 
+// How many tokens --sample-every's samples have, as llm.c's.
+constexpr int64_t kSampleTokens = 64;
+
 // Rank r's seed for its batches and dropout masks; rank 0 keeps the run's seed, so one process
 // trains exactly as before.
 uint64_t rank_seed(int64_t seed, int rank) {
@@ -78,10 +88,11 @@ uint64_t rank_seed(int64_t seed, int rank) {
 
 }  // namespace
 
-Trainer::Trainer(const TrainOptions& options, Communicator comm) : comm_(comm), options_(options) {
+Trainer::Trainer(const TrainOptions& options, Communicator comm, bool force) : comm_(comm), options_(options) {
   validate(options_);
+  options_.data = absolute_paths(options_.data), options_.val_data = absolute_paths(options_.val_data);
   set_num_threads(static_cast<int>(options_.threads));
-  if (comm_.is_root()) check_outputs(options_.out, log_path(), plot_path());
+  claim_outputs(force, false);
   require_run_memory(model_config(options_, 1), options_);  // before reading data; below with the vocabulary
   corpus_ = data::load_corpus(corpus_options(options_));
   check_enough_tokens(corpus_, options_);
@@ -90,7 +101,8 @@ Trainer::Trainer(const TrainOptions& options, Communicator comm) : comm_(comm), 
                                   static_cast<uint64_t>(options_.seed)));
 }
 
-Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator comm) : comm_(comm), options_(options) {
+Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator comm, bool force)
+    : comm_(comm), options_(options) {
   Checkpoint ck = read_checkpoint(init.checkpoint);
   const nn::GPTConfig& c = ck.config;
   if (init.crop_block && options_.block > c.block_size)
@@ -103,8 +115,9 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   options_.tokenizer = ck.tokenizer->kind();
   if (options_.tokenizer == "bpe") options_.vocab_size = ck.tokenizer->vocab_size();
   validate(options_);
+  options_.data = absolute_paths(options_.data), options_.val_data = absolute_paths(options_.val_data);
   set_num_threads(static_cast<int>(options_.threads));
-  if (comm_.is_root()) check_outputs(options_.out, log_path(), plot_path());
+  claim_outputs(force, false);
   nn::GPTConfig config = c;
   config.block_size = options_.block;
   config.dropout = static_cast<float>(options_.dropout);
@@ -122,6 +135,30 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   start(std::move(model));
 }
 
+// Rank 0 takes the run's lock first, then checks that the checkpoint, log, plot and best
+// checkpoint can go where they are to go: never over a file of another kind, and over another
+// run's files only with `force`. A resume in place (own_files) continues its own files.
+void Trainer::claim_outputs(bool force, bool own_files) {
+  if (!comm_.is_root()) return;
+  const std::string& out = options_.out;
+  if (out == log_path() || out == plot_path() || out == best_path())
+    throw std::invalid_argument(fmt::format("--out '{}' would be its own log, plot or best checkpoint (they take its "
+                                            "name with .csv, .svg and .best.h5): choose a name ending in .h5",
+                                            out));
+  check_output_path(out, OutputKind::hdf5);
+  if (!lock_.held()) lock_ = RunLock(out);
+  std::vector<std::pair<std::string, OutputKind>> outputs = {
+      {out, OutputKind::hdf5}, {log_path(), OutputKind::log}, {plot_path(), OutputKind::svg}};
+  if (options_.keep_best) outputs.push_back({best_path(), OutputKind::hdf5});
+  for (const auto& [path, kind] : outputs) {
+    if (own_files) {
+      check_output_path(path, kind);
+    } else {
+      refuse_replacing(path, kind, force);
+    }
+  }
+}
+
 void Trainer::start(std::shared_ptr<nn::GPT> model) {
   model_ = std::move(model);
   optimizer_ = std::make_unique<optim::AdamW>(model_->named_parameters(), adamw_options(options_));
@@ -130,11 +167,18 @@ void Trainer::start(std::shared_ptr<nn::GPT> model) {
   state_.sampler_states.clear();
   for (int r = 0; r < comm_.size(); ++r) state_.sampler_states.push_back(Rng(rank_seed(options_.seed, r)).state());
   state_.val_loss = NAN;
+  state_.data_files = identify_data(training_files(options_), options_.val_data);
   prepare();
   if (comm_.is_root()) write_log(log_path(), {});
 }
 
 Trainer::Trainer(const std::string& path, const Resume& changes, Communicator comm) : comm_(comm) {
+  options_.out = changes.given.count("out") ? changes.options.out : path;
+  std::error_code ec;
+  const auto normal = [](const std::string& p) { return std::filesystem::absolute(p).lexically_normal(); };
+  const bool in_place = !changes.given.count("out") || normal(options_.out) == normal(path) ||
+                        std::filesystem::equivalent(options_.out, path, ec);
+  if (comm_.is_root() && in_place) lock_ = RunLock(options_.out);  // before reading: no run is writing it
   Checkpoint ck = read_checkpoint(path);
   if (!ck.train || !ck.optim)
     throw std::invalid_argument(fmt::format("checkpoint '{}' holds no training state to resume", path));
@@ -146,23 +190,28 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
         "batch sampler continues where it stopped, which needs the same number of ranks)",
         path, world, world == 1 ? "" : "es", comm_.size(),
         world == 1 ? "tinygpt train --resume, without mpirun" : fmt::format("mpirun -np {}", world)));
-  if (changes.iters) state_.options.iters = *changes.iters;
-  if (changes.threads) state_.options.threads = *changes.threads;
-  if (changes.log_every) state_.options.log_every = *changes.log_every;
-  state_.options.out = changes.out.empty() ? path : changes.out;
+  state_.options.beta1 = ck.optim->beta1, state_.options.beta2 = ck.optim->beta2;  // the moments' own
+  apply(changes);
+  state_.options.out = changes.given.count("out") ? changes.options.out : path;
   options_ = state_.options;
   validate(options_);
   set_num_threads(static_cast<int>(options_.threads));
   if (state_.iteration > options_.iters)
     throw std::invalid_argument(fmt::format("the checkpoint is at iteration {}, past --iters {}", state_.iteration,
                                             options_.iters));
-  const std::string old_log = std::filesystem::path(path).replace_extension(".csv").string();
-  if (comm_.is_root()) check_outputs(options_.out, log_path(), plot_path());
+  const std::string old_log = log_path_for(path);
+  if (in_place) {
+    if (comm_.is_root()) claim_outputs(false, true);
+  } else {
+    claim_outputs(changes.force, false);
+  }
   require_run_memory(ck.config, options_);
+  check_data(changes.given.count("data") || changes.given.count("val-data"), changes.force);
   corpus_ = data::load_corpus(corpus_options(options_), ck.tokenizer);
-  if (corpus_.train.size() != state_.train_tokens || corpus_.val.size() != state_.val_tokens)
+  if (!changes.force && (corpus_.train.size() != state_.train_tokens || corpus_.val.size() != state_.val_tokens))
     throw std::invalid_argument(fmt::format(
-        "the data changed since the checkpoint: {} training and {} validation tokens then, {} and {} now",
+        "the data changed since the checkpoint: {} training and {} validation tokens then, {} and {} now (give "
+        "--force to continue on it)",
         state_.train_tokens, state_.val_tokens, corpus_.train.size(), corpus_.val.size()));
   check_enough_tokens(corpus_, options_);
   model_ = ck.model;
@@ -182,23 +231,84 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
   write_log(log_path(), kept);
 }
 
+// The settings given on resume: only kResumeSettings' names. Each value that differs from the
+// checkpoint's is one line in state_.changes ("iteration 1000: --lr 0.001 -> 0.0005"); the text's
+// files are recorded by check_data, and --out and --threads change no number.
+void Trainer::apply(const Resume& changes) {
+  TrainOptions given = changes.options;
+  given.data = absolute_paths(given.data), given.val_data = absolute_paths(given.val_data);
+  if (changes.given.count("lr") && !changes.given.count("min-lr")) given.min_lr = given.lr / 10;  // as a new run's
+  std::set<std::string> names = changes.given;
+  if (changes.given.count("lr")) names.insert("min-lr");
+  for_each_option(given, [&](const char* name, const auto& value, const char*, const Range&, Choices) {
+    if (!names.count(name)) return;
+    if (!resume_may_change(name))
+      throw std::invalid_argument(fmt::format(
+          "--{} cannot change on --resume: the run continues with the settings saved in its checkpoint (a resume may "
+          "change --{}; --init-from starts a new run from its weights)",
+          name, fmt::join(kResumeSettings, ", --")));
+    for_each_option(state_.options, [&](const char* stored_name, auto& stored, const char*, const Range&, Choices) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(stored)>, std::decay_t<decltype(value)>>) {
+        if (std::string_view(stored_name) != name || stored == value) return;
+        const std::string_view n(name);
+        if (n != "out" && n != "threads" && n != "data" && n != "val-data") {
+          new_changes_.push_back(fmt::format("iteration {}: --{} {} -> {}", state_.iteration, name, flag_text(stored),
+                                             flag_text(value)));
+        }
+        stored = value;
+      }
+    });
+  });
+  state_.changes.insert(state_.changes.end(), new_changes_.begin(), new_changes_.end());
+}
+
+// The text is where the checkpoint says (or where --data now points) and holds the same bytes;
+// moved text is recorded, changed text refused unless `force` (then recorded too).
+void Trainer::check_data(bool given, bool force) {
+  const std::vector<std::string> files = training_files(options_);
+  if (!given)
+    for (const std::string& f : files)
+      if (std::error_code ec; !std::filesystem::exists(f, ec))
+        throw std::invalid_argument(fmt::format("the run's text '{}' is not there any more: if it moved, give its new "
+                                                "place with --data (and --val-data); its bytes are checked against "
+                                                "the checkpoint's",
+                                                f));
+  const std::vector<DataFile> now = identify_data(files, options_.val_data);
+  std::vector<std::string> lines;
+  if (!state_.data_files.empty()) {  // files from before data_files was kept: the token counts are the check
+    const std::string difference = data_difference(state_.data_files, now);
+    if (!difference.empty() && !force)
+      throw std::invalid_argument(fmt::format("the text changed since the checkpoint: {}; give --force to continue on "
+                                              "the new text (recorded in the checkpoint)",
+                                              difference));
+    if (!difference.empty()) {
+      lines.push_back(fmt::format("iteration {}: the text changed (--force): {}", state_.iteration, difference));
+    } else {
+      for (size_t i = 0; i < now.size(); ++i)
+        if (now[i].path != state_.data_files[i].path)
+          lines.push_back(fmt::format("iteration {}: {} file {} moved: '{}' -> '{}'", state_.iteration, now[i].split,
+                                      i + 1, state_.data_files[i].path, now[i].path));
+    }
+  }
+  state_.data_files = now;
+  new_changes_.insert(new_changes_.end(), lines.begin(), lines.end());
+  state_.changes.insert(state_.changes.end(), lines.begin(), lines.end());
+}
+
 void Trainer::prepare() {
   parameters_ = model_->parameters();
   sampler_ = std::make_unique<data::BatchSampler>(corpus_.train, options_.batch, options_.block, 0);
   sampler_->set_state(state_.sampler_states.at(static_cast<size_t>(comm_.rank())));
   schedule_ = {.lr = static_cast<float>(options_.lr), .min_lr = static_cast<float>(options_.min_lr),
-               .warmup = options_.warmup, .decay_iters = options_.iters};
+               .warmup = options_.warmup,
+               .decay_iters = options_.lr_decay_iters > 0 ? options_.lr_decay_iters : options_.iters};
   state_.train_tokens = corpus_.train.size();
   state_.val_tokens = corpus_.val.size();
 }
 
-std::string Trainer::log_path() const {
-  return std::filesystem::path(options_.out).replace_extension(".csv").string();
-}
-
-std::string Trainer::plot_path() const {
-  return std::filesystem::path(options_.out).replace_extension(".svg").string();
-}
+std::string Trainer::log_path() const { return log_path_for(options_.out); }
+std::string Trainer::plot_path() const { return plot_path_for(options_.out); }
+std::string Trainer::best_path() const { return best_path_for(options_.out); }
 
 double Trainer::train_step(float lr) {
   const PrecisionGuard precision(parse_precision(options_.precision));  // the products; all else stays float
@@ -243,10 +353,23 @@ double Trainer::estimate_val_loss() {
   return comm_.mean(sum / static_cast<double>(options_.eval_iters));
 }
 
-void Trainer::save() {
+void Trainer::save() { save_to(options_.out); }
+
+void Trainer::save_to(const std::string& path) {
   state_.sampler_states = comm_.all_gather(sampler_->state());
   state_.dropout_counter = model_->dropout_counter();
-  if (comm_.is_root()) write_checkpoint(options_.out, *model_, *corpus_.tokenizer, optimizer_.get(), &state_);
+  if (comm_.is_root()) write_checkpoint(path, *model_, *corpus_.tokenizer, optimizer_.get(), &state_);
+}
+
+// A short sample in the log, from its own seeded generator: the run's numbers do not change.
+void Trainer::log_sample(Progress& progress) {
+  NoGradGuard no_grad;
+  model_->eval();
+  const SampleOptions options{.prompt = "", .tokens = kSampleTokens, .temperature = 0.8, .top_k = 0,
+                              .seed = static_cast<uint64_t>(options_.seed) ^ static_cast<uint64_t>(state_.iteration)};
+  const std::string text = generate(*model_, *corpus_.tokenizer, options);
+  model_->train();
+  progress.message(fmt::format("tinygpt: sample at iteration {}:\n{}", state_.iteration, text));
 }
 
 Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrupt, int64_t pause_at) {
@@ -273,6 +396,10 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
         throw std::runtime_error(fmt::format("the validation loss became {} at iteration {}: the run stops here, "
                                              "without saving over '{}'", *val, state_.iteration, options_.out));
       state_.val_loss = *val;
+      if (options_.keep_best && std::isfinite(*val) && !(*val >= state_.best_val_loss)) {
+        state_.best_val_loss = *val;
+        save_to(best_path());
+      }
       if (comm_.size() > 1)  // cheap insurance that the ranks still apply the same updates
         comm_.require_same(parameter_checksum(parameters_),
                            fmt::format("parameter checksums at iteration {}", state_.iteration));
@@ -288,6 +415,7 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
     log.flush();
     if (val) write_loss_plot({log_path()}, plot_path());  // a fresh picture at every evaluation
     progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val});
+    if (options_.sample_every > 0 && state_.iteration % options_.sample_every == 0) log_sample(progress);
     if (stop) return Outcome::interrupted;
   }
   return Outcome::finished;

@@ -5,7 +5,9 @@
 // clipping, losses are averaged over ranks, and only rank 0 writes the log and checkpoints.
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "tinygpt/data/batches.h"
 #include "tinygpt/data/corpus.h"
@@ -16,14 +18,22 @@
 #include "tinygpt/train/distributed.h"
 #include "tinygpt/train/interrupt.h"
 #include "tinygpt/train/progress.h"
+#include "tinygpt/train/run_lock.h"
 
 namespace tinygpt::train {
 
-// What a resumed run may change; everything else continues as the checkpoint says.
+// What a resumed run changes; everything else continues as the checkpoint says. Only the settings
+// in kResumeSettings (options.h) may be given: the steps already taken stay as they were, and the
+// learning-rate schedule changes from the resumed iteration on (the optimizer keeps its moments).
+// Each change is printed and recorded in the checkpoint's /train changes.
 struct Resume {
-  std::optional<int64_t> iters;      // a new total
-  std::string out;                   // where it writes (empty: the checkpoint it continues)
-  std::optional<int64_t> threads, log_every;
+  TrainOptions options;         // the new values of the settings named in `given`
+  std::set<std::string> given;  // flag names without "--": "iters", "lr", "data", "out", ...
+  // Continue on text whose bytes differ from the checkpoint's (recorded), and replace what lies
+  // at a new `out`. Without it, both are refused with what differs.
+  bool force = false;
+
+  Resume& set_iters(int64_t iters) { options.iters = iters, given.insert("iters"); return *this; }
 };
 
 // A new run that starts from a checkpoint's weights and tokenizer (fine-tuning): a fresh optimizer
@@ -34,14 +44,20 @@ struct InitFrom {
   bool crop_block = false;  // true: options.block is the new context; false: the checkpoint's
 };
 
+// Every Trainer holds its run's lock (run_lock.h) from construction to destruction, and never
+// replaces a checkpoint, log or picture that another run left unless told to (`force`).
 class Trainer {
  public:
-  // A new run: tokenizer from the data, a freshly initialized model.
-  explicit Trainer(const TrainOptions& options, Communicator comm = Communicator::single());
-  Trainer(const TrainOptions& options, const InitFrom& init, Communicator comm = Communicator::single());
+  // A new run: tokenizer from the data, a freshly initialized model. force: replace a checkpoint,
+  // log or plot (and best checkpoint) that already lie at options.out; else that is an error.
+  explicit Trainer(const TrainOptions& options, Communicator comm = Communicator::single(), bool force = false);
+  Trainer(const TrainOptions& options, const InitFrom& init, Communicator comm = Communicator::single(),
+          bool force = false);
   // Continues the run saved in `checkpoint`, writing to `checkpoint` itself (and the log and plot
-  // beside it) unless changes.out names another file: a path stored inside a file is never a place
-  // to write. The number of ranks must be the one the checkpoint was written by.
+  // beside it) unless changes.options.out names another file: a path stored inside a file is never
+  // a place to write. The number of ranks must be the one the checkpoint was written by. The text
+  // is found at its stored absolute paths, or at changes.options.data / val_data; its bytes must be
+  // the checkpoint's unless changes.force.
   Trainer(const std::string& checkpoint, const Resume& changes, Communicator comm = Communicator::single());
 
   enum class Outcome { finished, interrupted };
@@ -56,6 +72,9 @@ class Trainer {
   const Communicator& communicator() const { return comm_; }
   std::string log_path() const;   // the CSV beside the checkpoint
   std::string plot_path() const;  // its loss plot (SVG), refreshed at every evaluation
+  std::string best_path() const;  // with keep_best: the checkpoint of the lowest validation loss
+  // The lines this resume added to state().changes (empty for a new run).
+  const std::vector<std::string>& new_changes() const { return new_changes_; }
   void save();                   // a checkpoint of the current state at options.out
   // One optimizer step at learning rate `lr` (grad_accum micro-batches, clipping, AdamW); returns
   // the mean training loss. After the first steps it allocates nothing: memory is reused. A loss or
@@ -64,11 +83,18 @@ class Trainer {
 
  private:
   void start(std::shared_ptr<nn::GPT> model);  // a new run's state, optimizer and log
-  void prepare();  // sampler, schedule and output checks, once the state is known
+  void prepare();  // sampler and schedule, once the state is known
+  void claim_outputs(bool force, bool own_files);  // the lock, then what may be written (trainer.cpp)
+  void apply(const Resume& changes);              // the resumed settings, each change recorded
+  void check_data(bool given, bool force);        // the text is the checkpoint's (or forced and recorded)
+  void save_to(const std::string& path);
+  void log_sample(Progress& progress);
 
   memory::Reuse reuse_;  // first in, last out: steps reuse the memory earlier steps freed
   Communicator comm_;
   TrainOptions options_;
+  RunLock lock_;  // rank 0's, on options_.out
+  std::vector<std::string> new_changes_;
   data::Corpus corpus_;
   std::shared_ptr<nn::GPT> model_;
   std::unique_ptr<optim::AdamW> optimizer_;

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <sstream>
 
@@ -65,7 +66,8 @@ TEST_CASE("train: N steps + resume N steps == 2N steps, bitwise", "[train][resum
   TempDir dir;
   Quiet q;
   const TrainOptions straight = tiny_options(dir, "straight.h5");
-  Trainer a(straight);
+  auto first = std::make_unique<Trainer>(straight);
+  Trainer& a = *first;
   a.run(q.progress);
 
   const TrainOptions paused = tiny_options(dir, "paused.h5");
@@ -84,10 +86,60 @@ TEST_CASE("train: N steps + resume N steps == 2N steps, bitwise", "[train][resum
   REQUIRE(ca.optim_step == cb.optim_step);
   REQUIRE(ca.m.at("transformer.wte.weight").to_vector() == cb.m.at("transformer.wte.weight").to_vector());
   REQUIRE(ca.train->sampler_states == cb.train->sampler_states);
-  // More iterations may be asked for on resume.
-  Trainer longer(straight.out, Resume{.iters = 15});
+  // More iterations may be asked for on resume, once the first trainer of that run is gone (it
+  // holds the run's lock for as long as it lives).
+  REQUIRE_THROWS_WITH(Trainer(straight.out, Resume{}.set_iters(15)), Catch::Contains("is being written by another"));
+  first.reset();
+  Trainer longer(straight.out, Resume{}.set_iters(15));
   longer.run(q.progress);
   REQUIRE(longer.state().iteration == 15);
+}
+
+TEST_CASE("train: a resume that changes intervals, samples or keep-best is bitwise the straight run", "[train][resume]") {
+  TempDir dir;
+  Quiet q;
+  TrainOptions straight = tiny_options(dir, "straight.h5"), paused = tiny_options(dir, "paused.h5");
+  Trainer a(straight);
+  a.run(q.progress);
+  {
+    Trainer b(paused);
+    REQUIRE(b.run(q.progress, nullptr, 6) == Trainer::Outcome::interrupted);
+  }
+  Resume changes;
+  changes.options.eval_every = 3, changes.options.eval_iters = 5, changes.options.ckpt_every = 2;
+  changes.options.log_every = 1, changes.options.sample_every = 2, changes.options.keep_best = true;
+  changes.given = {"eval-every", "eval-iters", "ckpt-every", "log-every", "sample-every", "keep-best"};
+  Trainer resumed(paused.out, changes);
+  REQUIRE(resumed.new_changes().size() == 6);
+  REQUIRE(resumed.new_changes().front() == "iteration 6: --eval-every 4 -> 3");
+  resumed.run(q.progress);
+  REQUIRE(weights(a.model()) == weights(resumed.model()));  // bitwise
+  REQUIRE(a.state().train_loss == resumed.state().train_loss);
+  REQUIRE(std::filesystem::exists(resumed.best_path()));
+  const Checkpoint ck = read_checkpoint(paused.out);
+  REQUIRE(ck.train->changes.size() == 6);
+  REQUIRE(ck.train->options.eval_every == 3);
+  REQUIRE(ck.train->options.keep_best);
+  // A setting that would change the numbers is refused by the library too.
+  Resume batch;
+  batch.options.batch = 8, batch.given = {"batch"};
+  std::filesystem::copy_file(paused.out, dir.file("copy.h5"));  // the run's own file is locked by `resumed`
+  REQUIRE_THROWS_WITH(Trainer(dir.file("copy.h5"), batch), Catch::Contains("--batch cannot change on --resume"));
+}
+
+TEST_CASE("train: the text's files are kept by path, size and SHA-256, and malformed records are refused", "[train][data]") {
+  TempDir dir;
+  const std::string a = dir.write("a.txt", "abc"), b = dir.write("b.txt", "abd");
+  const std::vector<DataFile> one = identify_data({a}, {}), other = identify_data({b}, {});
+  REQUIRE(one.at(0).sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");  // FIPS 180-2's "abc"
+  REQUIRE(one.at(0).size == 3);
+  REQUIRE(data_difference(one, identify_data({a}, {})).empty());
+  REQUIRE_THAT(data_difference(one, other), Catch::StartsWith("train file 1 was '" + a + "' (3 bytes, SHA-256 ba7816bf8f01"));
+  REQUIRE_THAT(data_difference(one, identify_data({a}, {b})), Catch::Contains("the run had 0 val files, now there is 1"));
+  REQUIRE(parse_data_lines(data_lines(identify_data({a}, {b}))).at(1).path == b);
+  for (const std::string& bad : {std::string("train 3 abc /x"), "test 3 " + one[0].sha256 + " /x", "train -1 " + one[0].sha256 + " /x",
+                                "train 3 " + one[0].sha256, "train 3x " + one[0].sha256 + " /x"})
+    REQUIRE_THROWS_WITH(parse_data_lines({bad}), Catch::Contains("is not '<train|val> <bytes> <sha256> <path>'"));
 }
 
 TEST_CASE("train: bf16 runs resume in bf16, bitwise, and differ from fp32 runs", "[train][resume][bf16]") {

@@ -1,0 +1,88 @@
+#include "tinygpt/train/data_identity.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <stdexcept>
+
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/train/sha256.h"
+
+namespace tinygpt::train {
+
+namespace {
+
+DataFile identify(const std::string& split, const std::string& path) {
+  data::InputFile file(path);
+  Sha256 hash;
+  std::vector<char> block(1 << 20);  // read in 1 MB pieces: memory stays flat for any corpus
+  int64_t size = 0;
+  while (const size_t n = file.read(block.data(), block.size())) {
+    hash.update(block.data(), n);
+    size += static_cast<int64_t>(n);
+  }
+  return {split, std::filesystem::absolute(path).lexically_normal().string(), size, hash.hex_digest()};
+}
+
+std::string describe(const DataFile& f) {
+  return fmt::format("'{}' ({} bytes, SHA-256 {}...)", f.path, f.size, f.sha256.substr(0, 12));
+}
+
+}  // namespace
+
+std::vector<DataFile> identify_data(const std::vector<std::string>& train_files,
+                                    const std::vector<std::string>& val_files) {
+  std::vector<DataFile> files;
+  for (const std::string& path : train_files) files.push_back(identify("train", path));
+  for (const std::string& path : val_files) files.push_back(identify("val", path));
+  return files;
+}
+
+std::string data_difference(const std::vector<DataFile>& then, const std::vector<DataFile>& now) {
+  auto count = [](const std::vector<DataFile>& files, const char* split) {
+    return std::count_if(files.begin(), files.end(), [&](const DataFile& f) { return f.split == split; });
+  };
+  for (const char* split : {"train", "val"})
+    if (count(then, split) != count(now, split))
+      return fmt::format("the run had {} {} file{}, now there {} {}", count(then, split), split,
+                         count(then, split) == 1 ? "" : "s", count(now, split) == 1 ? "is" : "are", count(now, split));
+  for (size_t i = 0; i < then.size(); ++i)
+    if (then[i].size != now[i].size || then[i].sha256 != now[i].sha256)
+      return fmt::format("{} file {} was {}, now {}", then[i].split, i + 1, describe(then[i]), describe(now[i]));
+  return "";
+}
+
+std::vector<std::string> data_lines(const std::vector<DataFile>& files) {
+  std::vector<std::string> lines;
+  for (const DataFile& f : files) lines.push_back(fmt::format("{} {} {} {}", f.split, f.size, f.sha256, f.path));
+  return lines;
+}
+
+std::vector<DataFile> parse_data_lines(const std::vector<std::string>& lines) {
+  std::vector<DataFile> files;
+  for (const std::string& line : lines) {
+    DataFile f;
+    const size_t a = line.find(' '), b = line.find(' ', a + 1), c = line.find(' ', b + 1);
+    const bool fields = a != std::string::npos && b != std::string::npos && c != std::string::npos;
+    if (fields) {
+      f.split = line.substr(0, a);
+      const auto [end, error] = std::from_chars(line.data() + a + 1, line.data() + b, f.size);
+      f.sha256 = line.substr(b + 1, c - b - 1);
+      f.path = line.substr(c + 1);
+      const bool ok = (f.split == "train" || f.split == "val") && error == std::errc() && end == line.data() + b &&
+                      f.size >= 0 && f.sha256.size() == 64 &&
+                      f.sha256.find_first_not_of("0123456789abcdef") == std::string::npos && !f.path.empty();
+      if (ok) {
+        files.push_back(std::move(f));
+        continue;
+      }
+    }
+    throw std::invalid_argument(fmt::format("data file line '{}' is not '<train|val> <bytes> <sha256> <path>'",
+                                            line.substr(0, 200)));
+  }
+  return files;
+}
+
+}  // namespace tinygpt::train
