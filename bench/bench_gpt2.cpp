@@ -1,7 +1,7 @@
 // Inference on GPT-2 124M's shape (random weights): the machine's memory bandwidth, the speed of
 // sampling with the key/value cache against the bound of reading every weight once per token, and
 // evaluation at block 1024 against the GEMM peak, for 1 and 2 threads.
-//   bench_gpt2 [--layers 12 --heads 12 --embd 768 --block 1024 --vocab 50257 --tokens 64]
+//   bench_gpt2 [--layers 12 --heads 12 --embd 768 --block 1024 --vocab-size 50257 --tokens 64]
 //   bench_gpt2 --write-hf DIR --tokenizer TOKDIR   (only writes the random model in Hugging Face's
 //       layout, with GPT-2's tokenizer files from TOKDIR: input for tinygpt import, eval, sample)
 #include <fmt/format.h>

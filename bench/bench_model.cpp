@@ -1,6 +1,6 @@
 // Forward + backward time of one Block and of the whole GPT (default: the "baby" config), with a
 // per-module breakdown: each module's forward + backward timed alone on the shapes it sees in the model.
-//   bench_model [--layers L --heads H --embd C --block T --batch B --vocab V --steps N --threads K]
+//   bench_model [--layers L --heads H --embd C --block T --batch B --vocab-size V --iters N --threads K]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -47,13 +47,13 @@ void forward_backward(const std::function<Tensor()>& forward) {
 
 int main(int argc, char** argv) try {
   std::map<std::string, bench::Integer> flags = {
-      {"--batch", {12, train::kBenchBatchRange}}, {"--steps", {20, train::kBenchStepsRange}},
+      {"--batch", {12, train::kBenchBatchRange}}, {"--iters", {20, train::kBenchStepsRange}},
       {"--threads", {0, train::kThreadRange}}};
   bench::add_model_flags(flags, {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128});
   std::map<std::string, std::string> no_texts;
   bench::parse_flags(argc, argv, flags, no_texts);
   const GPTConfig c = bench::model_config(flags);
-  const int64_t B = flags["--batch"].value, steps = flags["--steps"].value, threads = flags["--threads"].value;
+  const int64_t B = flags["--batch"].value, steps = flags["--iters"].value, threads = flags["--threads"].value;
   set_num_threads(static_cast<int>(threads));
   const int64_t T = c.block_size, C = c.n_embd;
   fmt::print("# config: layers {} heads {} embd {} block {} batch {} vocab {}; threads {}\n", c.n_layer, c.n_head,

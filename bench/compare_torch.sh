@@ -18,10 +18,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 declare -A FLAGS=(
-  [tiny]="--layers 2 --heads 2 --embd 64 --block 32 --batch 8 --vocab 65 --steps 150"
-  [baby]="--layers 4 --heads 4 --embd 128 --block 64 --batch 12 --vocab 65 --steps 60"
-  [small]="--layers 6 --heads 6 --embd 384 --block 256 --batch 16 --vocab 65 --steps 5"
-  [gpt2]="--layers 12 --heads 12 --embd 768 --block 64 --batch 4 --vocab 50257 --steps 3"
+  [tiny]="--layers 2 --heads 2 --embd 64 --block 32 --batch 8 --vocab-size 65 --iters 150"
+  [baby]="--layers 4 --heads 4 --embd 128 --block 64 --batch 12 --vocab-size 65 --iters 60"
+  [small]="--layers 6 --heads 6 --embd 384 --block 256 --batch 16 --vocab-size 65 --iters 5"
+  [gpt2]="--layers 12 --heads 12 --embd 768 --block 64 --batch 4 --vocab-size 50257 --iters 3"
 )
 PAIRS=${PAIRS:-3}
 PRECISION=${PRECISION:-fp32}
@@ -52,7 +52,7 @@ if [[ -n ${CORETYPES:-} ]]; then
   cores=()
   for c in $CORETYPES; do [[ $c == own ]] && cores+=("") || cores+=("$c"); done
 fi
-first=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench --steps 1 --json)
+first=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench --iters 1 --json)
 echo "# $(nproc) cores, $(echo "$first" | field cpu), tinygpt vector path $(echo "$first" | field vector_path)," \
      "one core's FMA peak $(echo "$first" | field fma_peak_gflops_per_core) GFLOP/s, commit $(git rev-parse --short HEAD)"
 declare -A BEST
@@ -61,7 +61,7 @@ for threads in 1 2; do
   for build in openmp pthread; do
     for core in "${cores[@]}"; do
       for tp in "${torch_precisions[@]}"; do
-        r=$(torch_run "$build" "$core" "$threads" ${FLAGS[small]} --steps 3 --precision "$tp")
+        r=$(torch_run "$build" "$core" "$threads" ${FLAGS[small]} --iters 3 --precision "$tp")
         tps=$(echo "$r" | field tokens_per_s)
         echo "#   PyTorch $tp, $threads thread(s), openblas-$build, OPENBLAS_CORETYPE=${core:-(unset)}:" \
              "$(echo "$r" | field blas_core) kernels, small config $(printf '%.0f' "$tps") tokens/s"

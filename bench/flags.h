@@ -36,19 +36,19 @@ inline void parse_flags(int argc, char** argv, std::map<std::string, Integer>& i
   }
 }
 
-// The model's flags (--layers, --heads, --embd, --block, --vocab), `defaults` in place, in the
+// The model's flags (--layers, --heads, --embd, --block, --vocab-size), `defaults` in place, in the
 // ranges the tinygpt command allows (nn/gpt.h), added to `integers`.
 inline void add_model_flags(std::map<std::string, Integer>& integers, const nn::GPTConfig& defaults) {
   integers["--layers"] = {defaults.n_layer, {1, double(nn::kMaxLayers)}};
   integers["--heads"] = {defaults.n_head, {1, double(nn::kMaxHeads)}};
   integers["--embd"] = {defaults.n_embd, {1, double(nn::kMaxEmbd)}};
   integers["--block"] = {defaults.block_size, {1, double(nn::kMaxBlock)}};
-  integers["--vocab"] = {defaults.vocab_size, {1, double(nn::kMaxVocab)}};
+  integers["--vocab-size"] = {defaults.vocab_size, {1, double(nn::kMaxVocab)}};
 }
 
 // The config those flags give; throws where it is not a valid model (heads that do not divide embd).
 inline nn::GPTConfig model_config(std::map<std::string, Integer>& integers) {
-  const nn::GPTConfig c{.vocab_size = integers["--vocab"].value, .block_size = integers["--block"].value,
+  const nn::GPTConfig c{.vocab_size = integers["--vocab-size"].value, .block_size = integers["--block"].value,
                         .n_layer = integers["--layers"].value, .n_head = integers["--heads"].value,
                         .n_embd = integers["--embd"].value};
   c.validate();

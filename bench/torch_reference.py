@@ -83,7 +83,7 @@ def blas_in_use():
 def main():
     ap = argparse.ArgumentParser()
     for name, default in [("layers", 4), ("heads", 4), ("embd", 128), ("block", 64), ("batch", 12),
-                          ("vocab", 65), ("steps", 20), ("threads", 0)]:
+                          ("vocab-size", 65), ("iters", 20), ("threads", 0)]:
         ap.add_argument("--" + name, type=int, default=default)
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                     help="bf16: the forward under torch.autocast('cpu', torch.bfloat16), as PyTorch recommends")
@@ -91,15 +91,15 @@ def main():
     if a.threads:
         torch.set_num_threads(a.threads)
     torch.manual_seed(1337)
-    model = GPT(a.vocab, a.block, a.layers, a.heads, a.embd)
+    model = GPT(a.vocab_size, a.block, a.layers, a.heads, a.embd)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=1e-3, betas=(0.9, 0.99))
     times = []
-    for step in range(3 + a.steps):
-        idx = torch.randint(0, a.vocab, (a.batch, a.block))
-        targets = torch.randint(0, a.vocab, (a.batch, a.block))
+    for step in range(3 + a.iters):
+        idx = torch.randint(0, a.vocab_size, (a.batch, a.block))
+        targets = torch.randint(0, a.vocab_size, (a.batch, a.block))
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):

@@ -18,57 +18,21 @@
 #include <vector>
 #include <thread>
 
+#include "cli_run.h"
 #include "gpt2_dir.h"
 #include "process.h"
 #include "temp_files.h"
 
 using tinygpt::testing::Process;
+using tinygpt::testing::Result;
 using tinygpt::testing::TempDir;
+using tinygpt::testing::read_file;
+using tinygpt::testing::run;
+using tinygpt::testing::small_run;
+using tinygpt::testing::wait_for_rows;
 using tinygpt::testing::words;
 namespace testing = tinygpt::testing;
 
-namespace {
-
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string command = std::string(TINYGPT_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-// Waits until a training log has rows (training runs); false after 30 s.
-bool wait_for_rows(const std::string& log) {
-  for (int i = 0; i < 600; ++i) {
-    std::ifstream in(log);
-    std::string header, row;
-    if (std::getline(in, header) && std::getline(in, row)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string small_run(const TempDir& dir, const std::string& heads = "2") {
-  std::string text;
-  for (int i = 0; i < 30; ++i) text += "To be, or not to be, that is the question.\n나는 오늘 학교에 갔다.\n";
-  return "--data " + dir.write("corpus.txt", text) + " --layers 1 --heads " + heads +
-         " --embd 16 --block 16 --batch 4 --eval-every 10 --eval-iters 2 --threads 1";
-}
-
-}  // namespace
 
 TEST_CASE("cli: train, eval --json, sample, info", "[cli]") {
   TempDir dir;
@@ -82,7 +46,7 @@ TEST_CASE("cli: train, eval --json, sample, info", "[cli]") {
   REQUIRE(eval.exit_code == 0);
   REQUIRE(eval.output.rfind("{\"loss\": ", 0) == 0);
   REQUIRE(eval.output.find("\"perplexity\": ") != std::string::npos);
-  REQUIRE(eval.output.find("\"tokens\": 1709}") != std::string::npos);  // every character but the first
+  REQUIRE(eval.output.find("\"tokens\": 1709, ") != std::string::npos);  // every character but the first
   Result sample = run("sample --ckpt " + ckpt + " --prompt 나는 --tokens 30 --seed 3");
   INFO(sample.output);
   REQUIRE(sample.exit_code == 0);
@@ -96,7 +60,7 @@ TEST_CASE("cli: train, eval --json, sample, info", "[cli]") {
   REQUIRE(std::ifstream(dir.file("run.csv")).good());
 }
 
-TEST_CASE("cli: Ctrl-C writes a checkpoint, exits 0, and the run resumes", "[cli]") {
+TEST_CASE("cli: Ctrl-C writes a checkpoint, exits 130, and the run resumes", "[cli]") {
   TempDir dir;
   const std::string ckpt = dir.file("long.h5"), log = dir.file("long.csv"), out = dir.file("train.out");
   // Start `tinygpt train` with its output in a file, as a person would in a terminal.
@@ -106,7 +70,7 @@ TEST_CASE("cli: Ctrl-C writes a checkpoint, exits 0, and the run resumes", "[cli
   const testing::Run stopped_run = train.wait(std::chrono::seconds(60));
   const std::string& output = stopped_run.output;
   INFO(output);
-  REQUIRE(stopped_run.exit_code == 0);
+  REQUIRE(stopped_run.exit_code == 130);  // 128 + SIGINT: not done, so `train && export` stops here
   REQUIRE(output.find("stopped by signal 2") != std::string::npos);
   REQUIRE(output.find("tinygpt train --resume " + ckpt) != std::string::npos);
   Result info = run("info --ckpt " + ckpt);
@@ -129,12 +93,12 @@ TEST_CASE("cli: bad input exits non-zero with a clear message", "[cli][errors]")
   REQUIRE(run("train " + small_run(dir) + " --iters 3 --out " + ckpt).exit_code == 0);
   Result exists = run("train " + small_run(dir) + " --iters 3 --out " + ckpt);
   REQUIRE(exists.exit_code != 0);
-  REQUIRE(exists.output.find("already exists") != std::string::npos);
+  REQUIRE(exists.output.find("e.h5' is a checkpoint at iteration 3 of 3: continue it with --resume") != std::string::npos);
   Result shape = run("train --resume " + ckpt + " --layers 2");
   REQUIRE(shape.exit_code != 0);
   REQUIRE(shape.output.find("--layers cannot change on --resume") != std::string::npos);
-  REQUIRE(run("train --resume " + ckpt + " --out " + dir.file("corpus.txt")).output.find("corpus.txt' already exists") !=
-          std::string::npos);
+  REQUIRE(run("train --resume " + ckpt + " --out " + dir.file("corpus.txt")).output.find(
+              "corpus.txt' exists and is not an HDF5 file") != std::string::npos);
   Result missing = run("eval --ckpt " + dir.file("nope.h5") + " --data " + dir.file("corpus.txt"));
   REQUIRE(missing.exit_code != 0);
   REQUIRE(missing.output.find("nope.h5': no such file") != std::string::npos);
@@ -229,7 +193,10 @@ TEST_CASE("cli: no command replaces a file of another kind", "[cli][errors]") {
   Result plot = run("plot --log " + dir.file("run.csv") + " --out " + dir.file("corpus.txt"));
   REQUIRE(plot.output.find("corpus.txt' exists and is not an SVG file") != std::string::npos);
   REQUIRE(run("attention --ckpt " + ckpt + " --text 'To be' --out " + dir.file("a.svg")).exit_code == 0);
-  REQUIRE(run("attention --ckpt " + ckpt + " --text 'To be' --out " + dir.file("a.svg")).exit_code == 0);  // SVG over SVG
+  Result again = run("attention --ckpt " + ckpt + " --text 'To be' --out " + dir.file("a.svg"));
+  REQUIRE(again.exit_code == 1);
+  REQUIRE(again.output.find("a.svg' is an SVG picture: give --force to replace it") != std::string::npos);
+  REQUIRE(run("attention --ckpt " + ckpt + " --text 'To be' --force --out " + dir.file("a.svg")).exit_code == 0);
   // A run whose log or plot would land on something else is refused before it trains.
   std::filesystem::create_directory(dir.file("dirlog.csv"));
   Result log = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("dirlog.h5"));
@@ -237,7 +204,7 @@ TEST_CASE("cli: no command replaces a file of another kind", "[cli][errors]") {
   REQUIRE(log.output.find("dirlog.csv': is a directory, not a file") != std::string::npos);
   REQUIRE_FALSE(std::filesystem::exists(dir.file("dirlog.h5")));
   Result own_log = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("run2.csv"));
-  REQUIRE(own_log.output.find("would be its own log or plot") != std::string::npos);
+  REQUIRE(own_log.output.find("would be its own log, plot or best checkpoint") != std::string::npos);
   REQUIRE_FALSE(std::filesystem::exists(dir.file("run2.csv")));
   dir.write("notes.csv", "my own notes\n");
   Result notes = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("notes.h5"));
@@ -388,7 +355,7 @@ TEST_CASE("cli: a GPT-2 directory imports, evaluates, tokenizes, samples, fine-t
 }
 
 TEST_CASE("cli: bench --json names the machine, the vector path, the FMA peak and the precision beside its figures", "[cli][bench]") {
-  Result r = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --steps 1 --threads 1 --json");
+  Result r = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --iters 1 --threads 1 --json");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   REQUIRE_THAT(r.output, Catch::StartsWith("{\"cpu\": \"") && Catch::Contains("\"tokens_per_s\": "));
@@ -400,11 +367,11 @@ TEST_CASE("cli: bench --json names the machine, the vector path, the FMA peak an
   REQUIRE(at != std::string::npos);
   REQUIRE(std::stod(r.output.substr(at + 28)) > 0.5);  // a measured rate, not a placeholder
   REQUIRE(r.output.find("\"precision\": \"fp32\"") != std::string::npos);
-  Result bf16 = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --steps 1 --threads 1 --precision bf16 --json");
+  Result bf16 = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --iters 1 --threads 1 --precision bf16 --json");
   INFO(bf16.output);
   REQUIRE(bf16.exit_code == 0);
   REQUIRE(bf16.output.find("\"precision\": \"bf16\", \"bf16_kernels\": \"") != std::string::npos);
-  Result both = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --steps 2 --threads 1 --precision both --json");
+  Result both = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --iters 2 --threads 1 --precision both --json");
   INFO(both.output);
   REQUIRE(both.exit_code == 0);
   REQUIRE_THAT(both.output, Catch::Contains("\"runs\": [{\"tokens_per_s\": ") &&
@@ -414,7 +381,7 @@ TEST_CASE("cli: bench --json names the machine, the vector path, the FMA peak an
 }
 
 TEST_CASE("cli: bench --precision both prints each precision's figures side by side and bf16's speed-up", "[cli][bench]") {
-  Result r = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --steps 2 --threads 1 --precision both");
+  Result r = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --iters 2 --threads 1 --precision both");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   REQUIRE_THAT(r.output, Catch::Contains("fp32 and bf16 products") && Catch::Contains("throughput fp32 ") &&

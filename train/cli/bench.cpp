@@ -116,8 +116,8 @@ void add_bench(CLI::App& app) {
   add_number(cmd, "--embd", o->config.n_embd, train::Range{1, double(nn::kMaxEmbd)}, "embedding width");
   add_number(cmd, "--block", o->config.block_size, train::Range{1, double(nn::kMaxBlock)}, "context length");
   add_number(cmd, "--batch", o->batch, train::kBenchBatchRange, "sequences per step");
-  add_number(cmd, "--vocab", o->config.vocab_size, train::Range{1, double(nn::kMaxVocab)}, "vocabulary size");
-  add_number(cmd, "--steps", o->steps, train::kBenchStepsRange, "timed steps (after 3 warm-up steps)");
+  add_number(cmd, "--vocab-size", o->config.vocab_size, train::Range{1, double(nn::kMaxVocab)}, "vocabulary size");
+  add_number(cmd, "--iters", o->steps, train::kBenchStepsRange, "timed training steps (after 3 warm-up steps)");
   add_number(cmd, "--threads", o->threads, train::kThreadRange, "worker threads (0: all cores)");
   auto attention = std::make_shared<std::string>("auto");
   cmd->add_option("--attention", *attention,

@@ -4,6 +4,12 @@
 
 namespace tinygpt::cli {
 
+// Thrown by a command that a signal stopped after it saved its work; main exits with 128 + signal
+// (130 for SIGINT, 143 for SIGTERM), as a shell reports a process that the signal ended.
+struct Stopped {
+  int signal;
+};
+
 void add_train(CLI::App& app);
 void add_eval(CLI::App& app);
 void add_sample(CLI::App& app);

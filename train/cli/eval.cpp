@@ -24,7 +24,7 @@ void add_eval(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("eval", "loss, perplexity and token count of a checkpoint on text files");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to evaluate")->required();
   cmd->add_option("--data", args->data, "text files to score")->required();
-  cmd->add_flag("--json", args->json, "print one JSON object {\"loss\", \"perplexity\", \"tokens\"}");
+  cmd->add_flag("--json", args->json, "print one JSON object {\"loss\", \"perplexity\", \"tokens\", \"bits_per_byte\", \"bytes\"}");
   add_number(cmd, "--batch", args->batch, train::Range{1, 4096}, "windows per forward pass");
   add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
   cmd->callback([args] {
@@ -33,11 +33,13 @@ void add_eval(CLI::App& app) {
     train::require_memory(train::inference_bytes(ck.config, args->batch) + train::corpus_bytes(args->data),
                           "this evaluation");
     const data::TokenArray tokens = data::tokenize_files(*ck.tokenizer, args->data);
-    const train::EvalResult r = train::evaluate(*ck.model, tokens, args->batch);
+    const train::EvalResult r = train::evaluate(*ck.model, *ck.tokenizer, tokens, args->batch);
     if (args->json)
-      fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {:.6f}, \"tokens\": {}}}\n", r.loss, r.perplexity, r.tokens);
+      fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {:.6f}, \"tokens\": {}, \"bits_per_byte\": {:.6f}, \"bytes\": {}}}\n",
+                 r.loss, r.perplexity, r.tokens, r.bits_per_byte, r.bytes);
     else
-      fmt::print("loss {:.4f}  perplexity {:.3f}  tokens {}\n", r.loss, r.perplexity, r.tokens);
+      fmt::print("loss {:.4f}  perplexity {:.3f}  tokens {}  bits/byte {:.4f}  bytes {}\n", r.loss, r.perplexity,
+                 r.tokens, r.bits_per_byte, r.bytes);
   });
 }
 

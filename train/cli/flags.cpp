@@ -13,6 +13,7 @@ CLI::Option* add_number(CLI::App* cmd, const std::string& flag, T& field, const 
   return cmd->add_option(flag)
       ->description(fmt::format("{} (default {}; {})", help, field, train::describe<T>(range)))
       ->type_name(std::is_integral_v<T> ? "INT" : "NUMBER")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)  // as in shells' habit: the last one given wins
       ->each([&field, flag, range](const std::string& text) { field = train::parse_number<T>(flag, text, range); });
 }
 

@@ -53,7 +53,7 @@ void add_attention(CLI::App& app) {
   struct Args {
     std::string ckpt, text, out;
     int64_t layer = 0, head = 0, dims = 4, position = 0;
-    bool steps = false, trace = false, json = false;
+    bool steps = false, trace = false, json = false, force = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("attention", "print (and draw) where each token's attention goes");
@@ -77,8 +77,9 @@ void add_attention(CLI::App& app) {
   cmd->add_flag("--json", args->json, "with --steps: print one JSON object with every step at full width")
       ->needs(steps)
       ->excludes(trace);
+  cmd->add_flag("--force", args->force, "replace an SVG file that already lies at --out");
   cmd->callback([args, cmd] {
-    if (!args->out.empty()) train::check_output_path(args->out, train::OutputKind::svg);  // before any work
+    if (!args->out.empty()) train::refuse_replacing(args->out, train::OutputKind::svg, args->force);  // before any work
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
     const auto write_svg = [&](const std::string& svg) {
       train::write_output_file(args->out, train::OutputKind::svg, svg);
@@ -110,14 +111,16 @@ void add_plot(CLI::App& app) {
   struct Args {
     std::vector<std::string> logs;
     std::string out;
+    bool force = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("plot", "draw runs' loss curves (and tokens/s) from their CSV logs as SVG");
   cmd->add_option("--log", args->logs, "the CSV log written beside a checkpoint; several draw the runs together")
       ->required();
   cmd->add_option("--out", args->out, "the SVG file to write")->required();
+  cmd->add_flag("--force", args->force, "replace an SVG file that already lies at --out");
   cmd->callback([args] {
-    train::check_output_path(args->out, train::OutputKind::svg);  // before reading the log
+    train::refuse_replacing(args->out, train::OutputKind::svg, args->force);  // before reading the log
     train::write_loss_plot(args->logs, args->out);
     fmt::print("wrote {}\n", args->out);
   });

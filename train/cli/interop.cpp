@@ -15,6 +15,7 @@ namespace tinygpt::cli {
 void add_import(CLI::App& app) {
   struct Args {
     std::string from, out;
+    bool force = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -22,8 +23,9 @@ void add_import(CLI::App& app) {
                 "vocab.json + merges.txt or encoder.json + vocab.bpe)");
   cmd->add_option("--from", args->from, "directory holding the model's files")->required();
   cmd->add_option("--out", args->out, "checkpoint to write (weights and tokenizer, no optimizer state)")->required();
+  cmd->add_flag("--force", args->force, "replace a checkpoint that already lies at --out");
   cmd->callback([args] {
-    train::check_output_path(args->out, train::OutputKind::hdf5);  // before any work
+    train::refuse_replacing(args->out, train::OutputKind::hdf5, args->force);  // before any work
     const train::HfGpt2 hf = train::import_hf_gpt2(args->from);
     train::write_checkpoint(args->out, *hf.model, *hf.tokenizer, nullptr, nullptr);
     const nn::GPTConfig& c = hf.model->config();
@@ -35,6 +37,7 @@ void add_import(CLI::App& app) {
 void add_export(CLI::App& app) {
   struct Args {
     std::string ckpt, out;
+    bool force = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -42,9 +45,12 @@ void add_export(CLI::App& app) {
                 "vocab.json, merges.txt)");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to export")->required();
   cmd->add_option("--out", args->out, "directory to create (or an empty one)")->required();
+  cmd->add_flag("--force", args->force,
+                "write into a directory that is not empty, replacing its config.json, model.safetensors, vocab.json "
+                "and merges.txt");
   cmd->callback([args] {
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
-    const std::string note = train::export_hf_gpt2(*ck.model, *ck.tokenizer, args->out);
+    const std::string note = train::export_hf_gpt2(*ck.model, *ck.tokenizer, args->out, args->force);
     fmt::print("wrote {}/config.json and model.safetensors{}\n", args->out,
                note.empty() ? ", vocab.json and merges.txt" : "");
     if (!note.empty()) fmt::print("{}\n", note);

@@ -2,9 +2,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <filesystem>
+#include <fmt/ranges.h>
+
+#include <cmath>
 #include <memory>
-#include <set>
 #include <type_traits>
 
 #include "tinygpt/autograd/precision.h"
@@ -19,19 +20,20 @@ namespace {
 struct TrainCommand {
   train::TrainOptions options;
   std::string resume, init_from;
+  bool force = false;
   int64_t mpi_timeout = 300;
   CLI::App* cmd = nullptr;
 
   void run() {
     const auto comm = train::Communicator::world(std::chrono::seconds(mpi_timeout));
+    if (!cmd->count("--min-lr")) options.min_lr = options.lr / 10;
     std::unique_ptr<train::Trainer> trainer;
     if (!init_from.empty()) {
       refuse_model_flags();
-      refuse_existing(options.out);
-      trainer = std::make_unique<train::Trainer>(options, train::InitFrom{init_from, cmd->count("--block") > 0}, comm);
+      trainer = std::make_unique<train::Trainer>(options, train::InitFrom{init_from, cmd->count("--block") > 0}, comm,
+                                                 force);
     } else if (resume.empty()) {
-      refuse_existing(options.out);
-      trainer = std::make_unique<train::Trainer>(options, comm);
+      trainer = std::make_unique<train::Trainer>(options, comm, force);
     } else {
       trainer = std::make_unique<train::Trainer>(resume, resumed_changes(), comm);
     }
@@ -41,8 +43,9 @@ struct TrainCommand {
       std::FILE* quiet = std::fopen("/dev/null", "w");
       train::Progress progress(quiet, false, s.options.log_every);
       train::InterruptWatch interrupt;
-      trainer->run(progress, &interrupt);
+      const auto outcome = trainer->run(progress, &interrupt);
       std::fclose(quiet);
+      if (outcome == train::Trainer::Outcome::interrupted) throw Stopped{interrupt.signal()};
       return;
     }
     if (comm.size() > 1)
@@ -51,12 +54,14 @@ struct TrainCommand {
     fmt::print("tinygpt: {} parameters; {} tokenizer, {} tokens; {} training and {} validation tokens\n",
                t.model().parameter_count(), t.corpus().tokenizer->kind(), t.corpus().tokenizer->vocab_size(),
                t.corpus().train.size(), t.corpus().val.size());
+    for (const std::string& change : t.new_changes()) fmt::print("tinygpt: changed at {}\n", change);
     fmt::print("tinygpt: {} at iteration {} of {}; checkpoint {}, log {}{}\n",
                !init_from.empty() ? fmt::format("fine-tuning {}", init_from) : resume.empty() ? "starting" : "resuming",
                s.iteration, s.options.iters, s.options.out, t.log_path(),
                s.options.precision == "bf16"
                    ? fmt::format("; bf16 products ({})", bf16_native() ? "native AVX512_BF16" : "portable")
                    : "");
+    std::fflush(stdout);
     train::InterruptWatch interrupt;
     train::Progress progress(stdout, isatty(fileno(stdout)), s.options.log_every);
     if (trainer->run(progress, &interrupt) == train::Trainer::Outcome::interrupted) {
@@ -64,19 +69,13 @@ struct TrainCommand {
                                    "tinygpt: continue with: {}tinygpt train --resume {}",
                                    interrupt.signal(), s.iteration, s.options.iters, s.options.out,
                                    comm.size() > 1 ? fmt::format("mpirun -np {} ", comm.size()) : "", s.options.out));
-      return;
+      throw Stopped{interrupt.signal()};
     }
-    progress.message(fmt::format("tinygpt: done: {} iterations, train loss {:.4f}, val loss {:.4f}; checkpoint {}",
-                                 s.iteration, s.train_loss, s.val_loss, s.options.out));
-  }
-
-  // A new run, or a resumed one sent elsewhere, never replaces an existing file.
-  static void refuse_existing(const std::string& out) {
-    std::error_code ec;
-    if (std::filesystem::exists(std::filesystem::symlink_status(out, ec)))
-      throw std::invalid_argument(fmt::format("'{}' already exists: continue it with --resume {}, or choose another "
-                                              "--out (it is never overwritten by a new run)",
-                                              out, out));
+    progress.message(fmt::format("tinygpt: done: {} iterations, train loss {:.4f}, val loss {:.4f}; checkpoint {}{}",
+                                 s.iteration, s.train_loss, s.val_loss, s.options.out,
+                                 s.options.keep_best && std::isfinite(s.best_val_loss)
+                                     ? fmt::format("; best val loss {:.4f} in {}", s.best_val_loss, t.best_path())
+                                     : ""));
   }
 
   // --init-from takes the model's shape and tokenizer from the checkpoint: flags that would say
@@ -90,27 +89,13 @@ struct TrainCommand {
                                                 flag, init_from));
   }
 
-  // On resume only --iters, --out, --threads and --log-every may be given (they do not change the
-  // run's numbers); the run writes to the checkpoint it continues unless --out names a new file.
+  // The settings given with --resume; the trainer refuses those a resume may not change.
   train::Resume resumed_changes() {
-    static const std::set<std::string> allowed = {"iters", "out", "threads", "log-every"};
+    train::Resume changes{.options = options, .given = {}, .force = force};
     train::TrainOptions probe;
-    train::for_each_option(probe, [&](const char* name, auto&, const char*, const train::Range&) {
-      if (cmd->count(std::string("--") + name) > 0 && !allowed.count(name))
-        throw std::invalid_argument(fmt::format("--{} cannot change on --resume: the run continues with the settings "
-                                                "saved in its checkpoint (only --iters, --out, --threads and "
-                                                "--log-every may be given)",
-                                                name));
+    train::for_each_option(probe, [&](const char* name, auto&, const char*, const train::Range&, train::Choices) {
+      if (cmd->count(std::string("--") + name) > 0) changes.given.insert(name);
     });
-    train::Resume changes;
-    if (cmd->count("--iters")) changes.iters = options.iters;
-    if (cmd->count("--threads")) changes.threads = options.threads;
-    if (cmd->count("--log-every")) changes.log_every = options.log_every;
-    if (cmd->count("--out")) {
-      std::error_code ec;
-      if (!std::filesystem::equivalent(options.out, resume, ec)) refuse_existing(options.out);
-      changes.out = options.out;
-    }
     return changes;
   }
 };
@@ -122,12 +107,22 @@ void add_train(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("train", "train a GPT on text files (or continue a run with --resume)");
   command->cmd = cmd;
   train::for_each_option(command->options, [&](const char* name, auto& field, const char* help,
-                                                const train::Range& range) {
-    if constexpr (std::is_arithmetic_v<std::decay_t<decltype(field)>>)
-      add_number(cmd, std::string("--") + name, field, range, help);
-    else
-      cmd->add_option(std::string("--") + name, field, help)->capture_default_str();
+                                                const train::Range& range, train::Choices choices) {
+    using T = std::decay_t<decltype(field)>;
+    const std::string flag = std::string("--") + name;
+    if constexpr (std::is_same_v<T, bool>) {
+      cmd->add_flag(flag, field, help);
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      add_number(cmd, flag, field, range, help);
+    } else {
+      CLI::Option* option = cmd->add_option(flag, field, help)->capture_default_str();
+      if constexpr (std::is_same_v<T, std::string>) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      if (!choices.empty()) option->type_name(fmt::format("{}", fmt::join(choices, "|")));
+    }
   });
+  cmd->add_flag("--force", command->force,
+                "replace a checkpoint, log or plot that another run left at --out; on --resume, also continue on text "
+                "whose bytes changed (recorded in the checkpoint)");
   cmd->add_option("--resume", command->resume, "continue the run saved in this checkpoint, exactly");
   cmd->add_option("--init-from", command->init_from,
                   "start a new run (fine-tuning) from this checkpoint's weights and tokenizer; --block may shrink "

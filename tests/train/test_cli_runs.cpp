@@ -1,0 +1,311 @@
+// Runs a practitioner can trust and steer, end to end through the tinygpt executable: no file
+// replaced without --force, one writer per run, exit codes that say whether a run finished, text
+// found by content on resume, settings a resume may change, and the flags and reports around them.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "cli_run.h"
+#include "gpt2_dir.h"
+#include "process.h"
+#include "temp_files.h"
+#include "tinygpt/data/json.h"
+
+using namespace tinygpt::testing;
+namespace json = tinygpt::data::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// `info --json` of a checkpoint, parsed.
+json::Value info(const std::string& ckpt) {
+  const Result r = run("info --json --ckpt " + ckpt);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.output, "info --json");
+}
+
+const json::Value& at(const json::Value& v, const char* key) {
+  const json::Value* found = v.find(key);
+  INFO(key);
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+}  // namespace
+
+TEST_CASE("cli: import, export, attention and plot replace an existing output only with --force", "[cli][force]") {
+  TempDir dir;
+  const std::string run_h5 = dir.file("run.h5"), victim = dir.file("victim.h5");
+  REQUIRE(run("train " + small_run(dir) + " --iters 4 --out " + run_h5).exit_code == 0);
+  fs::copy_file(run_h5, victim);
+  const std::string before = read_file(victim);
+  REQUIRE(write_gpt2_dir(dir.file("gpt2"), 1, 16, 2, 16, 5));
+  Result refused = run("import --from " + dir.file("gpt2") + " --out " + victim);
+  INFO(refused.output);
+  REQUIRE(refused.exit_code == 1);
+  REQUIRE(refused.output == "tinygpt: error: '" + victim + "' is a checkpoint at iteration 4 of 4: continue it with "
+                                "--resume " + victim + ", give --force to replace it, or choose another --out\n");
+  REQUIRE(read_file(victim) == before);
+  REQUIRE(run("import --from " + dir.file("gpt2") + " --out " + victim + " --force").exit_code == 0);
+  REQUIRE(at(info(victim), "training").type == json::Value::Type::null);
+  Result weights_only = run("import --from " + dir.file("gpt2") + " --out " + victim);
+  REQUIRE_THAT(weights_only.output, Catch::Contains("is a checkpoint of weights only (1 layers, 16 embd)"));
+  // export into a folder that holds files: refused, then replaced with --force.
+  REQUIRE(run("export --ckpt " + victim + " --out " + dir.file("hf")).exit_code == 0);
+  Result again = run("export --ckpt " + victim + " --out " + dir.file("hf"));
+  REQUIRE(again.exit_code == 1);
+  REQUIRE_THAT(again.output, Catch::Contains("is not empty: give --force to replace its config.json"));
+  REQUIRE(run("export --ckpt " + victim + " --out " + dir.file("hf") + " --force").exit_code == 0);
+  REQUIRE(run("import --from " + dir.file("hf") + " --out " + dir.file("back.h5")).exit_code == 0);
+  REQUIRE(read_file(dir.file("back.h5")) == read_file(victim));
+  // plot over a picture it did not make in this command.
+  const std::string svg = dir.file("loss.svg");
+  REQUIRE(run("plot --log " + dir.file("run.csv") + " --out " + svg).exit_code == 0);
+  const std::string picture = read_file(svg);
+  Result plot = run("plot --log " + dir.file("run.csv") + " --out " + svg);
+  REQUIRE(plot.exit_code == 1);
+  REQUIRE_THAT(plot.output, Catch::Contains("loss.svg' is an SVG picture: give --force to replace it"));
+  REQUIRE(run("plot --log " + dir.file("run.csv") + " --out " + svg + " --force").exit_code == 0);
+}
+
+TEST_CASE("cli: one writer per run, SIGTERM exits 143, a stale lock file blocks nothing", "[cli][lock]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("run.h5");
+  Process a(words("train " + small_run(dir) + " --iters 100000 --out " + ckpt), dir.file("a.out"));
+  REQUIRE(wait_for_rows(dir.file("run.csv")));
+  const std::string holder = "'" + ckpt + "' is being written by another tinygpt run (process " + std::to_string(a.pid());
+  for (const std::string& second : {"train --resume " + ckpt, "train --resume " + ckpt + " --iters 5",
+                                    "train " + small_run(dir) + " --iters 3 --force --out " + ckpt}) {
+    Result b = run(second);
+    INFO(second << "\n" << b.output);
+    REQUIRE(b.exit_code == 1);
+    REQUIRE_THAT(b.output, Catch::StartsWith("tinygpt: error: " + holder));
+  }
+  REQUIRE(kill(a.pid(), SIGTERM) == 0);
+  const Run stopped = a.wait(std::chrono::seconds(60));
+  INFO(stopped.output);
+  REQUIRE(stopped.exit_code == 143);  // 128 + SIGTERM, after the checkpoint
+  REQUIRE_THAT(stopped.output, Catch::Contains("stopped by signal 15"));
+  REQUIRE_FALSE(fs::exists(ckpt + ".lock"));
+  // A lock file left by a process killed with -9 holds no lock: the next run goes ahead.
+  dir.write("run.h5.lock", "999999\n");
+  const int64_t iteration = static_cast<int64_t>(at(at(info(ckpt), "training"), "iteration").number);
+  Result resumed = run("train --resume " + ckpt + " --iters " + std::to_string(iteration + 2));
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  REQUIRE_FALSE(fs::exists(ckpt + ".lock"));
+}
+
+TEST_CASE("cli: a new run does not replace another run's log or plot without --force", "[cli][force]") {
+  TempDir dir;
+  REQUIRE(run("train " + small_run(dir) + " --iters 10 --out " + dir.file("run.h5")).exit_code == 0);
+  fs::rename(dir.file("run.h5"), dir.file("kept.h5"));
+  const std::string log = read_file(dir.file("run.csv"));
+  Result refused = run("train " + small_run(dir) + " --iters 3 --out " + dir.file("run.h5"));
+  INFO(refused.output);
+  REQUIRE(refused.exit_code == 1);
+  REQUIRE(refused.output == "tinygpt: error: '" + dir.file("run.csv") + "' is the log of a run (10 rows, to iteration "
+                                "10): give --force to replace it, or choose another --out\n");
+  REQUIRE(read_file(dir.file("run.csv")) == log);
+  REQUIRE_FALSE(fs::exists(dir.file("run.h5")));
+  fs::remove(dir.file("run.csv"));
+  Result plot = run("train " + small_run(dir) + " --iters 3 --out " + dir.file("run.h5"));
+  REQUIRE_THAT(plot.output, Catch::Contains("run.svg' is an SVG picture: give --force"));
+  Result forced = run("train " + small_run(dir) + " --iters 3 --force --out " + dir.file("run.h5"));
+  INFO(forced.output);
+  REQUIRE(forced.exit_code == 0);
+  REQUIRE(at(at(info(dir.file("run.h5")), "training"), "iters").number == 3);
+}
+
+TEST_CASE("cli: --min-lr defaults to --lr / 10, so the README's fine-tuning line runs as written", "[cli][flags]") {
+  TempDir dir;
+  REQUIRE(run("train " + small_run(dir) + " --iters 2 --out " + dir.file("base.h5")).exit_code == 0);
+  Result ft = run("train --init-from " + dir.file("base.h5") + " --data " + dir.file("corpus.txt") + " --out " +
+                  dir.file("mine.h5") + " --block 8 --iters 3 --lr 3e-5");
+  INFO(ft.output);
+  REQUIRE(ft.exit_code == 0);
+  const json::Value settings = at(at(info(dir.file("mine.h5")), "training"), "settings");
+  REQUIRE(at(settings, "lr").number == 3e-5);
+  REQUIRE(at(settings, "min-lr").number == Approx(3e-6).epsilon(1e-12));
+  REQUIRE(run("train " + small_run(dir) + " --lr 1e-3 --min-lr 2e-3 --out " + dir.file("x.h5")).output ==
+          "tinygpt: error: --min-lr must be at most --lr 0.001 (got 0.002)\n");
+}
+
+TEST_CASE("cli: resume finds its text from any folder, follows moved text by its bytes, refuses changed text",
+          "[cli][resume][data]") {
+  TempDir dir;
+  fs::create_directories(dir.file("a")), fs::create_directories(dir.file("b"));
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "To be, or not to be, that is the question.\n";
+  dir.write("a/corpus.txt", text);
+  const std::string model = " --layers 1 --heads 2 --embd 16 --block 16 --batch 4 --eval-every 10 --eval-iters 2 "
+                            "--threads 1";
+  REQUIRE(run("train --data corpus.txt --out run.h5 --iters 4" + model, dir.file("a")).exit_code == 0);
+  const std::string ckpt = dir.file("a/run.h5");
+  const json::Value files = at(at(info(ckpt), "training"), "data_files");
+  REQUIRE(files.array->size() == 1);
+  REQUIRE(at(files.array->at(0), "path").text == dir.file("a/corpus.txt"));  // absolute
+  REQUIRE(at(files.array->at(0), "bytes").number == static_cast<double>(text.size()));
+  REQUIRE(at(files.array->at(0), "sha256").text.size() == 64);
+  // From another folder, by the path stored in the checkpoint.
+  Result elsewhere = run("train --resume ../a/run.h5 --iters 6", dir.file("b"));
+  INFO(elsewhere.output);
+  REQUIRE(elsewhere.exit_code == 0);
+  // Moved: refused until --data says where, then accepted because the bytes are the same.
+  fs::rename(dir.file("a/corpus.txt"), dir.file("moved.txt"));
+  Result lost = run("train --resume " + ckpt + " --iters 8");
+  REQUIRE(lost.exit_code == 1);
+  REQUIRE_THAT(lost.output, Catch::Contains("the run's text '" + dir.file("a/corpus.txt") +
+                                            "' is not there any more: if it moved, give its new place with --data"));
+  Result found = run("train --resume " + ckpt + " --iters 8 --data " + dir.file("moved.txt"));
+  INFO(found.output);
+  REQUIRE(found.exit_code == 0);
+  const std::string moved = "iteration 6: train file 1 moved: '" + dir.file("a/corpus.txt") + "' -> '" +
+                            dir.file("moved.txt") + "'";
+  REQUIRE_THAT(found.output, Catch::Contains("tinygpt: changed at " + moved));
+  // Edited in place with the same characters (so the same token count): refused, then --force.
+  std::string edited = text;
+  std::swap(edited[0], edited[1]);
+  dir.write("moved.txt", edited);
+  Result changed = run("train --resume " + ckpt + " --iters 10");
+  INFO(changed.output);
+  REQUIRE(changed.exit_code == 1);
+  REQUIRE_THAT(changed.output, Catch::Contains("the text changed since the checkpoint: train file 1 was '" +
+                                               dir.file("moved.txt") + "' (" + std::to_string(text.size()) +
+                                               " bytes, SHA-256 ") &&
+                                   Catch::Contains("give --force to continue on the new text"));
+  Result forced = run("train --resume " + ckpt + " --iters 10 --force");
+  INFO(forced.output);
+  REQUIRE(forced.exit_code == 0);
+  std::vector<std::string> changes;  // --iters three times, the move, the change
+  const json::Value described = info(ckpt);
+  for (const json::Value& line : *at(at(described, "training"), "changes").array) changes.push_back(line.text);
+  REQUIRE(changes.size() == 5);
+  REQUIRE(changes[0] == "iteration 4: --iters 4 -> 6");
+  REQUIRE(changes[2] == moved);
+  REQUIRE_THAT(changes[4], Catch::StartsWith("iteration 8: the text changed (--force): train file 1 was '"));
+  REQUIRE_THAT(run("info --ckpt " + ckpt).output, Catch::Contains("changed      " + moved));
+}
+
+TEST_CASE("cli: a resume may change the intervals and the schedule from now on, and each change is stored",
+          "[cli][resume]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("run.h5");
+  REQUIRE(run("train " + small_run(dir) + " --iters 6 --warmup 2 --out " + ckpt).exit_code == 0);
+  Result resumed = run("train --resume " + ckpt + " --iters 10 --eval-every 2 --eval-iters 1 --ckpt-every 5 "
+                       "--log-every 1 --lr 5e-4 --warmup 0 --lr-decay-iters 10 --sample-every 4");
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  for (const char* change : {"changed at iteration 6: --iters 6 -> 10", "changed at iteration 6: --lr 0.001 -> 0.0005",
+                             "changed at iteration 6: --min-lr 0.0001 -> 5e-05", "changed at iteration 6: --warmup 2 -> 0",
+                             "changed at iteration 6: --lr-decay-iters 0 -> 10", "--eval-every 10 -> 2",
+                             "--eval-iters 2 -> 1", "--ckpt-every 500 -> 5", "--log-every 10 -> 1",
+                             "--sample-every 0 -> 4", "sample at iteration 8:"})
+    REQUIRE_THAT(resumed.output, Catch::Contains(change));
+  const json::Value training = at(info(ckpt), "training");
+  REQUIRE(at(training, "changes").array->size() == 10);
+  REQUIRE(at(at(training, "settings"), "eval-every").number == 2);
+  // Rows 1-6 keep the first schedule; rows 7-10 follow the new one: cosine from 5e-4 to 5e-5 over 10.
+  const std::string log = read_file(dir.file("run.csv"));
+  for (int it = 6; it < 10; ++it) {
+    const size_t row = log.find("\n" + std::to_string(it + 1) + ",");
+    REQUIRE(row != std::string::npos);
+    const std::string fields = log.substr(row + 1, log.find('\n', row + 1) - row - 1);
+    const double lr = std::stod(fields.substr(fields.find(',', fields.find(',', fields.find(',') + 1) + 1) + 1));
+    const double expected = 5e-5 + 0.5 * (1 + std::cos(3.14159265358979323846 * it / 10.0)) * (5e-4 - 5e-5);
+    INFO(fields);
+    REQUIRE(lr == Approx(expected).epsilon(1e-6));
+  }
+  // What would change the steps already taken, or the optimizer's moments, stays refused.
+  for (const char* flag : {"--layers 2", "--beta2 0.95", "--batch 8", "--seed 3", "--weight-decay 0"}) {
+    Result refused = run("train --resume " + ckpt + " --iters 12 " + flag);
+    INFO(flag << "\n" << refused.output);
+    REQUIRE(refused.exit_code == 1);
+    REQUIRE_THAT(refused.output, Catch::Contains(std::string(flag).substr(0, std::string(flag).find(' ')) +
+                                                 " cannot change on --resume"));
+  }
+}
+
+TEST_CASE("cli: --beta1/--beta2, --keep-best and --sample-every, which change no number",
+          "[cli][flags]") {
+  TempDir dir;
+  const std::string args = "train " + small_run(dir) + " --iters 30 --beta2 0.95 ";  // estimates at 10, 20, 30
+  Result with = run(args + "--keep-best --sample-every 10 --out " + dir.file("with.h5"));
+  INFO(with.output);
+  REQUIRE(with.exit_code == 0);
+  REQUIRE_THAT(with.output, Catch::Contains("tinygpt: sample at iteration 10:\n") &&
+                                Catch::Contains("tinygpt: sample at iteration 20:\n") &&
+                                Catch::Contains("best val loss ") && Catch::Contains("with.best.h5"));
+  REQUIRE(run(args + "--out " + dir.file("without.h5")).exit_code == 0);
+  const json::Value a = at(info(dir.file("with.h5")), "training"), b = at(info(dir.file("without.h5")), "training");
+  REQUIRE(at(a, "train_loss").text == at(b, "train_loss").text);  // every digit
+  REQUIRE(at(a, "val_loss").text == at(b, "val_loss").text);
+  REQUIRE(at(at(a, "settings"), "beta2").number == 0.95);
+  REQUIRE(at(at(a, "settings"), "keep-best").boolean);
+  // The best checkpoint is the one at the lowest of the run's validation estimates.
+  const json::Value best = at(info(dir.file("with.best.h5")), "training");
+  double lowest = 1e9;
+  int64_t lowest_at = 0;
+  std::istringstream rows(read_file(dir.file("with.csv")));
+  std::string row;
+  std::getline(rows, row);
+  while (std::getline(rows, row)) {
+    const size_t a1 = row.find(','), a2 = row.find(',', a1 + 1), a3 = row.find(',', a2 + 1);
+    if (a3 == a2 + 1) continue;  // no estimate on this row
+    const double val = std::stod(row.substr(a2 + 1, a3 - a2 - 1));
+    if (val < lowest) lowest = val, lowest_at = std::stoll(row.substr(0, a1));
+  }
+  REQUIRE(at(best, "iteration").number == static_cast<double>(lowest_at));
+  REQUIRE(at(best, "best_val_loss").number == Approx(lowest).epsilon(1e-7));
+  REQUIRE(at(at(info(dir.file("with.h5")), "training"), "best_val_loss").number == Approx(lowest).epsilon(1e-7));
+}
+
+TEST_CASE("cli: flags: unknown ones get the nearest, --version, choices in --help, one spelling", "[cli][flags]") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train --iter 5", "unknown flag --iter (did you mean --iters?); see tinygpt train --help"},
+      {"bench --vocab 65", "unknown flag --vocab (did you mean --vocab-size?); see tinygpt bench --help"},
+      {"bench --steps 3", "unknown flag --steps (did you mean --iters?); see tinygpt bench --help"},
+      {"info --ckpt x.h5 --verbose", "unknown flag --verbose; see tinygpt info --help"},
+      {"eval --data x.txt", "--ckpt is required (see tinygpt eval --help)"},
+      {"train stray", "unexpected value 'stray': every value follows its flag (see tinygpt train --help)"},
+      {"sample --ckpt x.h5 --temprature 1", "unknown flag --temprature (did you mean --temperature?); see tinygpt "
+                                            "sample --help"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args);
+    INFO(args);
+    REQUIRE(r.exit_code == 1);
+    REQUIRE(r.output == "tinygpt: error: " + message + "\n");
+  }
+  const Result version = run("--version");
+  REQUIRE(version.exit_code == 0);
+  REQUIRE_THAT(version.output, Catch::Matches("tinygpt [0-9]+\\.[0-9]+(\\.[0-9]+)?\n"));
+  const Result help = run("train --help");
+  REQUIRE_THAT(help.output, Catch::Contains("--tokenizer char|bpe") && Catch::Contains("--precision fp32|bf16") &&
+                                Catch::Contains("--force") && Catch::Contains("--keep-best") &&
+                                Catch::Contains("--lr-decay-iters") && Catch::Contains("--beta2"));
+  REQUIRE_THAT(run("bench --help").output, Catch::Contains("--vocab-size") && Catch::Contains("--iters"));
+}
+
+TEST_CASE("cli: eval reports bits per byte and the text's bytes beside nats per token", "[cli][eval]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("run.h5");
+  REQUIRE(run("train " + small_run(dir) + " --iters 4 --out " + ckpt).exit_code == 0);
+  Result r = run("eval --json --ckpt " + ckpt + " --data " + dir.file("corpus.txt"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const json::Value v = json::parse(r.output, "eval --json");
+  const double loss = at(v, "loss").number, tokens = at(v, "tokens").number, bytes = at(v, "bytes").number;
+  // Every byte the targets spell: all but the first character's ('T'), so the file's size minus 1;
+  // the Hangul characters take 3 bytes each, so there are more bytes than tokens.
+  REQUIRE(bytes == static_cast<double>(fs::file_size(dir.file("corpus.txt")) - 1));
+  REQUIRE(bytes > tokens);
+  REQUIRE(at(v, "bits_per_byte").number == Approx(loss * tokens / (bytes * std::log(2.0))).epsilon(1e-5));
+  Result table = run("eval --ckpt " + ckpt + " --data " + dir.file("corpus.txt"));
+  REQUIRE_THAT(table.output, Catch::Contains("  bits/byte ") && Catch::Contains("  bytes "));
+}
