@@ -75,6 +75,15 @@ bool parse_seal(std::string_view file, const std::string& path, std::string& hex
 
 }  // namespace
 
+void seal_image(char* bytes, size_t size) {
+  if (size < static_cast<size_t>(kUserBlockBytes)) throw std::logic_error("seal_image: no user block");
+  Sha256 sha;
+  sha.update(bytes + kUserBlockBytes, size - kUserBlockBytes);
+  std::string block = seal_text(sha.hex_digest(), static_cast<int64_t>(size));
+  block.resize(static_cast<size_t>(kUserBlockBytes), '\0');
+  std::copy(block.begin(), block.end(), bytes);
+}
+
 void seal_checkpoint(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(fmt::format("cannot seal '{}': {}", path, std::strerror(errno)));

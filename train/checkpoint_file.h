@@ -15,7 +15,10 @@ namespace tinygpt::train {
 
 constexpr int64_t kUserBlockBytes = 512;
 
-// Writes the seal into a file that libhdf5 wrote with a 512-byte user block and has closed.
+// Writes the seal into the first 512 bytes of a whole file's bytes, which libhdf5 wrote with a
+// 512-byte user block.
+void seal_image(char* bytes, size_t size);
+// The same for a file on disk (tests that edit a checkpoint seal it again).
 void seal_checkpoint(const std::string& path);
 
 struct CheckpointImage {

@@ -1,17 +1,12 @@
 #include "tinygpt/train/h5_writer.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <stdexcept>
 
+#include "tinygpt/data/input_file.h"
 #include "tinygpt/train/checkpoint_file.h"
 #include "tinygpt/train/output_files.h"
 
@@ -24,26 +19,6 @@ H5::StrType string_type(const std::string& value) {
   t.setCset(H5T_CSET_UTF8);
   t.setStrpad(H5T_STR_NULLPAD);
   return t;
-}
-
-void fsync_path(const std::string& path, int flags) {
-  const int fd = ::open(path.c_str(), flags);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
-// A new, uniquely named file beside `target` (".run.h5.tmp-XXXXXX"): nothing that exists is reused.
-std::string temporary_beside(const std::filesystem::path& target) {
-  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-  std::string name = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) throw std::runtime_error(std::strerror(errno));
-  const mode_t mask = ::umask(0);  // mkstemp makes it private; the file gets the usual mode
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  ::close(fd);
-  return name;
 }
 
 // Objects are created without modification times: the same content always makes the same bytes.
@@ -112,37 +87,55 @@ void put_ints(H5::Group& g, const std::string& name, const std::vector<int32_t>&
   if (!values.empty()) ds.write(values.data(), H5::PredType::NATIVE_INT32);
 }
 
+namespace {
+
+// The whole file, made by libhdf5 in memory (its core driver): a disk that fills up, or any other
+// failure of the file system, then meets our own writes, which report it, instead of libhdf5's,
+// which cannot close such a file again without crashing.
+data::FileBytes hdf5_image(const std::string& name, const std::function<void(H5::H5File&)>& fill) {
+  H5::FileCreatPropList create;
+  create.setUserblock(kUserBlockBytes);  // room for the seal
+  H5Pset_obj_track_times(create.getId(), false);  // the root group
+  H5::FileAccPropList access;
+  H5Pset_fapl_core(access.getId(), size_t{16} << 20, false);  // grows 16 MB at a time; never on disk
+  const hid_t id = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, create.getId(), access.getId());
+  if (id < 0) throw H5::FileIException("H5Fcreate", "H5Fcreate failed");
+  struct Close {
+    hid_t id;
+    ~Close() { H5Fclose(id); }  // once, whatever happened
+  } close{id};
+  {
+    H5::H5File file(id);  // a second reference, dropped at the end of this scope
+    fill(file);
+  }
+  if (H5Fflush(id, H5F_SCOPE_GLOBAL) < 0) throw H5::FileIException("H5Fflush", "H5Fflush failed");
+  // The image starts at the superblock; the file is the user block, then the image.
+  const ssize_t size = H5Fget_file_image(id, nullptr, 0);
+  if (size <= 0) throw H5::FileIException("H5Fget_file_image", "H5Fget_file_image failed");
+  data::FileBytes file(static_cast<size_t>(kUserBlockBytes + size));
+  std::fill_n(file.data(), kUserBlockBytes, '\0');
+  if (H5Fget_file_image(id, file.data() + kUserBlockBytes, static_cast<size_t>(size)) != size)
+    throw H5::FileIException("H5Fget_file_image", "H5Fget_file_image failed");
+  return file;
+}
+
+}  // namespace
+
 void write_sealed(const std::string& path, const std::string& what, const std::function<void(H5::H5File&)>& fill) {
   H5::Exception::dontPrint();
   check_output_path(path, OutputKind::hdf5);
-  const std::filesystem::path target(path);
-  std::string tmp;
-  auto fail = [&](const std::string& why) {
-    if (!tmp.empty()) std::remove(tmp.c_str());
-    throw std::runtime_error(fmt::format("cannot write {} '{}': {}", what, path, why));
-  };
+  data::FileBytes image;
   try {
-    tmp = temporary_beside(target);
-    {
-      H5::FileCreatPropList create;
-      create.setUserblock(kUserBlockBytes);  // room for the seal
-      H5Pset_obj_track_times(create.getId(), false);  // the root group
-      H5::H5File file(tmp, H5F_ACC_TRUNC, create);
-      fill(file);
-      file.close();
-    }
-    seal_checkpoint(tmp);
+    image = hdf5_image(path, fill);
   } catch (const H5::Exception& e) {
-    fail(e.getDetailMsg());
+    throw std::runtime_error(fmt::format("cannot write {} '{}': {}", what, path, e.getDetailMsg()));
   } catch (const std::exception& e) {
-    fail(e.what());
+    throw std::runtime_error(fmt::format("cannot write {} '{}': {}", what, path, e.what()));
   }
-  fsync_path(tmp, O_RDONLY);  // the data is on disk before the name points at it
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) fail(ec.message());
-  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-  fsync_path(dir.string(), O_RDONLY | O_DIRECTORY);  // and the rename itself is durable
+  seal_image(image.data(), image.size());
+  AtomicFile out(path, what);
+  out.write(image.data(), image.size());
+  out.commit();
 }
 
 }  // namespace tinygpt::train::h5

@@ -14,6 +14,7 @@
 #include "tinygpt/data/gpt2_vocab.h"
 #include "tinygpt/data/input_file.h"
 #include "tinygpt/data/json.h"
+#include "tinygpt/train/output_files.h"
 #include "tinygpt/train/safetensors.h"
 
 namespace tinygpt::train {
@@ -204,9 +205,9 @@ std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenize
           ? ",\n  \"bos_token_id\": 50256,\n  \"eos_token_id\": 50256"
           : "");
   auto write = [&](const char* name, const std::string& text) {
-    std::ofstream out(fs::path(dir) / name, std::ios::binary);
-    out << text;
-    if (!out.flush()) throw std::runtime_error(fmt::format("export: cannot write '{}'", (fs::path(dir) / name).string()));
+    AtomicFile out((fs::path(dir) / name).string());
+    out.write(text.data(), text.size());
+    out.commit();
   };
   write("config.json", config);
   NoGradGuard no_grad;

@@ -1,7 +1,13 @@
 #include "tinygpt/train/output_files.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
 
 #include <filesystem>
 #include <fstream>
@@ -91,10 +97,61 @@ void refuse_replacing(const std::string& path, OutputKind kind, bool force, cons
                                           resumable ? fmt::format("continue it with --resume {}, ", path) : "", flag));
 }
 
+AtomicFile::AtomicFile(const std::string& path, const std::string& what) : path_(path), what_(what) {
+  const std::filesystem::path target(path);
+  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  temporary_ = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  fd_ = ::mkstemp(temporary_.data());  // a new, unique name: nothing that exists is reused
+  if (fd_ < 0) {
+    const int error = errno;
+    temporary_.clear();
+    fail("create a file beside it", error);
+  }
+  const mode_t mask = ::umask(0);  // mkstemp makes the file private; it gets the usual mode
+  ::umask(mask);
+  ::fchmod(fd_, 0666 & ~mask);
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+void AtomicFile::fail(const std::string& doing, int error) {
+  throw std::runtime_error(fmt::format("cannot write {}'{}'{}: {}", what_.empty() ? "" : what_ + " ", path_,
+                                       doing.empty() ? "" : " (" + doing + ")", std::strerror(error)));
+}
+
+void AtomicFile::write(const void* data, size_t size) {
+  const char* at = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd_, at, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("", errno);
+    at += n, size -= static_cast<size_t>(n);
+  }
+}
+
+void AtomicFile::commit() {
+  if (::fsync(fd_) != 0) fail("", errno);  // the data is on disk before the name points at it
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) fail("", errno);
+  if (::rename(temporary_.c_str(), path_.c_str()) != 0) fail("rename", errno);
+  temporary_.clear();
+  const std::filesystem::path target(path_);
+  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {  // and the rename itself is durable
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
 void write_output_file(const std::string& path, OutputKind kind, const std::string& text) {
   check_output_path(path, kind);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !(out << text) || !out.flush()) throw std::runtime_error(fmt::format("cannot write '{}'", path));
+  AtomicFile out(path);
+  out.write(text.data(), text.size());
+  out.commit();
 }
 
 }  // namespace tinygpt::train

@@ -24,7 +24,26 @@ void refuse_replacing(const std::string& path, OutputKind kind, bool force, cons
 // log of a run (12 rows, to iteration 120)", "an SVG picture").
 std::string describe_output(const std::string& path, OutputKind kind);
 
-// Writes `text` to `path` after check_output_path.
+// A new file written beside `path` (".name.tmp-XXXXXX") and renamed over it by commit(), after its
+// bytes are on disk: a crash, a full disk or an error leaves what was at `path` as it was. Errors
+// name the path and the operating system's reason ("cannot write 'run.h5': No space left on device").
+class AtomicFile {
+ public:
+  // what: the kind of file, for messages ("checkpoint"); empty for none.
+  explicit AtomicFile(const std::string& path, const std::string& what = "");
+  ~AtomicFile();  // removes the temporary file unless committed
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void write(const void* data, size_t size);
+  void commit();  // fsync, rename over the path, fsync its folder
+
+ private:
+  [[noreturn]] void fail(const std::string& doing, int error);
+  std::string path_, what_, temporary_;
+  int fd_ = -1;
+};
+
+// Writes `text` to `path` (atomically) after check_output_path.
 void write_output_file(const std::string& path, OutputKind kind, const std::string& text);
 
 }  // namespace tinygpt::train

@@ -13,6 +13,7 @@
 
 #include "tinygpt/data/input_file.h"
 #include "tinygpt/data/json.h"
+#include "tinygpt/train/output_files.h"
 
 namespace tinygpt::train {
 
@@ -150,18 +151,17 @@ void write_safetensors(const std::string& path, const std::vector<std::pair<std:
   }
   header += "}";
   header.resize((header.size() + 7) / 8 * 8, ' ');
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  AtomicFile out(path, "safetensors file");
   const uint64_t n = header.size();
   unsigned char length[8];
   for (int k = 0; k < 8; ++k) length[k] = static_cast<unsigned char>(n >> (8 * k));
-  out.write(reinterpret_cast<const char*>(length), 8);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(length, 8);
+  out.write(header.data(), header.size());
   for (const auto& [name, t] : sorted) {
     const Tensor c = t.contiguous();
-    out.write(reinterpret_cast<const char*>(c.data()), static_cast<std::streamsize>(c.numel() * 4));
+    out.write(c.data(), static_cast<size_t>(c.numel()) * 4);
   }
-  out.close();
-  if (!out) throw std::runtime_error(fmt::format("cannot write safetensors file '{}'", path));
+  out.commit();
 }
 
 }  // namespace tinygpt::train

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -376,7 +378,7 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
   std::ofstream log;
   if (comm_.is_root()) {
     log.open(log_path(), std::ios::app);
-    if (!log) throw std::runtime_error(fmt::format("cannot write the log '{}'", log_path()));
+    if (!log) throw std::runtime_error(fmt::format("cannot write the log '{}': {}", log_path(), std::strerror(errno)));
   }
   const double seconds_before = state_.seconds;
   const auto start = std::chrono::steady_clock::now();
@@ -412,7 +414,8 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
       continue;
     }
     log << format_log_row({state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds}) << '\n';
-    log.flush();
+    if (!log.flush())
+      throw std::runtime_error(fmt::format("cannot write the log '{}': {}", log_path(), std::strerror(errno)));
     if (val) write_loss_plot({log_path()}, plot_path());  // a fresh picture at every evaluation
     progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val});
     if (options_.sample_every > 0 && state_.iteration % options_.sample_every == 0) log_sample(progress);
