@@ -21,11 +21,8 @@ struct Result {
   std::string output;  // stdout and stderr together
 };
 
-// tinygpt with `args` through the shell; from the folder `from` when given (relative paths are
-// then relative to it).
-inline Result run(const std::string& args, const std::string& from = "") {
-  const std::string command =
-      (from.empty() ? "" : "cd '" + from + "' && ") + std::string(TINYGPT_BINARY) + " " + args + " 2>&1";
+// A shell command line, its exit code and output.
+inline Result shell(const std::string& command) {
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string output;
@@ -33,6 +30,12 @@ inline Result run(const std::string& args, const std::string& from = "") {
   while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// tinygpt with `args` through the shell; from the folder `from` when given (relative paths are
+// then relative to it).
+inline Result run(const std::string& args, const std::string& from = "") {
+  return shell((from.empty() ? "" : "cd '" + from + "' && ") + std::string(TINYGPT_BINARY) + " " + args + " 2>&1");
 }
 
 // Waits until a training log has rows (training runs); false after 30 s.

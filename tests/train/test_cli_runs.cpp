@@ -319,16 +319,10 @@ TEST_CASE("cli: a write the system refuses names its reason, and the last checkp
   // Files may grow to 40 KB (as a full disk, the write fails; SIGXFSZ ignored, so write() says why).
   const std::string limited = "bash -c 'ulimit -f 40; trap \"\" XFSZ; exec " + std::string(TINYGPT_BINARY) +
                               " train --resume " + ckpt + " --iters 6' 2>&1";
-  FILE* pipe = popen(limited.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
-  const int status = pclose(pipe);
-  INFO(output);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 1);
-  REQUIRE_THAT(output, Catch::EndsWith("tinygpt: error: cannot write checkpoint '" + ckpt + "': File too large\n"));
+  const Result r = shell(limited);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 1);
+  REQUIRE_THAT(r.output, Catch::EndsWith("tinygpt: error: cannot write checkpoint '" + ckpt + "': File too large\n"));
   REQUIRE(read_file(ckpt) == before);
   for (const auto& entry : fs::directory_iterator(dir.file("")))  // no temporary file left behind
     REQUIRE(entry.path().filename().string().find(".tmp-") == std::string::npos);
