@@ -5,6 +5,7 @@
 // gradients, optimizer state, LayerNorm, softmax, GELU, the loss) stays float in both.
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tinygpt {
@@ -31,20 +32,32 @@ class PrecisionGuard {
 // x rounded to the nearest bfloat16 (ties to even), as a float whose low 16 bits are 0. NaN stays
 // NaN; values beyond bfloat16's largest finite round to infinity, as IEEE rounding does.
 inline float round_to_bf16(float x) {
-  uint32_t u = std::bit_cast<uint32_t>(x);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return std::bit_cast<float>((u | 0x00400000u) & 0xFFFF0000u);  // quiet NaN
-  u += 0x7FFFu + ((u >> 16) & 1u);
-  return std::bit_cast<float>(u & 0xFFFF0000u);
+  const uint32_t u = std::bit_cast<uint32_t>(x);
+  const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  const uint32_t quiet_nan = (u | 0x00400000u) & 0xFFFF0000u;
+  // A select, not a branch: loops of it vectorize.
+  return std::bit_cast<float>((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded);
 }
 // p[0..n) rounded in place: the packed operands of the portable bf16 path.
 inline void round_to_bf16(float* p, int64_t n) {
   for (int64_t i = 0; i < n; ++i) p[i] = round_to_bf16(p[i]);
 }
 
-// Whether this CPU has AVX512_BF16 (vdpbf16ps), and the build can use it: then bf16 products run
-// on the native kernels (kernels/gemm_bf16.cpp), elsewhere on the float kernels with operands
+// Whether this CPU has AVX512_BF16 (vdpbf16ps) and the build can use it.
+bool bf16_instructions();
+
+// Whether bf16 products run on the native kernels (kernels/gemm_bf16.cpp): the CPU has the
+// instructions and they pay here. vdpbf16ps runs at twice the FMA rate on some CPUs and at half on
+// others, so the flags cannot tell: on the first call the native and float kernels each multiply
+// the same 384³ product (a few milliseconds), and the native ones are chosen only when clearly
+// faster (kernels/bf16_choice.cpp). Elsewhere bf16 products run on the float kernels with operands
 // rounded to bfloat16 as they are packed. Both compute the same products; they may differ in the
 // last bits of the sums, since the native instruction adds pairs of products in its own way.
 bool bf16_native();
+// That measurement: the native kernels' rate over the float kernels' (0 without the instructions).
+double bf16_native_speedup();
+// One line on which kernels bf16 products use here and why ("native AVX512_BF16: 1.93x the float
+// kernels' rate here", "float kernels on rounded operands: vdpbf16ps ran at 0.52x ...").
+std::string bf16_kernels_note();
 
 }  // namespace tinygpt

@@ -74,8 +74,7 @@ int main(int argc, char** argv) try {
 #ifdef TINYGPT_HAVE_OPENBLAS
   fmt::print("# OpenBLAS config: {}\n", openblas_get_config());
 #endif
-  fmt::print("# bf16: {} kernels (operands rounded to bfloat16, sums in float)\n",
-             bf16_native() ? "native AVX512_BF16" : "portable float");
+  fmt::print("# bf16 products (operands rounded to bfloat16, sums in float): {}\n", bf16_kernels_note());
   fmt::print("{:<16} {:<9} {:>7} {:>12} {:>12} {:>7} {:>12} {:>9}\n", "M x K x N", "product", "threads", "tinygpt",
              "OpenBLAS", "ratio", "tinygpt bf16", "bf16/fp32");
   for (auto& s : shapes) {

@@ -277,7 +277,7 @@ void pair_product(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, f
 
 }  // namespace
 
-bool bf16_native() {
+bool bf16_instructions() {
   static const bool available = __builtin_cpu_supports("avx512bf16");
   return available;
 }
@@ -294,7 +294,7 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
 
 #else  // no AVX-512 build: the portable path serves every bf16 product
 
-bool bf16_native() { return false; }
+bool bf16_instructions() { return false; }
 
 void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
                       bool accumulate, const float* bias, RowSums sums) {

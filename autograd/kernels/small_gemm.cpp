@@ -79,19 +79,26 @@ void small_gemm_floats(const SmallGemmArgs& g) {
 }
 
 // The portable bf16 form: MR rows of A and up to kSmallDepth of its k at a time, rounded into a
-// block read down its columns, times B's rounded panels by the float kernels.
+// block, times B's rounded panels by the float kernels. The block keeps A's own direction (rows
+// along k, or columns along the rows), so that the rounding reads and writes contiguous runs and
+// vectorizes.
 void small_gemm_rounded(const SmallGemmArgs& g) {
-  alignas(64) float block[kSmallDepth * MR];  // A(i0 + r, p0 + p) rounded at [p * MR + r]
+  alignas(64) float block[kSmallDepth * MR];
+  const bool along_rows = g.a_col == 1;  // A(i0 + r, p0 + p) at [r * kSmallDepth + p]; else at [p * MR + r]
   for (int64_t i0 = 0; i0 < g.m; i0 += MR) {
     const int64_t rows = std::min<int64_t>(MR, g.m - i0);
     for (int64_t p0 = 0; p0 < g.k; p0 += kSmallDepth) {
       const int64_t depth = std::min(kSmallDepth, g.k - p0);
-      for (int64_t r = 0; r < rows; ++r) {
-        const float* a = g.a + (i0 + r) * g.a_row + p0 * g.a_col;
-        for (int64_t p = 0; p < depth; ++p) block[p * MR + r] = round_to_bf16(a[p * g.a_col]);
+      const float* a = g.a + i0 * g.a_row + p0 * g.a_col;
+      if (along_rows) {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t p = 0; p < depth; ++p) block[r * kSmallDepth + p] = round_to_bf16(a[r * g.a_row + p]);
+      } else {
+        for (int64_t p = 0; p < depth; ++p)
+          for (int64_t r = 0; r < rows; ++r) block[p * MR + r] = round_to_bf16(a[p * g.a_col + r * g.a_row]);
       }
-      small_gemm_floats({rows, g.n, depth, block, 1, MR, g.b.from_row(p0), g.c + i0 * g.c_row, g.c_row, g.alpha,
-                         g.accumulate || p0 > 0});
+      small_gemm_floats({rows, g.n, depth, block, along_rows ? kSmallDepth : 1, along_rows ? 1 : MR,
+                         g.b.from_row(p0), g.c + i0 * g.c_row, g.c_row, g.alpha, g.accumulate || p0 > 0});
     }
   }
 }

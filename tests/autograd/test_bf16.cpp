@@ -1,6 +1,7 @@
 // bf16 mixed precision: rounding to bfloat16, the portable and native GEMM paths, thread counts,
 // and matmul/linear under a PrecisionGuard.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
@@ -40,7 +41,7 @@ std::vector<float> product(const Product& p, const std::vector<float>& a, const 
 std::vector<float> uniform(int64_t n, uint64_t seed) { return Tensor::uniform({n}, seed, -1, 1).to_vector(); }
 
 // The paths this machine has: the portable one always, the native one where the CPU has AVX512_BF16.
-std::vector<int> bf16_paths() { return bf16_native() ? std::vector<int>{1, 2} : std::vector<int>{1}; }
+std::vector<int> bf16_paths() { return bf16_instructions() ? std::vector<int>{1, 2} : std::vector<int>{1}; }
 
 // The largest |a[i] - b[i]|.
 double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
@@ -123,6 +124,25 @@ TEST_CASE("bf16: both paths compute the product of the rounded operands, with a 
       }
     }
   }
+}
+
+TEST_CASE("bf16: the native kernels serve bf16 products only where they were measured to pay", "[bf16][gemm]") {
+  REQUIRE(bf16_native_speedup() == bf16_native_speedup());  // measured once, then the same answer
+  if (!bf16_instructions()) {
+    REQUIRE_FALSE(bf16_native());
+    REQUIRE(bf16_native_speedup() == 0.0);
+    REQUIRE_THAT(bf16_kernels_note(), Catch::Contains("no AVX512_BF16"));
+  } else {
+    REQUIRE(bf16_native_speedup() > 0.1);  // a measured ratio: vdpbf16ps runs at 0.5x to 2x FMA's rate
+    REQUIRE(bf16_native() == (bf16_native_speedup() >= 1.15));
+    REQUIRE_THAT(bf16_kernels_note(), Catch::Contains(fmt::format("{:.2f}x", bf16_native_speedup())));
+  }
+  // gemm's bf16 products are the chosen path's, bit for bit.
+  const Product p{70, 90, 50, false, false};
+  const std::vector<float> a = uniform(p.M * p.K, 3), b = uniform(p.K * p.N, 4);
+  std::vector<float> c(p.M * p.N, 0.5f);
+  gemm(p.M, p.N, p.K, {a.data(), p.K, 1}, {b.data(), p.N, 1}, c.data(), p.N, false, nullptr, Precision::bf16);
+  REQUIRE(c == product(p, a, b, bf16_native() ? 2 : 1));
 }
 
 TEST_CASE("bf16: each path has the same bits with 1, 2 and 3 threads", "[bf16][gemm]") {
@@ -305,7 +325,7 @@ TEST_CASE("bf16: attention's small products round both operands, in either form"
   const SmallCase cases[] = {{1, 1, 1, 0, 0},     {5, 7, 3, 1, 1},    {13, 33, 17, 2, 2}, {24, 64, 256, 0, 1},
                              {24, 40, 300, 1, 0}, {30, 16, 2, 0, 2}, {25, 70, 301, 2, 1}};
   std::vector<SmallForm> forms{SmallForm::rounded};
-  if (bf16_native()) forms.push_back(SmallForm::pairs);
+  if (bf16_instructions()) forms.push_back(SmallForm::pairs);
   for (const SmallCase& s : cases)
     for (bool accumulate : {false, true}) {
       const std::vector<float> a = uniform(s.m * s.k, s.m + 1), b = uniform(s.k * s.n, s.n + 2);

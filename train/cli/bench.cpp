@@ -36,9 +36,10 @@ void print_json(const std::vector<train::BenchResult>& runs) {
     figures += fmt::format("], \"bf16_speedup\": {:.4f}", train::step_speedup(runs[0], runs[1]));
   }
   fmt::print("{{\"cpu\": {}, \"vector_path\": \"{}\", \"fma_peak_gflops_per_core\": {:.1f}, {}, \"bf16_kernels\": \"{}\", "
-             "\"peak_rss_mb\": {:.1f}, \"formula_mb\": {:.1f}, \"parameters\": {}, \"ranks\": {}}}\n",
+             "\"bf16_native_speedup\": {:.3f}, \"peak_rss_mb\": {:.1f}, \"formula_mb\": {:.1f}, \"parameters\": {}, \"ranks\": {}}}\n",
              data::json::quote(cpu_model()), vector_path(), fma_peak_gflops(), figures,
-             bf16_native() ? "native" : "portable", r.peak_rss_mb, r.formula_mb, r.parameters, r.ranks);
+             bf16_native() ? "native" : "portable", bf16_native_speedup(), r.peak_rss_mb, r.formula_mb, r.parameters,
+             r.ranks);
 }
 
 // A table of per-step figures, one column per precision (and each figure's share of its column).
@@ -77,7 +78,7 @@ void print_text(const train::BenchOptions& o, const std::vector<train::BenchResu
   fmt::print("machine    {}, vector path {}, one core's FMA peak {:.1f} GFLOP/s\n", cpu_model(), vector_path(), fma_peak_gflops());
   fmt::print("model      {} layers, {} heads, {} embd, block {}, vocab {}; batch {}; {} parameters; {} products{}{}\n",
              c.n_layer, c.n_head, c.n_embd, c.block_size, c.vocab_size, o.batch, first.parameters, products,
-             bf16 ? bf16_native() ? " (native AVX512_BF16)" : " (portable)" : "",
+             bf16 ? fmt::format(" ({})", bf16_kernels_note()) : "",
              runs.size() > 1 ? ", each step in turn" : "");
   if (first.ranks > 1)
     fmt::print("ranks      {} (MPI), each batch {}; averaging the gradients: {:.1f}% of a step (waiting for the "

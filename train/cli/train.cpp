@@ -59,7 +59,7 @@ struct TrainCommand {
                !init_from.empty() ? fmt::format("fine-tuning {}", init_from) : resume.empty() ? "starting" : "resuming",
                s.iteration, s.options.iters, s.options.out, t.log_path(),
                s.options.precision == "bf16"
-                   ? fmt::format("; bf16 products ({})", bf16_native() ? "native AVX512_BF16" : "portable")
+                   ? fmt::format("; bf16 products ({})", bf16_kernels_note())
                    : "");
     std::fflush(stdout);
     train::InterruptWatch interrupt;

@@ -1,0 +1,60 @@
+// Which kernels bf16 products run on: the native AVX512_BF16 ones where they are measured to pay.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/precision.h"
+
+namespace tinygpt {
+
+namespace {
+
+// Native kernels must beat the float ones by this much: a margin over timing noise, so that a
+// machine does not choose differently from one process to the next.
+constexpr double kBf16NativeMargin = 1.15;
+// The measured product: the size of a small model's Linear layers, a few milliseconds in all.
+constexpr int64_t kProbeSize = 384;
+constexpr int kProbeRounds = 3;
+
+double seconds_of(const std::function<void()>& product) {
+  double best = 1e30;
+  for (int round = 0; round < kProbeRounds; ++round) {
+    const auto t0 = std::chrono::steady_clock::now();
+    product();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+double measure_speedup() {
+  if (!bf16_instructions()) return 0.0;
+  const int64_t n = kProbeSize;
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  for (int64_t i = 0; i < n * n; ++i) a[i] = static_cast<float>(i % 7) - 3.0f, b[i] = static_cast<float>(i % 5) - 2.0f;
+  const MatrixView A{a.data(), n, 1}, B{b.data(), n, 1};
+  const double native = seconds_of([&] { gemm_bf16_native(n, n, n, A, B, c.data(), n, false); });
+  const double rounded = seconds_of([&] { gemm_bf16_portable(n, n, n, A, B, c.data(), n, false); });
+  return rounded / native;
+}
+
+}  // namespace
+
+double bf16_native_speedup() {
+  static const double speedup = measure_speedup();
+  return speedup;
+}
+
+bool bf16_native() { return bf16_instructions() && bf16_native_speedup() >= kBf16NativeMargin; }
+
+std::string bf16_kernels_note() {
+  if (!bf16_instructions()) return "float kernels on rounded operands: this CPU has no AVX512_BF16";
+  if (bf16_native()) return fmt::format("native AVX512_BF16: {:.2f}x the float kernels' rate here", bf16_native_speedup());
+  return fmt::format("float kernels on rounded operands: AVX512_BF16 ran at {:.2f}x their rate here",
+                     bf16_native_speedup());
+}
+
+}  // namespace tinygpt
