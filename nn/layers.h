@@ -37,6 +37,7 @@ class LayerNorm : public Module {
   explicit LayerNorm(int64_t dim, float eps = 1e-5f);
   Tensor forward(const Tensor& x) const { return layer_norm(x, weight, bias, eps_); }
   void reset_parameters(uint64_t seed) override;
+  float eps() const { return eps_; }
   Tensor weight, bias;
 
  private:

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/kernels/fast_exp.h"
 #include "tinygpt/autograd/kernels/elementwise.h"
 #include "tinygpt/autograd/ops.h"
@@ -160,6 +161,14 @@ Tensor relu(const Tensor& x) {
 
 // GELU, tanh approximation (SPEC.md): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
 // Its own loops with vector_tanh: std::tanh would keep them scalar, and GELU is a large share of a step.
+void gelu_row(const float* x, int64_t n, float* y) {
+  constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    y[i] = 0.5f * v * (1.0f + vector_tanh(kS * (v + kC * v * v * v)));
+  }
+}
+
 Tensor gelu(const Tensor& input) {
   OpTimer timer("gelu");
   constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
@@ -167,12 +176,7 @@ Tensor gelu(const Tensor& input) {
   Tensor out = Tensor::empty(x.shape());
   const float* px = x.data();
   float* py = out.data();
-  parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const float v = px[i];
-      py[i] = 0.5f * v * (1.0f + vector_tanh(kS * (v + kC * v * v * v)));
-    }
-  });
+  parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) { gelu_row(px + i0, i1 - i0, py + i0); });
   // dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2), t = tanh(u)
   return attach(out, "gelu", {x}, [x](const Tensor&, const Tensor& g) {
     bool fresh = false;  // GELU is usually its input's only consumer: write, skip zeroing and re-reading

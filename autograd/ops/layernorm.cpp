@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/kernels/rows.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/profile.h"
@@ -101,6 +102,11 @@ struct LayerNormBackward {
 };
 
 }  // namespace
+
+void layer_norm_row(const float* x, int64_t C, const float* weight, const float* bias, float eps, float* y) {
+  float mean = 0.0f, rstd = 0.0f;
+  normalize_rows<1>(x, C, weight, bias, eps, y, &mean, &rstd);
+}
 
 Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, float eps) {
   OpTimer timer("layer_norm");

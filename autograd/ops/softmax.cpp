@@ -4,26 +4,27 @@
 #include <cmath>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/kernels/rows.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/profile.h"
 
 namespace tinygpt {
 
+void softmax_row(const float* x, int64_t n, float* y) {
+  const float m = *std::max_element(x, x + n);
+  float s = 0.0f;
+  for (int64_t j = 0; j < n; ++j) s += (y[j] = std::exp(x[j] - m));
+  const float inv = 1.0f / s;
+  for (int64_t j = 0; j < n; ++j) y[j] *= inv;
+}
+
 Tensor softmax(const Tensor& input) {
   OpTimer timer("softmax");
   const Tensor x = input.contiguous();
   const int64_t cols = x.dim() ? x.shape().back() : 1, rows = cols ? x.numel() / cols : 0;
   Tensor out = Tensor::empty(x.shape());
-  for_rows(rows, cols, [&](int64_t r) {
-    const float* xr = x.data() + r * cols;
-    float* yr = out.data() + r * cols;
-    const float m = *std::max_element(xr, xr + cols);
-    float s = 0.0f;
-    for (int64_t j = 0; j < cols; ++j) s += (yr[j] = std::exp(xr[j] - m));
-    const float inv = 1.0f / s;
-    for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
-  });
+  for_rows(rows, cols, [&](int64_t r) { softmax_row(x.data() + r * cols, cols, out.data() + r * cols); });
   // dx_j = y_j (g_j - sum_k g_k y_k)
   return attach(out, "softmax", {x}, [x, rows, cols](const Tensor& y, const Tensor& g) {
     float* sink = grad_sink(x);
