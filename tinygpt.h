@@ -1,20 +1,24 @@
 #pragma once
-// tinygpt's public API in one include: #include <tinygpt/tinygpt.h>. Finer headers are
-// <tinygpt/<folder>/<file>.h>; docs/library.md lists them. Headers not reachable from here are the
-// implementation's own and may change.
+// tinygpt's public API in one include: #include <tinygpt/tinygpt.h>. It includes every installed
+// header (scripts/consumers.sh checks that); finer headers are <tinygpt/<folder>/<file>.h>, and
+// docs/library.md describes them. Headers in a `detail` or `kernels` folder are the
+// implementation's own: not installed, and they may change.
 
 // Tensors, automatic differentiation and every op (autograd/).
 #include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/precision.h"
+#include "tinygpt/autograd/inference.h"
+#include "tinygpt/autograd/machine.h"
+#include "tinygpt/autograd/memory.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/precision.h"
 #include "tinygpt/autograd/random.h"
+#include "tinygpt/autograd/shape.h"
 #include "tinygpt/autograd/tensor.h"
 
 // Modules, layers and the GPT (nn/).
 #include "tinygpt/nn/activations.h"
 #include "tinygpt/nn/containers.h"
-#include "tinygpt/nn/generator.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/nn/init.h"
 #include "tinygpt/nn/layers.h"
@@ -36,18 +40,38 @@
 #include "tinygpt/data/gpt2_vocab.h"
 #include "tinygpt/data/input_file.h"
 #include "tinygpt/data/json.h"
+#include "tinygpt/data/pretokenize.h"
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/data/token_array.h"
 #include "tinygpt/data/tokenizer.h"
 #include "tinygpt/data/utf8.h"
 
-// Saving modules and optimizers, checkpoints, GPT-2 files in Hugging Face's layout, the trainer,
-// evaluation and sampling (train/).
+// File formats: saving modules and optimizers, safetensors and GPT-2 files in Hugging Face's
+// layout, the CSV run log, numbers from untrusted input, atomic output files (io/).
+#include "tinygpt/io/hf_gpt2.h"
+#include "tinygpt/io/numbers.h"
+#include "tinygpt/io/output_files.h"
+#include "tinygpt/io/run_log.h"
+#include "tinygpt/io/safetensors.h"
+#include "tinygpt/io/save.h"
+
+// Looking inside a model and a run: tokens, attention and its steps, the residual stream, loss
+// plots (inspect/).
+#include "tinygpt/inspect/attention_steps.h"
+#include "tinygpt/inspect/inspect.h"
+#include "tinygpt/inspect/plot.h"
+#include "tinygpt/inspect/residual_trace.h"
+
+// The training run: options, the trainer and its checkpoint, evaluation, data parallelism, what a
+// run may write (train/).
 #include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/data_identity.h"
+#include "tinygpt/train/distributed.h"
 #include "tinygpt/train/evaluate.h"
-#include "tinygpt/train/hf_gpt2.h"
+#include "tinygpt/train/existing_outputs.h"
+#include "tinygpt/train/interrupt.h"
+#include "tinygpt/train/memory_budget.h"
 #include "tinygpt/train/options.h"
-#include "tinygpt/train/safetensors.h"
-#include "tinygpt/train/sampling.h"
-#include "tinygpt/train/save.h"
+#include "tinygpt/train/progress.h"
+#include "tinygpt/train/run_lock.h"
 #include "tinygpt/train/trainer.h"

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "tinygpt/autograd/kernels/strided.h"
-#include "tinygpt/autograd/profile.h"
+#include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
 

@@ -1,5 +1,9 @@
 #include "tinygpt/autograd/machine.h"
 
+#include <algorithm>
+
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -44,6 +48,26 @@ double fma_peak_gflops() {
   for (vfloat& x : acc) store(lanes, x), sink += lanes[0];
   if (sink == 42.0f) std::puts("");  // the chains' results are used
   return 12.0 * kLanes * 2.0 * static_cast<double>(kRounds) / seconds / 1e9;
+}
+
+namespace {
+
+// cgroup v2 (memory.max) or v1 (memory.limit_in_bytes) limit of this process; 0 when none.
+int64_t cgroup_limit() {
+  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(path);
+    int64_t bytes = 0;
+    if (in >> bytes && bytes > 0) return bytes;  // "max" does not parse: no limit
+  }
+  return 0;
+}
+
+}  // namespace
+
+int64_t machine_memory_bytes() {
+  const int64_t physical = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  const int64_t limit = cgroup_limit();
+  return limit > 0 ? std::min(physical, limit) : physical;
 }
 
 }  // namespace tinygpt

@@ -1,4 +1,4 @@
-#include "tinygpt/autograd/profile.h"
+#include "tinygpt/autograd/detail/profile.h"
 
 #include <cstring>
 

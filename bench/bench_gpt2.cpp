@@ -21,10 +21,10 @@
 #include "tinygpt/autograd/memory.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
-#include "tinygpt/nn/generator.h"
+#include "tinygpt/nn/sampling.h"
 #include "tinygpt/data/gpt2_vocab.h"
 #include "tinygpt/nn/gpt.h"
-#include "tinygpt/train/hf_gpt2.h"
+#include "tinygpt/io/hf_gpt2.h"
 #include "flags.h"
 
 using namespace tinygpt;
@@ -88,7 +88,7 @@ int main(int argc, char** argv) try {
   model.eval();
   if (const std::string dir = texts["--write-hf"]; !dir.empty()) {
     const data::BpeTokenizer tokenizer = data::read_gpt2_tokenizer(texts["--tokenizer"]);
-    train::export_hf_gpt2(model, tokenizer, dir);
+    io::export_hf_gpt2(model, tokenizer, dir);
     fmt::print("wrote {}: {} parameters\n", dir, model.parameter_count());
     return 0;
   }

@@ -56,17 +56,17 @@ int main(int argc, char** argv) try {
   // As in training (the Trainer holds one): gemm's packing buffers come back from the pool instead
   // of fresh pages each call, as OpenBLAS keeps its own buffer between calls.
   memory::Reuse reuse;
-  const int rounds = argc > 1 ? static_cast<int>(train::parse_number<int64_t>("rounds", argv[1], {1, 1000})) : 5;
+  const int rounds = argc > 1 ? static_cast<int>(io::parse_number<int64_t>("rounds", argv[1], {1, 1000})) : 5;
   // A second argument, e.g. "4096x384x1152", times just that shape instead of the default ones.
   std::vector<std::array<int64_t, 3>> shapes = {{768, 128, 384}, {768, 512, 128}, {768, 128, 65}, {1024, 1024, 1024}};
   if (argc > 2) {
     const std::string text = argv[2];
     const size_t x1 = text.find('x'), x2 = x1 == std::string::npos ? x1 : text.find('x', x1 + 1);
     if (x2 == std::string::npos) throw std::invalid_argument(fmt::format("shape '{}' is not MxKxN", text));
-    const train::Range sizes{1, 16384};  // each operand at most 1 GB
-    shapes = {{train::parse_number<int64_t>("M", text.substr(0, x1), sizes),
-               train::parse_number<int64_t>("K", text.substr(x1 + 1, x2 - x1 - 1), sizes),
-               train::parse_number<int64_t>("N", text.substr(x2 + 1), sizes)}};
+    const io::Range sizes{1, 16384};  // each operand at most 1 GB
+    shapes = {{io::parse_number<int64_t>("M", text.substr(0, x1), sizes),
+               io::parse_number<int64_t>("K", text.substr(x1 + 1, x2 - x1 - 1), sizes),
+               io::parse_number<int64_t>("N", text.substr(x2 + 1), sizes)}};
   }
   fmt::print("# gemm GFLOP/s, CPU: {}, hardware threads: {}, vector path: {}\n", cpu_model(),
              std::thread::hardware_concurrency(), vector_path());

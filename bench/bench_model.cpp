@@ -13,7 +13,7 @@
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/nn/gpt.h"
-#include "tinygpt/train/benchmark.h"
+#include "tinygpt/cli/benchmark.h"
 #include "flags.h"
 
 using namespace tinygpt;
@@ -47,7 +47,7 @@ void forward_backward(const std::function<Tensor()>& forward) {
 
 int main(int argc, char** argv) try {
   std::map<std::string, bench::Integer> flags = {
-      {"--batch", {12, train::kBenchBatchRange}}, {"--iters", {20, train::kBenchStepsRange}},
+      {"--batch", {12, cli::kBenchBatchRange}}, {"--iters", {20, cli::kBenchStepsRange}},
       {"--threads", {0, train::kThreadRange}}};
   bench::add_model_flags(flags, {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128});
   std::map<std::string, std::string> no_texts;

@@ -1,6 +1,6 @@
 #pragma once
 // The benchmark programs' command lines: `--name value` pairs, every name known and every number
-// checked as the tinygpt command checks its flags (train::parse_number), before anything runs, so
+// checked as the tinygpt command checks its flags (io::parse_number), before anything runs, so
 // that a typo is refused instead of timed.
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@ namespace tinygpt::bench {
 
 struct Integer {
   int64_t value;  // the default until a flag sets it
-  train::Range range;
+  io::Range range;
 };
 
 // Sets `integers` and `texts` (their defaults in place) from argv; throws, naming the flag, on an
@@ -32,7 +32,7 @@ inline void parse_flags(int argc, char** argv, std::map<std::string, Integer>& i
     }
     const auto n = integers.find(name);
     if (n == integers.end()) throw std::invalid_argument(fmt::format("unknown flag '{}'", name));
-    n->second.value = train::parse_number<int64_t>(name, argv[i + 1], n->second.range);
+    n->second.value = io::parse_number<int64_t>(name, argv[i + 1], n->second.range);
   }
 }
 

@@ -5,19 +5,17 @@
 # `cpack -G DEB` in the build tree packs the same files as a Debian package.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS tinygpt_autograd tinygpt_nn tinygpt_optim tinygpt_data tinygpt_train tinygpt_library
+install(TARGETS tinygpt_autograd tinygpt_nn tinygpt_optim tinygpt_data tinygpt_io tinygpt_inspect tinygpt_train
+                tinygpt_library
         EXPORT tinygptTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS tinygpt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-# Every header of the five folders but the implementation's own (kernels, the CLI, the checkpoint
-# file's internals); docs/library.md lists the public API.
+# The public headers: every header of the library folders except those in a `detail` or `kernels`
+# folder, which are the implementation's own. tinygpt.h includes each public header;
+# scripts/consumers.sh checks that, and that each compiles on its own.
 install(FILES tinygpt.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt)
-install(DIRECTORY autograd nn optim data train DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt
-        FILES_MATCHING PATTERN "*.h" PATTERN "*.inc"
-        PATTERN "kernels" EXCLUDE PATTERN "cli" EXCLUDE PATTERN "profile.h" EXCLUDE
-        PATTERN "hdf5_tree.h" EXCLUDE PATTERN "checkpoint_file.h" EXCLUDE PATTERN "isolated.h" EXCLUDE
-        PATTERN "sha256.h" EXCLUDE PATTERN "svg.h" EXCLUDE PATTERN "output_files.h" EXCLUDE
-        PATTERN "memory_budget.h" EXCLUDE)
+install(DIRECTORY autograd nn optim data io inspect train DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.inc" PATTERN "detail" EXCLUDE PATTERN "kernels" EXCLUDE)
 
 set(TINYGPT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tinygpt)
 install(EXPORT tinygptTargets NAMESPACE tinygpt:: DESTINATION ${TINYGPT_CMAKE_DIR})

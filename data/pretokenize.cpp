@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "tinygpt/data/unicode.h"
+#include "tinygpt/data/detail/unicode.h"
 #include "tinygpt/data/utf8.h"
 
 namespace tinygpt::data {

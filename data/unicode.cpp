@@ -1,4 +1,4 @@
-#include "tinygpt/data/unicode.h"
+#include "tinygpt/data/detail/unicode.h"
 
 #include <algorithm>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "tinygpt/nn/generator.h"
+#include "tinygpt/nn/sampling.h"
 
 #include <fmt/format.h>
 

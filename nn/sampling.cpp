@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <vector>
+
+#include "tinygpt/autograd/random.h"
+#include "tinygpt/data/utf8.h"
 
 namespace tinygpt::nn {
 
@@ -32,6 +36,62 @@ int32_t pick_token(std::span<const float> logits, double temperature, int64_t to
   for (int64_t i = 0; i < k; ++i)
     if ((r -= p[i]) < 0) return order[i];
   return order[k - 1];
+}
+
+std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& o,
+                     const std::function<void(const std::string&)>& on_text) {
+  if (o.temperature < 0) throw std::invalid_argument(fmt::format("--temperature {} must not be negative", o.temperature));
+  if (o.top_k < 0) throw std::invalid_argument(fmt::format("--top-k {} must not be negative", o.top_k));
+  if (tokenizer.vocab_size() > model.config().vocab_size)
+    throw std::invalid_argument(fmt::format("sample: the tokenizer has {} tokens, the model only {} rows",
+                                            tokenizer.vocab_size(), model.config().vocab_size));
+  std::vector<int32_t> context = o.prompt.empty() ? std::vector<int32_t>{} : tokenizer.encode(o.prompt, "the prompt");
+  if (context.empty()) {
+    try {
+      context = tokenizer.encode("\n");
+    } catch (const std::exception&) {
+      context = {0};
+    }
+  }
+  const int64_t block = model.config().block_size;
+  Generator gen(model);
+  // Fills the cache with the last tokens of the context (at most block_size - 1 of them, so that
+  // one more fits) and returns the logits after the last one.
+  auto refill = [&](size_t keep) -> const std::vector<float>& {
+    gen.reset();
+    const std::vector<float>* logits = nullptr;
+    for (size_t i = context.size() - keep; i < context.size(); ++i) logits = &gen.feed(context[i]);
+    return *logits;
+  };
+  const std::vector<float>* logits = &refill(std::min<size_t>(context.size(), block));
+  Rng rng(o.seed);
+  std::string text, pending;  // pending: bytes of a character not yet complete
+  for (int64_t n = 0; n < o.tokens; ++n) {
+    // Rows past the tokenizer's last token are padding that no text produces: never picked.
+    const auto tokens = std::span<const float>(*logits).first(static_cast<size_t>(tokenizer.vocab_size()));
+    const int32_t next = pick_token(tokens, o.temperature, o.top_k, rng.uniform());
+    context.push_back(next);
+    pending += tokenizer.token_bytes(next);
+    size_t valid = 0;  // the longest prefix of whole characters
+    for (size_t i = 0; i < pending.size();) {
+      if (data::next_code_point(pending, i) < 0) break;
+      valid = i;
+    }
+    if (valid > 0 || pending.size() >= 4) {
+      const std::string piece = valid > 0 ? pending.substr(0, valid) : data::sanitize_utf8(pending);
+      pending.erase(0, valid > 0 ? valid : pending.size());
+      text += piece;
+      if (on_text) on_text(piece);
+    }
+    if (n + 1 == o.tokens) break;
+    logits = gen.length() < block ? &gen.feed(next) : &refill(block);  // slide when full
+  }
+  if (!pending.empty()) {
+    const std::string piece = data::sanitize_utf8(pending);
+    text += piece;
+    if (on_text) on_text(piece);
+  }
+  return text;
 }
 
 }  // namespace tinygpt::nn

@@ -13,6 +13,16 @@ fail() { echo "FAILED: $*"; exit 1; }
 
 cmake --install build --prefix "$work/prefix" >/dev/null
 [ "$(ls "$work/prefix/include")" = tinygpt ] || fail "the include root holds more than tinygpt/"
+# The public boundary: every installed header compiles on its own, none is an implementation
+# header, and tinygpt.h includes each of them.
+headers=$(cd "$work/prefix/include" && find tinygpt -name '*.h' ! -path tinygpt/tinygpt.h | sort)
+[ -n "$headers" ] || fail "no headers installed"
+for h in $headers; do
+  case $h in */detail/*|*/kernels/*) fail "$h is an implementation header, yet installed" ;; esac
+  grep -q "^#include \"$h\"" "$work/prefix/include/tinygpt/tinygpt.h" || fail "tinygpt.h does not include $h"
+  echo "#include <$h>" | g++ -std=c++20 -fsyntax-only -x c++ -I"$work/prefix/include" - ||
+    fail "$h does not compile on its own"
+done
 cmake -S examples/consumer -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer" -j"$(nproc)"
 "$work/consumer/mlp" 2000 "$work/mlp.h5"

@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "tinygpt/train/checkpoint_file.h"
+#include "tinygpt/io/detail/hdf5_seal.h"
 
 namespace tinygpt::testing {
 
@@ -17,7 +17,7 @@ enum class Seal { again, none };
 
 inline void strip_seal(const std::string& path) {
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  const std::string zeros(static_cast<size_t>(train::kUserBlockBytes), '\0');
+  const std::string zeros(static_cast<size_t>(io::hdf5::kUserBlockBytes), '\0');
   f.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
 }
 
@@ -27,7 +27,7 @@ inline void edit_checkpoint(const std::string& path, const std::function<void(H5
     H5::H5File file(path, H5F_ACC_RDWR);
     edit(file);
   }
-  if (seal == Seal::again) train::seal_checkpoint(path);
+  if (seal == Seal::again) io::hdf5::seal_checkpoint(path);
   else strip_seal(path);
 }
 

@@ -8,17 +8,17 @@
 
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
-#include "tinygpt/train/checkpoint_file.h"
-#include "tinygpt/train/h5_reader.h"
-#include "tinygpt/train/h5_writer.h"
+#include "tinygpt/io/detail/hdf5_seal.h"
+#include "tinygpt/io/detail/hdf5_reader.h"
+#include "tinygpt/io/detail/hdf5_writer.h"
 
 namespace tinygpt::train {
 
 namespace {
 
-using h5::put;
-using h5::put_floats;
-using h5::put_ints;
+using io::hdf5::put;
+using io::hdf5::put_floats;
+using io::hdf5::put_ints;
 
 // Version 2 adds /tokenizer's byte_ids and special tokens; a file without them is version 1.
 constexpr int kFormatVersion = 1, kFormatVersionSpecials = 2;
@@ -33,7 +33,7 @@ constexpr int64_t kMaxRanks = 65536;
 // ---- writing -----------------------------------------------------------------------------------
 
 void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
-  H5::Group g = h5::make_group(file, "/tokenizer");
+  H5::Group g = io::hdf5::make_group(file, "/tokenizer");
   put(g, "kind", std::string(tokenizer.kind()));
   if (const auto* c = dynamic_cast<const data::CharTokenizer*>(&tokenizer)) {
     put_ints(g, "vocab", c->code_points(), {c->code_points().size()});
@@ -48,13 +48,13 @@ void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
       std::vector<std::string> texts;
       for (const data::SpecialToken& s : b->specials()) ids.push_back(s.id), texts.push_back(s.text);
       put_ints(g, "special_ids", ids, {ids.size()});
-      h5::put_texts(g, "special_tokens", texts);
+      io::hdf5::put_texts(g, "special_tokens", texts);
     }
   }
 }
 
 void write_train_state(H5::H5File& file, const TrainState& s) {
-  H5::Group g = h5::make_group(file, "/train");
+  H5::Group g = io::hdf5::make_group(file, "/train");
   put(g, "iteration", s.iteration);
   std::vector<hsize_t> four{4};
   g.createAttribute("rng_state", H5::PredType::STD_U64LE, H5::DataSpace(1, four.data()))
@@ -90,25 +90,25 @@ void write_file(H5::H5File& file, const nn::GPT& model, const data::Tokenizer& t
   const int version = needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
   file.createAttribute("format_version", H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
       .write(H5::PredType::NATIVE_INT, &version);
-  H5::Group config = h5::make_group(file, "/config");
+  H5::Group config = io::hdf5::make_group(file, "/config");
   const nn::GPTConfig& c = model.config();
   put(config, "vocab_size", c.vocab_size);
   put(config, "block_size", c.block_size);
   put(config, "n_layer", c.n_layer);
   put(config, "n_head", c.n_head);
   put(config, "n_embd", c.n_embd);
-  H5::Group weights = h5::make_group(file, "/model");
+  H5::Group weights = io::hdf5::make_group(file, "/model");
   for (const auto& [name, p] : model.named_parameters()) put_floats(weights, name, p);
   write_tokenizer(file, tokenizer);
   if (optimizer) {
-    H5::Group g = h5::make_group(file, "/optim");
+    H5::Group g = io::hdf5::make_group(file, "/optim");
     put(g, "step", optimizer->steps());
     put(g, "lr", static_cast<double>(optimizer->options().lr));
     put(g, "beta1", static_cast<double>(optimizer->options().beta1));
     put(g, "beta2", static_cast<double>(optimizer->options().beta2));
     put(g, "eps", static_cast<double>(optimizer->options().eps));
     put(g, "weight_decay", static_cast<double>(optimizer->options().weight_decay));
-    H5::Group m = h5::make_group(g, "m"), v = h5::make_group(g, "v");
+    H5::Group m = io::hdf5::make_group(g, "m"), v = io::hdf5::make_group(g, "v");
     for (const auto& s : optimizer->state()) put_floats(m, s.name, s.m), put_floats(v, s.name, s.v, true);
   }
   if (state) write_train_state(file, *state);
@@ -116,8 +116,8 @@ void write_file(H5::H5File& file, const nn::GPT& model, const data::Tokenizer& t
 
 // ---- reading -----------------------------------------------------------------------------------
 
-nn::GPTConfig read_config(const h5::Reader& r) {
-  const hdf5::Group& g = r.group("/config");
+nn::GPTConfig read_config(const io::hdf5::Reader& r) {
+  const io::hdf5::Group& g = r.group("/config");
   nn::GPTConfig c;
   c.vocab_size = r.integer(g, "/config", "vocab_size", Range{1, double(nn::kMaxVocab)});
   c.block_size = r.integer(g, "/config", "block_size", Range{1, double(nn::kMaxBlock)});
@@ -134,13 +134,13 @@ nn::GPTConfig read_config(const h5::Reader& r) {
 
 // /config and /model agree: every parameter of that config is there in its shape, and nothing else
 // is; checked on the shapes alone, before a model is allocated.
-void check_model_datasets(const h5::Reader& r, const nn::GPTConfig& c, const std::string& group) {
+void check_model_datasets(const io::hdf5::Reader& r, const nn::GPTConfig& c, const std::string& group) {
   r.check_named(group, nn::parameter_shapes(c),
                 fmt::format("the model that /config describes ({} layers)", c.n_layer));
 }
 
-std::shared_ptr<const data::Tokenizer> read_tokenizer(const h5::Reader& r, int64_t version) {
-  const hdf5::Group& g = r.group("/tokenizer");
+std::shared_ptr<const data::Tokenizer> read_tokenizer(const io::hdf5::Reader& r, int64_t version) {
+  const io::hdf5::Group& g = r.group("/tokenizer");
   const std::string kind = r.text(g, "/tokenizer", "kind");
   auto int32s = [&](const std::string& path, const Shape& shape) {
     std::vector<int32_t> out;
@@ -186,8 +186,8 @@ std::shared_ptr<const data::Tokenizer> read_tokenizer(const h5::Reader& r, int64
   r.fail(fmt::format("unknown tokenizer kind '{}' in /tokenizer", kind));
 }
 
-void read_optimizer(const h5::Reader& r, Checkpoint& ck) {
-  const hdf5::Group& g = r.group("/optim");
+void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck) {
+  const io::hdf5::Group& g = r.group("/optim");
   auto hyper = [&](const char* name, const Range& range) { return static_cast<float>(r.number(g, "/optim", name, range)); };
   ck.optim = optim::AdamWOptions{hyper("lr", Range{0, 10}), hyper("beta1", Range{0, 1, false, true}),
                                  hyper("beta2", Range{0, 1, false, true}), hyper("eps", Range{0, 1, true}),
@@ -211,8 +211,8 @@ bool option_may_be_absent(std::string_view name) {
   return false;
 }
 
-// A text attribute of lines (h5::put's vector form); absent: none.
-std::vector<std::string> lines_of(const h5::Reader& r, const hdf5::Group& g, const char* name) {
+// A text attribute of lines (io::hdf5::put's vector form); absent: none.
+std::vector<std::string> lines_of(const io::hdf5::Reader& r, const io::hdf5::Group& g, const char* name) {
   std::vector<std::string> lines;
   if (!g.attributes.count(name)) return lines;
   const std::string joined = r.text(g, "/train", name);
@@ -225,8 +225,8 @@ std::vector<std::string> lines_of(const h5::Reader& r, const hdf5::Group& g, con
   return lines;
 }
 
-TrainState read_train_state(const h5::Reader& r) {
-  const hdf5::Group& g = r.group("/train");
+TrainState read_train_state(const io::hdf5::Reader& r) {
+  const io::hdf5::Group& g = r.group("/train");
   const std::string where = "/train";
   TrainState s;
   s.iteration = r.integer(g, where, "iteration", Range{0, kMany});
@@ -273,8 +273,8 @@ TrainState read_train_state(const h5::Reader& r) {
   return s;
 }
 
-Checkpoint read_file(const h5::Reader& r, bool sealed) {
-  const hdf5::Group& root = r.group("/");
+Checkpoint read_file(const io::hdf5::Reader& r, bool sealed) {
+  const io::hdf5::Group& root = r.group("/");
   if (!root.attributes.count("format") || r.text(root, "/", "format") != "tinygpt")
     r.fail("not a tinygpt checkpoint (the root attribute format is not \"tinygpt\")");
   const int64_t version = r.integer(root, "/", "format_version", Range{0, kMany});
@@ -300,14 +300,14 @@ Checkpoint read_file(const h5::Reader& r, bool sealed) {
 
 void write_checkpoint(const std::string& path, const nn::GPT& model, const data::Tokenizer& tokenizer,
                       const optim::AdamW* optimizer, const TrainState* state) {
-  h5::write_sealed(path, "checkpoint", [&](H5::H5File& file) { write_file(file, model, tokenizer, optimizer, state); });
+  io::hdf5::write_sealed(path, "checkpoint", [&](H5::H5File& file) { write_file(file, model, tokenizer, optimizer, state); });
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
-  CheckpointImage image = read_checkpoint_image(path);
+  io::hdf5::CheckpointImage image = io::hdf5::read_checkpoint_image(path);
   const bool sealed = image.sealed;
-  const hdf5::File file = open_checkpoint_image(std::move(image), path);
-  const h5::Reader reader("checkpoint", path, file);
+  const io::hdf5::File file = io::hdf5::open_checkpoint_image(std::move(image), path);
+  const io::hdf5::Reader reader("checkpoint", path, file);
   try {
     return read_file(reader, sealed);
   } catch (const std::invalid_argument& e) {  // e.g. a tokenizer whose data does not make sense

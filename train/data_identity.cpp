@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "tinygpt/data/input_file.h"
-#include "tinygpt/train/sha256.h"
+#include "tinygpt/io/detail/sha256.h"
 
 namespace tinygpt::train {
 
@@ -16,7 +16,7 @@ namespace {
 
 DataFile identify(const std::string& split, const std::string& path) {
   data::InputFile file(path);
-  Sha256 hash;
+  io::Sha256 hash;
   std::vector<char> block(1 << 20);  // read in 1 MB pieces: memory stays flat for any corpus
   int64_t size = 0;
   while (const size_t n = file.read(block.data(), block.size())) {

@@ -12,16 +12,6 @@ namespace tinygpt::train {
 
 namespace {
 
-// cgroup v2 (memory.max) or v1 (memory.limit_in_bytes) limit of this process; 0 when none.
-int64_t cgroup_limit() {
-  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-    std::ifstream in(path);
-    int64_t bytes = 0;
-    if (in >> bytes && bytes > 0) return bytes;  // "max" does not parse: no limit
-  }
-  return 0;
-}
-
 double parameter_count(const nn::GPTConfig& c) {
   double n = 0;
   for (const auto& [name, shape] : nn::parameter_shapes(c)) {
@@ -33,12 +23,6 @@ double parameter_count(const nn::GPTConfig& c) {
 }
 
 }  // namespace
-
-int64_t machine_memory_bytes() {
-  const int64_t physical = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-  const int64_t limit = cgroup_limit();
-  return limit > 0 ? std::min(physical, limit) : physical;
-}
 
 double training_bytes(const nn::GPTConfig& c, int64_t batch, AttentionMemory attention) {
   const double B = static_cast<double>(batch), T = static_cast<double>(c.block_size),

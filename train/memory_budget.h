@@ -5,13 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "tinygpt/autograd/machine.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/nn/gpt.h"
 
 namespace tinygpt::train {
-
-// Physical memory, or the cgroup's limit when that is lower (a container's share).
-int64_t machine_memory_bytes();
 
 // Training: parameters, gradients and both AdamW moments, plus what the graph keeps for backward
 // per micro-batch of `batch` sequences (per block about 16 B T C floats, and the B nh T T attention

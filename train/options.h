@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tinygpt/io/numbers.h"
+
 namespace tinygpt::train {
 
 // The Debian `fortunes` package's plain-text files: the corpus used when --data is not given.
@@ -46,27 +48,10 @@ inline constexpr const char* kResumeSettings[] = {"iters",      "out",        "t
                                                   "keep-best",  "lr",         "min-lr",    "warmup",
                                                   "lr-decay-iters", "data",   "val-data"};
 
-// The values a number may take: from min to max, each end included unless it is open.
-struct Range {
-  double min = 0, max = 0;
-  bool open_min = false, open_max = false;
-};
-
 // Worker threads, for every command that takes --threads (0: all cores).
-inline constexpr Range kThreadRange{0, 1024};
+inline constexpr io::Range kThreadRange{0, 1024};
 
-// What is wrong with `value` for `range`, in the words of the flag messages ("must be at least 1
-// (got 0)", "must be a finite number (got nan)"); empty when nothing is. Integers print as integers.
-template <class T>
-std::string range_problem(T value, const Range& range);
-template <class T>
-std::string describe(const Range& range);  // "[1, 1024]", "[0, 1)"
-
-// `text` as a T within `range` for `flag`: exact integers (no silent saturation or
-// truncation) and finite floats; throws std::invalid_argument in the messages' words ("--batch
-// must be a whole number (got 'x')") otherwise. For int64_t, uint64_t and double.
-template <class T>
-T parse_number(const std::string& flag, const std::string& text, const Range& range);
+using io::Range;
 
 // visit(flag_name, field, help, range, choices) for every option: one list for the CLI and the
 // checkpoint (text and switch options get an empty range that they ignore; only some text options

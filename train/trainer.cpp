@@ -16,10 +16,11 @@
 #include "tinygpt/autograd/precision.h"
 #include "tinygpt/optim/grad_clip.h"
 #include "tinygpt/train/memory_budget.h"
-#include "tinygpt/train/output_files.h"
-#include "tinygpt/train/plot.h"
-#include "tinygpt/train/run_log.h"
-#include "tinygpt/train/sampling.h"
+#include "tinygpt/io/output_files.h"
+#include "tinygpt/train/existing_outputs.h"
+#include "tinygpt/inspect/plot.h"
+#include "tinygpt/io/run_log.h"
+#include "tinygpt/nn/sampling.h"
 
 namespace tinygpt::train {
 
@@ -57,9 +58,9 @@ std::string flag_text(const T& value) {
 
 // A log with its header and `rows` (as written before), replacing the file.
 void write_log(const std::string& path, const std::vector<std::string>& rows) {
-  std::string text = std::string(kLogHeader) + "\n";
+  std::string text = std::string(io::kLogHeader) + "\n";
   for (const std::string& row : rows) text += row + "\n";
-  write_output_file(path, OutputKind::log, text);
+  io::write_output_file(path, io::OutputKind::log, text);
 }
 
 void check_enough_tokens(const data::Corpus& c, const TrainOptions& o) {
@@ -147,14 +148,14 @@ void Trainer::claim_outputs(bool force, bool own_files) {
     throw std::invalid_argument(fmt::format("--out '{}' would be its own log, plot or best checkpoint (they take its "
                                             "name with .csv, .svg and .best.h5): choose a name ending in .h5",
                                             out));
-  check_output_path(out, OutputKind::hdf5);
+  io::check_output_path(out, io::OutputKind::hdf5);
   if (!lock_.held()) lock_ = RunLock(out);
-  std::vector<std::pair<std::string, OutputKind>> outputs = {
-      {out, OutputKind::hdf5}, {log_path(), OutputKind::log}, {plot_path(), OutputKind::svg}};
-  if (options_.keep_best) outputs.push_back({best_path(), OutputKind::hdf5});
+  std::vector<std::pair<std::string, io::OutputKind>> outputs = {
+      {out, io::OutputKind::hdf5}, {log_path(), io::OutputKind::log}, {plot_path(), io::OutputKind::svg}};
+  if (options_.keep_best) outputs.push_back({best_path(), io::OutputKind::hdf5});
   for (const auto& [path, kind] : outputs) {
     if (own_files) {
-      check_output_path(path, kind);
+      io::check_output_path(path, kind);
     } else {
       refuse_replacing(path, kind, force);
     }
@@ -228,7 +229,7 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
   // The log keeps its rows up to the checkpoint; later ones belong to the run that was cut short.
   std::vector<std::string> kept;
   if (std::filesystem::exists(old_log))
-    for (const LogLine& line : read_log_lines(old_log))
+    for (const io::LogLine& line : io::read_log_lines(old_log))
       if (line.row.iter <= state_.iteration) kept.push_back(line.text);
   write_log(log_path(), kept);
 }
@@ -367,7 +368,7 @@ void Trainer::save_to(const std::string& path) {
 void Trainer::log_sample(Progress& progress) {
   NoGradGuard no_grad;
   model_->eval();
-  const SampleOptions options{.prompt = "", .tokens = kSampleTokens, .temperature = 0.8, .top_k = 0,
+  const nn::SampleOptions options{.prompt = "", .tokens = kSampleTokens, .temperature = 0.8, .top_k = 0,
                               .seed = static_cast<uint64_t>(options_.seed) ^ static_cast<uint64_t>(state_.iteration)};
   const std::string text = generate(*model_, *corpus_.tokenizer, options);
   model_->train();
@@ -413,10 +414,10 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
       if (stop) return Outcome::interrupted;
       continue;
     }
-    log << format_log_row({state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds}) << '\n';
+    log << io::format_log_row({state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds}) << '\n';
     if (!log.flush())
       throw std::runtime_error(fmt::format("cannot write the log '{}': {}", log_path(), std::strerror(errno)));
-    if (val) write_loss_plot({log_path()}, plot_path());  // a fresh picture at every evaluation
+    if (val) inspect::write_loss_plot({log_path()}, plot_path());  // a fresh picture at every evaluation
     progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val});
     if (options_.sample_every > 0 && state_.iteration % options_.sample_every == 0) log_sample(progress);
     if (stop) return Outcome::interrupted;

@@ -22,7 +22,7 @@
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/precision.h"
-#include "tinygpt/autograd/profile.h"
+#include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
 

@@ -10,7 +10,7 @@
 #include "tinygpt/autograd/kernels/fast_exp.h"
 #include "tinygpt/autograd/kernels/rows.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/profile.h"
+#include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
 

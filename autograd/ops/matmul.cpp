@@ -9,7 +9,7 @@
 #include "tinygpt/autograd/kernels/gemm.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
-#include "tinygpt/autograd/profile.h"
+#include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
 

@@ -8,7 +8,7 @@
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/kernels/elementwise.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/profile.h"
+#include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
 

@@ -7,7 +7,7 @@
 #include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/kernels/rows.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/profile.h"
+#include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "tinygpt/data/pretokenize.h"
-#include "tinygpt/data/unicode.h"
+#include "tinygpt/data/detail/unicode.h"
 #include "tinygpt/data/utf8.h"
 
 using namespace tinygpt::data;

@@ -7,8 +7,8 @@
 
 #include "tinygpt/data/char_tokenizer.h"
 #include "temp_files.h"
-#include "tinygpt/train/attention_steps.h"
-#include "tinygpt/train/residual_trace.h"
+#include "tinygpt/inspect/attention_steps.h"
+#include "tinygpt/inspect/residual_trace.h"
 
 using namespace tinygpt;
 using namespace tinygpt::train;
@@ -158,13 +158,13 @@ TEST_CASE("attention steps: every step agrees with plain loops in double, and th
   SharpModel m;
   const std::string text = "ab cd한 da\nc";
   const std::vector<int32_t> ids = m.tokenizer.encode(text, "text");
-  const AttentionMaps maps = attention_maps(m.model, m.tokenizer, text);
+  const inspect::AttentionMaps maps = inspect::attention_maps(m.model, m.tokenizer, text);
   Reference ref(m.model);
   Rows x = ref.embed(ids);
   for (int64_t layer = 0; layer < 3; ++layer) {
     for (int64_t h = 0; h < 2; ++h) {
       INFO("layer " << layer << ", head " << h);
-      const AttentionSteps s = attention_steps(m.model, m.tokenizer, text, layer, h);
+      const inspect::AttentionSteps s = inspect::attention_steps(m.model, m.tokenizer, text, layer, h);
       REQUIRE(s.d_k == 4);
       REQUIRE(s.ids == ids);
       const Reference::Head want = ref.head(ref.qkv(layer, x), h);
@@ -183,40 +183,40 @@ TEST_CASE("attention steps: every step agrees with plain loops in double, and th
     Reference::add(x, ref.mlp(layer, x));
   }
   // The test's model is sharp: past row 0, uniform weights would be at most 1/2.
-  const AttentionSteps last = attention_steps(m.model, m.tokenizer, text, 2, 1);
+  const inspect::AttentionSteps last = inspect::attention_steps(m.model, m.tokenizer, text, 2, 1);
   REQUIRE(*std::max_element(last.weights.begin() + last.size(), last.weights.end()) > 0.75f);
 }
 
 TEST_CASE("attention steps: tables, JSON and SVG", "[inspect][steps]") {
   SharpModel m;
-  const AttentionSteps s = attention_steps(m.model, m.tokenizer, "ab한", 1, 0);
-  const std::string text = attention_steps_text(s, 2);
+  const inspect::AttentionSteps s = inspect::attention_steps(m.model, m.tokenizer, "ab한", 1, 0);
+  const std::string text = inspect::attention_steps_text(s, 2);
   for (const char* heading : {"1. Q = ln_1(x) W_q + b_q", "K = ln_1(x) W_k", "V = ln_1(x) W_v", "2. scores = Q Kᵀ",
                               "3. scaled = scores / √d_k = scores / 2.0000", "4. weights = softmax(mask(scaled))",
                               "5. output = weights V", "autograd/ops/attention.cpp, weights_strip",
                               "nn/gpt.cpp, CausalSelfAttention::forward"})
     REQUIRE(text.find(heading) != std::string::npos);
   REQUIRE(text.find("| 1.000") != std::string::npos);  // row sums
-  const std::string json = attention_steps_json(s);
+  const std::string json = inspect::attention_steps_json(s);
   REQUIRE(json.rfind("{\"ids\": [2, 3, 6], \"tokens\": [\"a\", \"b\", \"한\"], \"layer\": 1, \"head\": 0, \"d_k\": 4, \"q\": [[",
                      0) == 0);
   REQUIRE(json.find(fmt::format("\"weights\": [[1, 0, 0], [{}, {}, 0], ", s.weights[3], s.weights[4])) != std::string::npos);
   tinygpt::testing::TempDir dir;
-  const std::string svg = attention_steps_svg(s);
+  const std::string svg = inspect::attention_steps_svg(s);
   size_t cells = 0;
   for (size_t at = svg.find("class=\"cell\""); at != std::string::npos; at = svg.find("class=\"cell\"", at + 1)) ++cells;
   REQUIRE(cells == 4 * 3 * 4 + 3 * 3 * 3);  // q, k, v, output [3, 4]; scores, scaled, weights [3, 3]
   REQUIRE(svg.find("masked (weight 0)") != std::string::npos);
   REQUIRE(std::system(("xmllint --noout " + dir.write("steps.svg", svg)).c_str()) == 0);
-  REQUIRE_THROWS_WITH(attention_steps(m.model, m.tokenizer, "ab", 3, 0), Catch::Contains("--layer 3 is out of range"));
-  REQUIRE_THROWS_WITH(attention_steps(m.model, m.tokenizer, "ab", 0, 2), Catch::Contains("--head 2 is out of range"));
+  REQUIRE_THROWS_WITH(inspect::attention_steps(m.model, m.tokenizer, "ab", 3, 0), Catch::Contains("--layer 3 is out of range"));
+  REQUIRE_THROWS_WITH(inspect::attention_steps(m.model, m.tokenizer, "ab", 0, 2), Catch::Contains("--head 2 is out of range"));
 }
 
 TEST_CASE("residual trace: the norms after every addition and the next-token probabilities", "[inspect][trace]") {
   SharpModel m;
   const std::string text = "abc d";
   const std::vector<int32_t> ids = m.tokenizer.encode(text, "text");
-  const ResidualTrace trace = residual_trace(m.model, m.tokenizer, text, 3, 5);
+  const inspect::ResidualTrace trace = inspect::residual_trace(m.model, m.tokenizer, text, 3, 5);
   Reference ref(m.model);
   Rows x = ref.embed(ids);
   std::vector<double> norms = {Reference::norm(x[3])}, added = {0};
@@ -250,8 +250,8 @@ TEST_CASE("residual trace: the norms after every addition and the next-token pro
   }
   const int32_t best = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   REQUIRE(trace.next[0].token.id == best);
-  const std::string table = residual_trace_text(trace);
+  const std::string table = inspect::residual_trace_text(trace);
   REQUIRE(table.find("token 3 '␣'") != std::string::npos);
   REQUIRE(table.find("block 2 + mlp(ln_2(x))") != std::string::npos);
-  REQUIRE_THROWS_WITH(residual_trace(m.model, m.tokenizer, text, 5), Catch::Contains("--position 5 is out of range: the text has 5 tokens"));
+  REQUIRE_THROWS_WITH(inspect::residual_trace(m.model, m.tokenizer, text, 5), Catch::Contains("--position 5 is out of range: the text has 5 tokens"));
 }

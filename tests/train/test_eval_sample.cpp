@@ -6,10 +6,10 @@
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/data/char_tokenizer.h"
-#include "tinygpt/nn/generator.h"
+#include "tinygpt/nn/sampling.h"
 #include "tinygpt/train/evaluate.h"
 #include "tinygpt/nn/sampling.h"
-#include "tinygpt/train/sampling.h"
+#include "tinygpt/nn/sampling.h"
 
 using namespace tinygpt;
 
@@ -100,17 +100,17 @@ TEST_CASE("sample: same seed same text, slides past block_size, top-k and greedy
   const auto owned = small_model(5, 4);
   const nn::GPT& model = *owned;
   const data::CharTokenizer tok(std::vector<int32_t>{'\n', 'a', 'b', 'c', 'd'});
-  train::SampleOptions o{.prompt = "ab", .tokens = 20, .temperature = 1.0, .top_k = 0, .seed = 4};
+  nn::SampleOptions o{.prompt = "ab", .tokens = 20, .temperature = 1.0, .top_k = 0, .seed = 4};
   std::string streamed;
-  const std::string text = train::generate(model, tok, o, [&](const std::string& piece) { streamed += piece; });
+  const std::string text = nn::generate(model, tok, o, [&](const std::string& piece) { streamed += piece; });
   REQUIRE(text.size() == 20);  // well past block_size 4: the context slid
   REQUIRE(streamed == text);
-  REQUIRE(train::generate(model, tok, o) == text);
+  REQUIRE(nn::generate(model, tok, o) == text);
   o.seed = 5;
-  REQUIRE(train::generate(model, tok, o) != text);
+  REQUIRE(nn::generate(model, tok, o) != text);
   REQUIRE(nn::pick_token(std::vector<float>{0.1f, 3.0f, 2.0f}, 0.0, 0, 0.99) == 1);   // greedy
   REQUIRE(nn::pick_token(std::vector<float>{0.1f, 3.0f, 2.0f}, 1.0, 1, 0.99) == 1);   // top-1
   REQUIRE(nn::pick_token(std::vector<float>{5.0f, 0.0f, 5.0f}, 1.0, 2, 0.75) == 2);   // top-2 of two equals
   o.prompt = "abz";
-  REQUIRE_THROWS_WITH(train::generate(model, tok, o), Catch::Contains("'z' (U+007A)") && Catch::Contains("the prompt"));
+  REQUIRE_THROWS_WITH(nn::generate(model, tok, o), Catch::Contains("'z' (U+007A)") && Catch::Contains("the prompt"));
 }

@@ -7,8 +7,8 @@
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
 #include "temp_files.h"
-#include "tinygpt/train/inspect.h"
-#include "tinygpt/train/plot.h"
+#include "tinygpt/inspect/inspect.h"
+#include "tinygpt/inspect/plot.h"
 
 using namespace tinygpt;
 using namespace tinygpt::train;
@@ -35,25 +35,25 @@ struct Model {
 
 TEST_CASE("inspect: token views show text and pieces of characters", "[inspect]") {
   const data::CharTokenizer chars(std::vector<int32_t>{'\n', ' ', 'a', 0xD55C});
-  const auto views = token_views(chars, chars.encode("a 한\n"));
+  const auto views = inspect::token_views(chars, chars.encode("a 한\n"));
   REQUIRE(views.size() == 4);
   REQUIRE(views[1].label == "␣");
   REQUIRE(views[2].label == "한");
   REQUIRE(views[3].label == "\\n");
   const data::BpeTokenizer bytes({}, data::Split::gpt2);
-  const auto pieces = token_views(bytes, bytes.encode("한"));
+  const auto pieces = inspect::token_views(bytes, bytes.encode("한"));
   REQUIRE(pieces.size() == 3);
   REQUIRE(pieces[0].partial);
   REQUIRE(pieces[0].label == "<ED>");
-  const std::string table = token_table(pieces);
+  const std::string table = inspect::token_table(pieces);
   REQUIRE(table.find("bytes of a character split across tokens") != std::string::npos);
 }
 
 TEST_CASE("inspect: the attention table of a 3-token text is causal and rows sum to one", "[inspect]") {
   Model m;
-  const AttentionMaps maps = attention_maps(m.model, m.tokenizer, "ab한");
+  const inspect::AttentionMaps maps = inspect::attention_maps(m.model, m.tokenizer, "ab한");
   REQUIRE(maps.tokens.size() == 3);
-  const std::string table = attention_table(maps, 1, 1);
+  const std::string table = inspect::attention_table(maps, 1, 1);
   std::istringstream lines(table);
   std::string line;
   std::getline(lines, line);  // title
@@ -78,27 +78,27 @@ TEST_CASE("inspect: the attention table of a 3-token text is causal and rows sum
 TEST_CASE("inspect: the attention SVG has a cell per query x key and the token labels", "[inspect]") {
   TempDir dir;
   Model m;
-  const AttentionMaps maps = attention_maps(m.model, m.tokenizer, "a b한c");
+  const inspect::AttentionMaps maps = inspect::attention_maps(m.model, m.tokenizer, "a b한c");
   const int64_t T = 5;
-  const std::string one_layer = attention_svg(maps, 1);
+  const std::string one_layer = inspect::attention_svg(maps, 1);
   REQUIRE(count(one_layer, "class=\"cell\"") == 2 * T * T);  // 2 heads
   REQUIRE(count(one_layer, ">한</text>") == 2 * 2);           // a row and a column label per head
   REQUIRE(count(one_layer, "layer 1, head 1") == 1);
   REQUIRE(valid_xml(dir, one_layer));
-  const std::string all = attention_svg(maps, std::nullopt);
+  const std::string all = inspect::attention_svg(maps, std::nullopt);
   REQUIRE(count(all, "class=\"cell\"") == 2 * 2 * T * T);    // every layer x head
   REQUIRE(valid_xml(dir, all));
 }
 
 TEST_CASE("inspect: bad arguments give clear errors", "[inspect][errors]") {
   Model m;
-  const AttentionMaps maps = attention_maps(m.model, m.tokenizer, "abc");
-  REQUIRE_THROWS_WITH(attention_table(maps, 2, 0), Catch::Contains("--layer 2 is out of range: the model has 2 layers"));
-  REQUIRE_THROWS_WITH(attention_table(maps, 0, 2), Catch::Contains("--head 2 is out of range: the model has 2 heads"));
-  REQUIRE_THROWS_WITH(attention_svg(maps, 5), Catch::Contains("--layer 5 is out of range"));
-  REQUIRE_THROWS_WITH(attention_maps(m.model, m.tokenizer, "abcabcabc"),
+  const inspect::AttentionMaps maps = inspect::attention_maps(m.model, m.tokenizer, "abc");
+  REQUIRE_THROWS_WITH(inspect::attention_table(maps, 2, 0), Catch::Contains("--layer 2 is out of range: the model has 2 layers"));
+  REQUIRE_THROWS_WITH(inspect::attention_table(maps, 0, 2), Catch::Contains("--head 2 is out of range: the model has 2 heads"));
+  REQUIRE_THROWS_WITH(inspect::attention_svg(maps, 5), Catch::Contains("--layer 5 is out of range"));
+  REQUIRE_THROWS_WITH(inspect::attention_maps(m.model, m.tokenizer, "abcabcabc"),
                       Catch::Contains("9 tokens long; the model sees at most block_size 8"));
-  REQUIRE_THROWS_WITH(attention_maps(m.model, m.tokenizer, "abz"), Catch::Contains("'z' (U+007A) at line 1, column 3 of the text"));
+  REQUIRE_THROWS_WITH(inspect::attention_maps(m.model, m.tokenizer, "abz"), Catch::Contains("'z' (U+007A) at line 1, column 3 of the text"));
 }
 
 TEST_CASE("plot: one point per evaluation, valid SVG, and clear errors for bad logs", "[inspect]") {
@@ -112,26 +112,26 @@ TEST_CASE("plot: one point per evaluation, valid SVG, and clear errors for bad l
            ",0.001,12000,0.1\n";
   }
   const std::string log = dir.write("run.csv", csv);
-  const auto rows = read_log(log);
+  const auto rows = io::read_log(log);
   REQUIRE(rows.size() == 40);
-  const std::string svg = loss_plot_svg(rows, "run");
+  const std::string svg = inspect::loss_plot_svg(rows, "run");
   REQUIRE(count(svg, "class=\"val\"") == static_cast<size_t>(evals));
   REQUIRE(count(svg, "class=\"train\"") == 1);
   REQUIRE(svg.find(">iteration</text>") != std::string::npos);
   REQUIRE(svg.find(">tokens/s</text>") != std::string::npos);
   REQUIRE(valid_xml(dir, svg));
-  REQUIRE_THROWS_WITH(read_log(dir.write("bad.csv", "iter,loss\n1,2\n")), Catch::Contains("bad.csv' has no column 'train_loss'"));
-  REQUIRE_THROWS_WITH(read_log(dir.write("junk.csv", csv + "41,x,,0.1,1,1\n")), Catch::Contains("junk.csv', line 42"));
-  REQUIRE_THROWS_WITH(read_log(dir.file("none.csv")), Catch::Contains("log '" + dir.file("none.csv") + "': no such file"));
-  REQUIRE(read_log(dir.write("cut.csv", csv + "41,3.9")).size() == 40);  // a last row cut short by a crash
-  REQUIRE_THROWS_WITH(read_log(dir.write("partial.csv", csv + "41abc,3.9,,0.1,1,1\n")), Catch::Contains("line 42"));
-  REQUIRE_THROWS_WITH(read_log(dir.write("nan.csv", csv + "41,nan,,0.1,1,1\n")), Catch::Contains("line 42"));
+  REQUIRE_THROWS_WITH(io::read_log(dir.write("bad.csv", "iter,loss\n1,2\n")), Catch::Contains("bad.csv' has no column 'train_loss'"));
+  REQUIRE_THROWS_WITH(io::read_log(dir.write("junk.csv", csv + "41,x,,0.1,1,1\n")), Catch::Contains("junk.csv', line 42"));
+  REQUIRE_THROWS_WITH(io::read_log(dir.file("none.csv")), Catch::Contains("log '" + dir.file("none.csv") + "': no such file"));
+  REQUIRE(io::read_log(dir.write("cut.csv", csv + "41,3.9")).size() == 40);  // a last row cut short by a crash
+  REQUIRE_THROWS_WITH(io::read_log(dir.write("partial.csv", csv + "41abc,3.9,,0.1,1,1\n")), Catch::Contains("line 42"));
+  REQUIRE_THROWS_WITH(io::read_log(dir.write("nan.csv", csv + "41,nan,,0.1,1,1\n")), Catch::Contains("line 42"));
   // Losses too close together for doubles to step through still give a finite picture.
-  const std::vector<LogRow> flat = {{1, 1e20, std::nullopt, 0.1, 1, 1}, {2, 1e20, std::nullopt, 0.1, 1, 1}};
-  REQUIRE(valid_xml(dir, loss_plot_svg(flat, "flat")));
+  const std::vector<io::LogRow> flat = {{1, 1e20, std::nullopt, 0.1, 1, 1}, {2, 1e20, std::nullopt, 0.1, 1, 1}};
+  REQUIRE(valid_xml(dir, inspect::loss_plot_svg(flat, "flat")));
   // Two runs in one plot: each has its curves and its names in the legend.
   const std::string other = dir.write("bf16.csv", csv);
-  write_loss_plot({log, other}, dir.file("both.svg"));
+  inspect::write_loss_plot({log, other}, dir.file("both.svg"));
   std::ifstream in(dir.file("both.svg"));
   const std::string both((std::istreambuf_iterator<char>(in)), {});
   REQUIRE(count(both, "class=\"val\"") == 2 * static_cast<size_t>(evals));

@@ -16,8 +16,8 @@
 #include "tinygpt/data/json.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/evaluate.h"
-#include "tinygpt/train/hf_gpt2.h"
-#include "tinygpt/train/safetensors.h"
+#include "tinygpt/io/hf_gpt2.h"
+#include "tinygpt/io/safetensors.h"
 #include "train_helpers.h"
 
 using namespace tinygpt;
@@ -154,14 +154,14 @@ TEST_CASE("import: a Hugging Face GPT-2 directory becomes the same model", "[int
     for (const bool prefix : {false, true}) {
       const std::string d = dir.file(dtype + (prefix ? "p" : ""));
       write_hf_dir(d, source, dtype, prefix, dtype == "F32" ? extra : std::vector<Entry>{});
-      const train::HfGpt2 hf = train::import_hf_gpt2(d);
+      const io::HfGpt2 hf = io::import_hf_gpt2(d);
       REQUIRE(testing::weights(*hf.model) == testing::weights(source));
       REQUIRE(hf.tokenizer->vocab_size() == 50257);
       REQUIRE(hf.tokenizer->encode("Hello world") == std::vector<int32_t>{15496, 995});
     }
   }
   // Through a checkpoint (format_version 2: byte_ids and <|endoftext|>), the loss is the source's.
-  const train::HfGpt2 hf = train::import_hf_gpt2(dir.file("F32"));
+  const io::HfGpt2 hf = io::import_hf_gpt2(dir.file("F32"));
   train::write_checkpoint(dir.file("m.h5"), *hf.model, *hf.tokenizer, nullptr, nullptr);
   const train::Checkpoint ck = train::read_checkpoint(dir.file("m.h5"));
   {
@@ -183,14 +183,14 @@ TEST_CASE("export -> import gives the same checkpoint, byte for byte", "[interop
   TempDir dir;
   nn::GPT source(small_config(), 3);
   write_hf_dir(dir.file("hf"), source, "F32", false);
-  const train::HfGpt2 a = train::import_hf_gpt2(dir.file("hf"));
+  const io::HfGpt2 a = io::import_hf_gpt2(dir.file("hf"));
   train::write_checkpoint(dir.file("a.h5"), *a.model, *a.tokenizer, nullptr, nullptr);
-  REQUIRE(train::export_hf_gpt2(*a.model, *a.tokenizer, dir.file("out")).empty());
-  const train::HfGpt2 b = train::import_hf_gpt2(dir.file("out"));
+  REQUIRE(io::export_hf_gpt2(*a.model, *a.tokenizer, dir.file("out")).empty());
+  const io::HfGpt2 b = io::import_hf_gpt2(dir.file("out"));
   train::write_checkpoint(dir.file("b.h5"), *b.model, *b.tokenizer, nullptr, nullptr);
   REQUIRE(slurp(dir.file("a.h5")) == slurp(dir.file("b.h5")));
   // Hugging Face's names and layout: c_attn stored [in, out].
-  const train::SafetensorsFile st(dir.file("out/model.safetensors"));
+  const io::SafetensorsFile st(dir.file("out/model.safetensors"));
   REQUIRE(st.tensors().at("transformer.h.1.attn.c_attn.weight").shape == Shape{8, 24});
   REQUIRE(st.tensors().at("transformer.wte.weight").shape == Shape{50257, 8});
   REQUIRE(st.tensors().count("lm_head.weight") == 0);
@@ -199,7 +199,7 @@ TEST_CASE("export -> import gives the same checkpoint, byte for byte", "[interop
   REQUIRE(config.find("n_positions")->text == "16");
   REQUIRE(slurp(dir.file("out/merges.txt")).starts_with("#version: 0.2\nĠ t\n"));
   // The directory must be new or empty.
-  REQUIRE_THROWS_WITH(train::export_hf_gpt2(*a.model, *a.tokenizer, dir.file("out")),
+  REQUIRE_THROWS_WITH(io::export_hf_gpt2(*a.model, *a.tokenizer, dir.file("out")),
                       Catch::Contains("directory '" + dir.file("out") + "' is not empty"));
 }
 
@@ -207,7 +207,7 @@ TEST_CASE("export: a character-level model exports its weights and says its toke
   TempDir dir;
   const data::CharTokenizer chars = data::CharTokenizer::from_text("abc\n");
   nn::GPT model({.vocab_size = 4, .block_size = 8, .n_layer = 1, .n_head = 1, .n_embd = 4}, 1);
-  const std::string note = train::export_hf_gpt2(model, chars, dir.file("out"));
+  const std::string note = io::export_hf_gpt2(model, chars, dir.file("out"));
   REQUIRE_THAT(note, Catch::Contains("a char tokenizer has no Hugging Face equivalent"));
   REQUIRE(fs::exists(dir.file("out/model.safetensors")));
   REQUIRE_FALSE(fs::exists(dir.file("out/vocab.json")));
@@ -220,7 +220,7 @@ TEST_CASE("import: what it cannot honour is an error naming the field or tensor"
   write_hf_dir(d, source, "F32", false);
   auto with_config = [&](const std::string& extra) {
     std::ofstream(d + "/config.json") << config_json(tiny_config(), extra);
-    return train::import_hf_gpt2(d);
+    return io::import_hf_gpt2(d);
   };
   REQUIRE_THROWS_WITH(with_config(R"(, "activation_function": "relu")"),
                       Catch::Contains("duplicate key \"activation_function\""));
@@ -228,7 +228,7 @@ TEST_CASE("import: what it cannot honour is an error naming the field or tensor"
     std::string c = config_json(tiny_config());
     c.replace(c.find(from), from.size(), to);
     std::ofstream(d + "/config.json") << c;
-    return train::import_hf_gpt2(d);
+    return io::import_hf_gpt2(d);
   };
   REQUIRE_THROWS_WITH(config_with("\"gelu_new\"", "\"relu\""),
                       Catch::Contains("field \"activation_function\" is \"relu\"; tinygpt's GPT-2 needs gelu_new or gelu_pytorch_tanh"));
@@ -244,7 +244,7 @@ TEST_CASE("import: what it cannot honour is an error naming the field or tensor"
 
   auto with_tensors = [&](std::vector<Entry> entries, const std::string& suffix = "") {
     write_raw(d + "/model.safetensors", entries, suffix);
-    return train::import_hf_gpt2(d);
+    return io::import_hf_gpt2(d);
   };
   const std::vector<Entry> good = hf_entries(source, "F32", false);
   REQUIRE_NOTHROW(with_tensors(good));
@@ -284,13 +284,13 @@ TEST_CASE("import: what it cannot honour is an error naming the field or tensor"
   write_raw(d + "/model.safetensors", good);
   const std::string whole = slurp(d + "/model.safetensors");
   std::ofstream(d + "/model.safetensors", std::ios::binary) << whole.substr(0, whole.size() - 10);
-  REQUIRE_THROWS_WITH(train::import_hf_gpt2(d), Catch::Contains("reach past the"));
+  REQUIRE_THROWS_WITH(io::import_hf_gpt2(d), Catch::Contains("reach past the"));
   std::ofstream(d + "/model.safetensors", std::ios::binary) << whole.substr(0, 5);
-  REQUIRE_THROWS_WITH(train::import_hf_gpt2(d), Catch::Contains("5 bytes, too short for the header length"));
+  REQUIRE_THROWS_WITH(io::import_hf_gpt2(d), Catch::Contains("5 bytes, too short for the header length"));
   std::ofstream(d + "/model.safetensors", std::ios::binary) << std::string("\xff\xff\xff\xff\0\0\0\0{}", 10);
-  REQUIRE_THROWS_WITH(train::import_hf_gpt2(d), Catch::Contains("the header length 4294967295 is more than"));
+  REQUIRE_THROWS_WITH(io::import_hf_gpt2(d), Catch::Contains("the header length 4294967295 is more than"));
   fs::remove(d + "/model.safetensors");
-  REQUIRE_THROWS_WITH(train::import_hf_gpt2(d), Catch::Contains("model.safetensors': no such file"));
+  REQUIRE_THROWS_WITH(io::import_hf_gpt2(d), Catch::Contains("model.safetensors': no such file"));
 }
 
 TEST_CASE("fine-tuning: --init-from takes weights and tokenizer, crops the context, lowers the loss, resumes exactly",
@@ -300,7 +300,7 @@ TEST_CASE("fine-tuning: --init-from takes weights and tokenizer, crops the conte
   // A model imported from a Hugging Face directory, fine-tuned on new text.
   nn::GPT source(tiny_config(), 11);
   write_hf_dir(dir.file("hf"), source, "F32", true);
-  const train::HfGpt2 hf = train::import_hf_gpt2(dir.file("hf"));
+  const io::HfGpt2 hf = io::import_hf_gpt2(dir.file("hf"));
   train::write_checkpoint(dir.file("base.h5"), *hf.model, *hf.tokenizer, nullptr, nullptr);
   std::string text;
   for (int i = 0; i < 60; ++i) text += "The quick brown fox jumps over the lazy dog.<|endoftext|>";

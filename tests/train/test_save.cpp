@@ -14,7 +14,7 @@
 #include "tinygpt/optim/adamw.h"
 #include "tinygpt/optim/sgd.h"
 #include "tinygpt/train/checkpoint.h"
-#include "tinygpt/train/save.h"
+#include "tinygpt/io/save.h"
 #include "tinygpt/train/trainer.h"
 #include "train_helpers.h"
 

@@ -1,0 +1,46 @@
+// tinygpt eval: the loss of a checkpoint on text, by SPEC.md's evaluation rule.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/data/corpus.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/cli/commands.h"
+#include "tinygpt/cli/flags.h"
+#include "tinygpt/train/memory_budget.h"
+#include "tinygpt/train/evaluate.h"
+
+namespace tinygpt::cli {
+
+void add_eval(CLI::App& app) {
+  struct Args {
+    std::string ckpt;
+    std::vector<std::string> data;
+    bool json = false;
+    int64_t batch = 16, threads = 0;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("eval", "loss, perplexity and token count of a checkpoint on text files");
+  cmd->add_option("--ckpt", args->ckpt, "checkpoint to evaluate")->required();
+  cmd->add_option("--data", args->data, "text files to score")->required();
+  cmd->add_flag("--json", args->json, "print one JSON object {\"loss\", \"perplexity\", \"tokens\", \"bits_per_byte\", \"bytes\"}");
+  add_number(cmd, "--batch", args->batch, io::Range{1, 4096}, "windows per forward pass");
+  add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
+  cmd->callback([args] {
+    set_num_threads(static_cast<int>(args->threads));
+    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    train::require_memory(train::inference_bytes(ck.config, args->batch) + train::corpus_bytes(args->data),
+                          "this evaluation");
+    const data::TokenArray tokens = data::tokenize_files(*ck.tokenizer, args->data);
+    const train::EvalResult r = train::evaluate(*ck.model, *ck.tokenizer, tokens, args->batch);
+    if (args->json)
+      fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {:.6f}, \"tokens\": {}, \"bits_per_byte\": {:.6f}, \"bytes\": {}}}\n",
+                 r.loss, r.perplexity, r.tokens, r.bits_per_byte, r.bytes);
+    else
+      fmt::print("loss {:.4f}  perplexity {:.3f}  tokens {}  bits/byte {:.4f}  bytes {}\n", r.loss, r.perplexity,
+                 r.tokens, r.bits_per_byte, r.bytes);
+  });
+}
+
+}  // namespace tinygpt::cli

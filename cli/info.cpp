@@ -1,0 +1,152 @@
+// tinygpt info: what a checkpoint holds: the model, its tokenizer, and for a run every stored
+// setting, the text it trains on, its progress and what changed on resume; --json for programs.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <memory>
+#include <type_traits>
+
+#include "tinygpt/data/bpe_tokenizer.h"
+#include "tinygpt/data/json.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/cli/commands.h"
+
+namespace tinygpt::cli {
+
+namespace {
+
+using data::json::quote;
+
+// A number for JSON: NaN (no estimate yet) is null.
+std::string json_number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : "null"; }
+
+// Each stored setting as a flag and its value, in the order of train --help.
+std::vector<std::pair<std::string, std::string>> settings(const train::TrainOptions& options, bool json) {
+  std::vector<std::pair<std::string, std::string>> out;
+  train::TrainOptions o = options;
+  train::for_each_option(o, [&](const char* name, const auto& field, const char*, const io::Range&, train::Choices) {
+    using T = std::decay_t<decltype(field)>;
+    std::string value;
+    if constexpr (std::is_same_v<T, bool>) {
+      value = field ? "true" : "false";
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      value = json ? quote(field) : field;
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      std::vector<std::string> items;
+      for (const std::string& f : field) items.push_back(json ? quote(f) : f);
+      value = json ? fmt::format("[{}]", fmt::join(items, ", ")) : fmt::format("{}", fmt::join(items, " "));
+    } else {
+      value = fmt::format("{}", field);
+    }
+    out.emplace_back(name, value);
+  });
+  return out;
+}
+
+std::string tokenizer_text(const data::Tokenizer& tokenizer) {
+  const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer);
+  if (!bpe) return fmt::format("{}, {} tokens", tokenizer.kind(), tokenizer.vocab_size());
+  std::string specials;
+  for (const data::SpecialToken& t : bpe->specials())
+    specials += fmt::format("{}{} = {}", specials.empty() ? "; special " : ", ", t.text, t.id);
+  return fmt::format("bpe, {} tokens ({} merges, split {}{}{})", bpe->vocab_size(), bpe->merges().size(),
+                     data::split_name(bpe->split()), bpe->byte_ids().empty() ? "" : ", GPT-2's byte order", specials);
+}
+
+std::string tokenizer_json(const data::Tokenizer& tokenizer) {
+  std::string fields = fmt::format("\"kind\": {}, \"vocab_size\": {}", quote(tokenizer.kind()), tokenizer.vocab_size());
+  if (const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer)) {
+    std::vector<std::string> specials;
+    for (const data::SpecialToken& t : bpe->specials())
+      specials.push_back(fmt::format("{{\"text\": {}, \"id\": {}}}", quote(t.text), t.id));
+    fields += fmt::format(", \"merges\": {}, \"split\": {}, \"gpt2_byte_order\": {}, \"specials\": [{}]",
+                          bpe->merges().size(), quote(data::split_name(bpe->split())), !bpe->byte_ids().empty(),
+                          fmt::join(specials, ", "));
+  }
+  return "{" + fields + "}";
+}
+
+void print_text(const std::string& path, const train::Checkpoint& ck) {
+  const nn::GPTConfig& c = ck.config;
+  fmt::print("checkpoint   {}\n", path);
+  fmt::print("integrity    {}\n", ck.sealed ? "verified (its SHA-256 seal matches its bytes)"
+                                            : "unverified (no tinygpt seal: written by another tool or an older "
+                                              "tinygpt; read in a child process first)");
+  fmt::print("model        {} layers, {} heads, {} embd, block {}, vocab {}\n", c.n_layer, c.n_head, c.n_embd,
+             c.block_size, c.vocab_size);
+  fmt::print("parameters   {}\n", ck.model->parameter_count());
+  fmt::print("tokenizer    {}\n", tokenizer_text(*ck.tokenizer));
+  if (!ck.train) {
+    fmt::print("training     none (weights only: start a run from it with train --init-from)\n");
+    return;
+  }
+  const train::TrainState& s = *ck.train;
+  fmt::print("iteration    {} of {}\n", s.iteration, s.options.iters);
+  fmt::print("tokens seen  {}\n", s.tokens_seen);
+  fmt::print("train loss   {:.4f} (last iteration)\n", s.train_loss);
+  if (std::isfinite(s.val_loss)) fmt::print("val loss     {:.4f} (last estimate)\n", s.val_loss);
+  if (std::isfinite(s.best_val_loss)) fmt::print("best val     {:.4f}\n", s.best_val_loss);
+  fmt::print("training     {:.1f} s, {} products\n", s.seconds, s.options.precision);
+  if (s.data_files.empty())
+    fmt::print("data         {}\n", fmt::join(s.options.data.empty() ? std::vector<std::string>{"(fortunes)"} : s.options.data, " "));
+  for (const train::DataFile& f : s.data_files)
+    fmt::print("data         {} '{}' ({} bytes, SHA-256 {})\n", f.split, f.path, f.size, f.sha256);
+  // Every setting as the flag that sets it, wrapped: the lines read as the run's command line.
+  std::string line;
+  for (const auto& [name, value] : settings(s.options, false)) {
+    if (value.empty() || value == "false") continue;  // no files, or a switch that is off
+    const std::string item = value == "true" ? fmt::format("--{}", name) : fmt::format("--{} {}", name, value);
+    if (!line.empty() && line.size() + 1 + item.size() > 90) {
+      fmt::print("settings     {}\n", line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + item;
+  }
+  if (!line.empty()) fmt::print("settings     {}\n", line);
+  for (const std::string& change : s.changes) fmt::print("changed      {}\n", change);
+}
+
+void print_json(const std::string& path, const train::Checkpoint& ck) {
+  const nn::GPTConfig& c = ck.config;
+  std::string training = "null";
+  if (ck.train) {
+    const train::TrainState& s = *ck.train;
+    std::vector<std::string> options, files, changes;
+    for (const auto& [name, value] : settings(s.options, true)) options.push_back(fmt::format("{}: {}", quote(name), value));
+    for (const train::DataFile& f : s.data_files)
+      files.push_back(fmt::format("{{\"split\": {}, \"path\": {}, \"bytes\": {}, \"sha256\": {}}}", quote(f.split),
+                                  quote(f.path), f.size, quote(f.sha256)));
+    for (const std::string& change : s.changes) changes.push_back(quote(change));
+    training = fmt::format(
+        "{{\"iteration\": {}, \"iters\": {}, \"tokens_seen\": {}, \"train_loss\": {}, \"val_loss\": {}, "
+        "\"best_val_loss\": {}, \"seconds\": {}, \"settings\": {{{}}}, \"data_files\": [{}], \"changes\": [{}]}}",
+        s.iteration, s.options.iters, s.tokens_seen, json_number(s.train_loss), json_number(s.val_loss),
+        json_number(s.best_val_loss), s.seconds, fmt::join(options, ", "), fmt::join(files, ", "),
+        fmt::join(changes, ", "));
+  }
+  fmt::print("{{\"checkpoint\": {}, \"sealed\": {}, \"model\": {{\"vocab_size\": {}, \"block_size\": {}, \"n_layer\": {}, "
+             "\"n_head\": {}, \"n_embd\": {}, \"parameters\": {}}}, \"tokenizer\": {}, \"training\": {}}}\n",
+             quote(path), ck.sealed, c.vocab_size, c.block_size, c.n_layer, c.n_head, c.n_embd,
+             ck.model->parameter_count(), tokenizer_json(*ck.tokenizer), training);
+}
+
+}  // namespace
+
+void add_info(CLI::App& app) {
+  struct Args {
+    std::string ckpt;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("info", "describe a checkpoint: model, tokenizer, progress, losses, every setting");
+  cmd->add_option("--ckpt", args->ckpt, "checkpoint to describe")->required();
+  cmd->add_flag("--json", args->json, "print one JSON object: model, tokenizer, training (null for weights only)");
+  cmd->callback([args] {
+    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    if (args->json) return print_json(args->ckpt, ck);
+    print_text(args->ckpt, ck);
+  });
+}
+
+}  // namespace tinygpt::cli

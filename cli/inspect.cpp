@@ -1,0 +1,130 @@
+// tinygpt tokens / attention / plot: looking inside a model and a run.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <memory>
+#include <optional>
+
+#include "tinygpt/data/json.h"
+#include "tinygpt/data/text_files.h"
+#include "tinygpt/data/utf8.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/cli/commands.h"
+#include "tinygpt/cli/flags.h"
+#include "tinygpt/io/output_files.h"
+#include "tinygpt/train/existing_outputs.h"
+#include "tinygpt/inspect/attention_steps.h"
+#include "tinygpt/inspect/inspect.h"
+#include "tinygpt/inspect/residual_trace.h"
+#include "tinygpt/inspect/plot.h"
+
+namespace tinygpt::cli {
+
+void add_tokens(CLI::App& app) {
+  struct Args {
+    std::string ckpt, text, file;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("tokens", "show how a checkpoint's tokenizer cuts text into tokens");
+  cmd->add_option("--ckpt", args->ckpt, "checkpoint whose tokenizer to use")->required();
+  CLI::Option* text = cmd->add_option("--text", args->text, "the text to tokenize");
+  CLI::Option* file = cmd->add_option("--file", args->file, "a UTF-8 text file to tokenize");
+  text->excludes(file);
+  cmd->add_flag("--json", args->json,
+                "print one JSON object {\"ids\": [...], \"tokens\": [...]} (each token's text; a piece of a "
+                "character as U+FFFD)");
+  cmd->callback([args, text, file] {
+    if (!text->count() && !file->count()) throw std::invalid_argument("tokens: give --text or --file");
+    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    const std::string input = file->count() ? data::read_text_file(args->file) : args->text;
+    const std::vector<int32_t> ids = ck.tokenizer->encode(input, file->count() ? args->file : "the text");
+    if (!args->json) {
+      fmt::print("{}", inspect::token_table(inspect::token_views(*ck.tokenizer, ids)));
+      return;
+    }
+    std::string tokens;
+    for (const int32_t id : ids)
+      tokens += (tokens.empty() ? "" : ", ") + data::json::quote(data::sanitize_utf8(ck.tokenizer->token_bytes(id)));
+    fmt::print("{{\"ids\": [{}], \"tokens\": [{}]}}\n", fmt::join(ids, ", "), tokens);
+  });
+}
+
+void add_attention(CLI::App& app) {
+  struct Args {
+    std::string ckpt, text, out;
+    int64_t layer = 0, head = 0, dims = 4, position = 0;
+    bool steps = false, trace = false, json = false, force = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("attention", "print (and draw) where each token's attention goes");
+  cmd->add_option("--ckpt", args->ckpt, "checkpoint to run")->required();
+  cmd->add_option("--text", args->text, "the text (at most block_size tokens)")->required();
+  add_number(cmd, "--layer", args->layer, io::Range{0, double(nn::kMaxLayers - 1)},
+             "layer to show (in the SVG: every layer unless given)");
+  add_number(cmd, "--head", args->head, io::Range{0, double(nn::kMaxHeads - 1)}, "head to show in the table");
+  cmd->add_option("--out", args->out,
+                  "also write an SVG heatmap: every head of --layer, or all layers x heads; with --steps, the steps");
+  CLI::Option* steps = cmd->add_flag("--steps", args->steps,
+                                     "show the head's four steps: Q, K, V; scores Q·Kᵀ; ÷ √d_k; mask + softmax; weights·V");
+  add_number(cmd, "--dims", args->dims, io::Range{1, double(nn::kMaxEmbd)},
+             "with --steps: columns of Q, K, V and the output to print")
+      ->needs(steps);
+  CLI::Option* trace = cmd->add_flag(
+      "--trace", args->trace, "follow one token's residual stream through the blocks to its next-token probabilities");
+  add_number(cmd, "--position", args->position, io::Range{0, double(nn::kMaxBlock - 1)}, "")
+      ->description("with --trace: the token to follow, counted from 0 (default: the last; [0, 65535])")
+      ->needs(trace);
+  cmd->add_flag("--json", args->json, "with --steps: print one JSON object with every step at full width")
+      ->needs(steps)
+      ->excludes(trace);
+  cmd->add_flag("--force", args->force, "replace an SVG file that already lies at --out");
+  cmd->callback([args, cmd] {
+    if (!args->out.empty()) train::refuse_replacing(args->out, io::OutputKind::svg, args->force);  // before any work
+    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    const auto write_svg = [&](const std::string& svg) {
+      io::write_output_file(args->out, io::OutputKind::svg, svg);
+      if (!args->json) fmt::print("wrote {}\n", args->out);
+    };
+    if (args->steps) {
+      const inspect::AttentionSteps s =
+          inspect::attention_steps(*ck.model, *ck.tokenizer, args->text, args->layer, args->head);
+      fmt::print("{}", args->json ? inspect::attention_steps_json(s) : inspect::attention_steps_text(s, args->dims));
+      if (!args->out.empty()) write_svg(inspect::attention_steps_svg(s));
+    }
+    if (args->trace) {
+      const std::optional<int64_t> position =
+          cmd->count("--position") ? std::optional<int64_t>(args->position) : std::nullopt;  // default: the last
+      if (args->steps && !args->json) fmt::print("\n");
+      fmt::print("{}", inspect::residual_trace_text(inspect::residual_trace(*ck.model, *ck.tokenizer, args->text, position)));
+    }
+    if (args->steps || args->trace) return;
+    const inspect::AttentionMaps maps = inspect::attention_maps(*ck.model, *ck.tokenizer, args->text);
+    fmt::print("{}", inspect::attention_table(maps, args->layer, args->head));
+    if (!args->out.empty()) {
+      const std::optional<int64_t> layer = cmd->count("--layer") ? std::optional<int64_t>(args->layer) : std::nullopt;
+      write_svg(inspect::attention_svg(maps, layer));
+    }
+  });
+}
+
+void add_plot(CLI::App& app) {
+  struct Args {
+    std::vector<std::string> logs;
+    std::string out;
+    bool force = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("plot", "draw runs' loss curves (and tokens/s) from their CSV logs as SVG");
+  cmd->add_option("--log", args->logs, "the CSV log written beside a checkpoint; several draw the runs together")
+      ->required();
+  cmd->add_option("--out", args->out, "the SVG file to write")->required();
+  cmd->add_flag("--force", args->force, "replace an SVG file that already lies at --out");
+  cmd->callback([args] {
+    train::refuse_replacing(args->out, io::OutputKind::svg, args->force);  // before reading the log
+    inspect::write_loss_plot(args->logs, args->out);
+    fmt::print("wrote {}\n", args->out);
+  });
+}
+
+}  // namespace tinygpt::cli

@@ -1,0 +1,135 @@
+// tinygpt train: a new run, or --resume of a saved one.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <memory>
+#include <type_traits>
+
+#include "tinygpt/autograd/precision.h"
+#include "tinygpt/cli/commands.h"
+#include "tinygpt/cli/flags.h"
+#include "tinygpt/train/trainer.h"
+
+namespace tinygpt::cli {
+
+namespace {
+
+struct TrainCommand {
+  train::TrainOptions options;
+  std::string resume, init_from;
+  bool force = false;
+  int64_t mpi_timeout = 300;
+  CLI::App* cmd = nullptr;
+
+  void run() {
+    const auto comm = train::Communicator::world(std::chrono::seconds(mpi_timeout));
+    if (!cmd->count("--min-lr")) options.min_lr = options.lr / 10;
+    std::unique_ptr<train::Trainer> trainer;
+    if (!init_from.empty()) {
+      refuse_model_flags();
+      trainer = std::make_unique<train::Trainer>(options, train::InitFrom{init_from, cmd->count("--block") > 0}, comm,
+                                                 force);
+    } else if (resume.empty()) {
+      trainer = std::make_unique<train::Trainer>(options, comm, force);
+    } else {
+      trainer = std::make_unique<train::Trainer>(resume, resumed_changes(), comm);
+    }
+    const auto& t = *trainer;
+    const auto& s = t.state();
+    if (!comm.is_root()) {  // rank 0 speaks for the run
+      std::FILE* quiet = std::fopen("/dev/null", "w");
+      train::Progress progress(quiet, false, s.options.log_every);
+      train::InterruptWatch interrupt;
+      const auto outcome = trainer->run(progress, &interrupt);
+      std::fclose(quiet);
+      if (outcome == train::Trainer::Outcome::interrupted) throw Stopped{interrupt.signal()};
+      return;
+    }
+    if (comm.size() > 1)
+      fmt::print("tinygpt: {} ranks, each {} sequences per micro-batch: {} tokens per iteration\n", comm.size(),
+                 s.options.batch, comm.size() * s.options.batch * s.options.block * s.options.grad_accum);
+    fmt::print("tinygpt: {} parameters; {} tokenizer, {} tokens; {} training and {} validation tokens\n",
+               t.model().parameter_count(), t.corpus().tokenizer->kind(), t.corpus().tokenizer->vocab_size(),
+               t.corpus().train.size(), t.corpus().val.size());
+    for (const std::string& change : t.new_changes()) fmt::print("tinygpt: changed at {}\n", change);
+    fmt::print("tinygpt: {} at iteration {} of {}; checkpoint {}, log {}{}\n",
+               !init_from.empty() ? fmt::format("fine-tuning {}", init_from) : resume.empty() ? "starting" : "resuming",
+               s.iteration, s.options.iters, s.options.out, t.log_path(),
+               s.options.precision == "bf16"
+                   ? fmt::format("; bf16 products ({})", bf16_kernels_note())
+                   : "");
+    std::fflush(stdout);
+    train::InterruptWatch interrupt;
+    train::Progress progress(stdout, isatty(fileno(stdout)), s.options.log_every);
+    if (trainer->run(progress, &interrupt) == train::Trainer::Outcome::interrupted) {
+      progress.message(fmt::format("tinygpt: stopped by signal {} at iteration {} of {}; checkpoint saved to {}\n"
+                                   "tinygpt: continue with: {}tinygpt train --resume {}",
+                                   interrupt.signal(), s.iteration, s.options.iters, s.options.out,
+                                   comm.size() > 1 ? fmt::format("mpirun -np {} ", comm.size()) : "", s.options.out));
+      throw Stopped{interrupt.signal()};
+    }
+    progress.message(fmt::format("tinygpt: done: {} iterations, train loss {:.4f}, val loss {:.4f}; checkpoint {}{}",
+                                 s.iteration, s.train_loss, s.val_loss, s.options.out,
+                                 s.options.keep_best && std::isfinite(s.best_val_loss)
+                                     ? fmt::format("; best val loss {:.4f} in {}", s.best_val_loss, t.best_path())
+                                     : ""));
+  }
+
+  // --init-from takes the model's shape and tokenizer from the checkpoint: flags that would say
+  // otherwise are mistakes, not settings to ignore.
+  void refuse_model_flags() const {
+    if (!resume.empty()) throw std::invalid_argument("--init-from starts a new run; it cannot be given with --resume");
+    for (const char* flag : {"--layers", "--heads", "--embd", "--vocab-size", "--tokenizer"})
+      if (cmd->count(flag))
+        throw std::invalid_argument(fmt::format("{} cannot be given with --init-from: the model's shape and tokenizer "
+                                                "come from '{}'",
+                                                flag, init_from));
+  }
+
+  // The settings given with --resume; the trainer refuses those a resume may not change.
+  train::Resume resumed_changes() {
+    train::Resume changes{.options = options, .given = {}, .force = force};
+    train::TrainOptions probe;
+    train::for_each_option(probe, [&](const char* name, auto&, const char*, const io::Range&, train::Choices) {
+      if (cmd->count(std::string("--") + name) > 0) changes.given.insert(name);
+    });
+    return changes;
+  }
+};
+
+}  // namespace
+
+void add_train(CLI::App& app) {
+  auto command = std::make_shared<TrainCommand>();
+  CLI::App* cmd = app.add_subcommand("train", "train a GPT on text files (or continue a run with --resume)");
+  command->cmd = cmd;
+  train::for_each_option(command->options, [&](const char* name, auto& field, const char* help,
+                                                const io::Range& range, train::Choices choices) {
+    using T = std::decay_t<decltype(field)>;
+    const std::string flag = std::string("--") + name;
+    if constexpr (std::is_same_v<T, bool>) {
+      cmd->add_flag(flag, field, help);
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      add_number(cmd, flag, field, range, help);
+    } else {
+      CLI::Option* option = cmd->add_option(flag, field, help)->capture_default_str();
+      if constexpr (std::is_same_v<T, std::string>) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      if (!choices.empty()) option->type_name(fmt::format("{}", fmt::join(choices, "|")));
+    }
+  });
+  cmd->add_flag("--force", command->force,
+                "replace a checkpoint, log or plot that another run left at --out; on --resume, also continue on text "
+                "whose bytes changed (recorded in the checkpoint)");
+  cmd->add_option("--resume", command->resume, "continue the run saved in this checkpoint, exactly");
+  cmd->add_option("--init-from", command->init_from,
+                  "start a new run (fine-tuning) from this checkpoint's weights and tokenizer; --block may shrink "
+                  "its context");
+  add_number(cmd, "--mpi-timeout", command->mpi_timeout, io::Range{1, 86400},
+             "under mpirun: seconds a rank waits for the others before it stops the run with an error");
+  cmd->callback([command] { command->run(); });
+}
+
+}  // namespace tinygpt::cli

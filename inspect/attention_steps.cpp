@@ -1,0 +1,160 @@
+#include "tinygpt/inspect/attention_steps.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/data/json.h"
+#include "tinygpt/data/utf8.h"
+
+namespace tinygpt::inspect {
+
+namespace {
+
+// Columns [first, first + width) of a [T, cols] tensor, row-major.
+std::vector<float> columns(const Tensor& t, int64_t first, int64_t width) {
+  const Tensor rows = t.reshape({-1, t.size(-1)}).slice(1, first, first + width).contiguous();
+  return rows.to_vector();
+}
+
+}  // namespace
+
+AttentionSteps attention_steps(nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& text,
+                               int64_t layer, int64_t head) {
+  const nn::GPTConfig& config = model.config();
+  check_layer_and_head(config, layer, head);
+  AttentionSteps s{encode_for_model(model, tokenizer, text), {}, layer, head, config.n_embd / config.n_head};
+  s.tokens = token_views(tokenizer, s.ids);
+  const int64_t T = s.size(), C = config.n_embd, d = s.d_k;
+  NoGradGuard no_grad;
+  model.eval();
+
+  // The model's forward pass up to the block asked for (GPT::forward in eval mode: no dropout).
+  const auto no_dropout = [](const Tensor& t) { return t; };
+  Tensor x = model.embed(s.ids, 1, T);  // [1, T, C]
+  for (int64_t l = 0; l < layer; ++l) x = model.h[l]->forward(x, no_dropout);
+  const nn::CausalSelfAttention& attn = model.h[layer]->attn;
+  // CausalSelfAttention::forward, opened up: c_attn makes Q, K and V for every head at once.
+  const Tensor qkv = attn.c_attn.forward(model.h[layer]->ln_1.forward(x));  // [1, T, 3C]
+  const AttentionResult result = causal_self_attention(qkv, config.n_head, AttentionMemory::weights);
+  s.q = columns(qkv, head * d, d);          // [T, d_k]
+  s.k = columns(qkv, C + head * d, d);      // [T, d_k]
+  s.v = columns(qkv, 2 * C + head * d, d);  // [T, d_k]
+  s.output = columns(result.y, head * d, d);  // [T, d_k]: the heads are merged side by side in y
+  const std::vector<float> all = result.weights.to_vector();  // [1, nh, T, T]
+  s.weights.assign(all.begin() + head * T * T, all.begin() + (head + 1) * T * T);
+
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  s.scores.resize(T * T);
+  s.scaled.resize(T * T);
+  for (int64_t i = 0; i < T; ++i)  // query
+    for (int64_t j = 0; j < T; ++j) {  // key
+      double dot = 0;
+      for (int64_t c = 0; c < d; ++c) dot += static_cast<double>(s.q[i * d + c]) * s.k[j * d + c];
+      s.scores[i * T + j] = static_cast<float>(dot);
+      s.scaled[i * T + j] = static_cast<float>(dot * scale);
+    }
+  return s;
+}
+
+namespace {
+
+std::string number(float v) { return fmt::format("{:.3f}", v); }
+
+// The first `shown` of a [T, d] matrix's columns, tokens labelling the rows.
+std::string head_table(const AttentionSteps& s, const std::vector<float>& m, int64_t shown) {
+  std::vector<std::string> cols;
+  for (int64_t c = 0; c < shown; ++c) cols.push_back(fmt::format("[{}]", c));
+  if (shown < s.d_k) cols.push_back("");
+  return text_table(token_labels(s.tokens), cols, [&](int64_t i, int64_t c) {
+    return c < shown ? number(m[i * s.d_k + c]) : "…";
+  });
+}
+
+// A [T, T] matrix; keys after the query shown as ×, or every cell.
+std::string square_table(const AttentionSteps& s, const std::vector<float>& m, bool masked, bool row_sums = false) {
+  const int64_t T = s.size();
+  std::vector<std::string> cols = token_labels(s.tokens);
+  if (row_sums) cols.push_back("| sum");
+  return text_table(token_labels(s.tokens), cols, [&](int64_t i, int64_t j) -> std::string {
+    if (j == T) {
+      double sum = 0;
+      for (int64_t k = 0; k <= i; ++k) sum += m[i * T + k];
+      return fmt::format("| {:.3f}", sum);
+    }
+    return masked && j > i ? "×" : number(m[i * T + j]);
+  });
+}
+
+std::string heading(const std::string& formula, const std::string& code) {
+  return fmt::format("\n{}\n  code: {}\n", formula, code);
+}
+
+}  // namespace
+
+std::string attention_steps_text(const AttentionSteps& s, int64_t dims) {
+  const int64_t T = s.size(), shown = std::min(dims, s.d_k);
+  const double root = std::sqrt(static_cast<double>(s.d_k));
+  std::string out = fmt::format(
+      "layer {}, head {}: {} tokens, d_k = {} (the head's width); Q, K, V and the output show {} of {} columns.\n"
+      "A row is a query: the token whose attention is computed; a column of a T x T table is a key.\n",
+      s.layer, s.head, T, s.d_k, shown, s.d_k);
+  const std::string qkv_code =
+      "nn/gpt.cpp, CausalSelfAttention::forward (c_attn makes every head's Q, K and V at once); "
+      "autograd/ops/attention.cpp, causal_self_attention (the head's slices)";
+  out += heading(fmt::format("1. Q = ln_1(x) W_q + b_q   [T, d_k] = [{}, {}]   (the query: what this token looks for)",
+                             T, s.d_k), qkv_code) + head_table(s, s.q, shown);
+  out += fmt::format("\n   K = ln_1(x) W_k + b_k   [{}, {}]   (the key: what this token offers to be found by)\n", T,
+                     s.d_k) + head_table(s, s.k, shown);
+  out += fmt::format("\n   V = ln_1(x) W_v + b_v   [{}, {}]   (the value: what this token passes on)\n", T, s.d_k) +
+         head_table(s, s.v, shown);
+  const std::string kernel = "autograd/ops/attention.cpp, weights_strip";
+  out += heading(fmt::format("2. scores = Q Kᵀ   [T, T] = [{}, {}]   (row i, column j: how well query i matches key j)", T, T),
+                 kernel + " (one small_gemm computes steps 2 and 3 together, for the keys a query can see)") +
+         square_table(s, s.scores, false);
+  out += heading(fmt::format("3. scaled = scores / √d_k = scores / {:.4f}   (keeps the softmax from saturating as d_k grows)",
+                             root),
+                 kernel + " (the 1/√d_k factor of the same small_gemm)") +
+         square_table(s, s.scaled, false);
+  out += heading("4. weights = softmax(mask(scaled))   mask: a key after its query (×) is -∞, so its weight is 0",
+                 kernel + " and softmax_row (the masked keys are never scored; their weights are set to 0)") +
+         "   the scaled scores, masked:\n" + square_table(s, s.scaled, true) +
+         "   the weights: each row sums to 1 over the keys it sees\n" + square_table(s, s.weights, true, true);
+  out += heading(fmt::format("5. output = weights V   [{}, {}]   (each query's weighted mix of the values)", T, s.d_k),
+                 "autograd/ops/attention.cpp, attend (small_gemm y = P V); then the heads are put side by side "
+                 "and c_proj mixes them (nn/gpt.cpp, CausalSelfAttention::forward)") +
+         head_table(s, s.output, shown);
+  return out;
+}
+
+namespace {
+
+// Rows of `cols` floats as JSON arrays of arrays, each float as its shortest exact decimal.
+std::string json_rows(const std::vector<float>& m, int64_t cols) {
+  std::string out = "[";
+  for (size_t i = 0; i < m.size(); i += cols) {
+    out += i ? ", [" : "[";
+    for (int64_t c = 0; c < cols; ++c) out += fmt::format("{}{}", c ? ", " : "", m[i + c]);
+    out += "]";
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string attention_steps_json(const AttentionSteps& s) {
+  std::string ids, tokens;
+  for (size_t i = 0; i < s.tokens.size(); ++i) {
+    ids += fmt::format("{}{}", i ? ", " : "", s.ids[i]);
+    tokens += (i ? ", " : "") + data::json::quote(data::sanitize_utf8(s.tokens[i].bytes));
+  }
+  const int64_t T = s.size(), d = s.d_k;
+  return fmt::format(
+      "{{\"ids\": [{}], \"tokens\": [{}], \"layer\": {}, \"head\": {}, \"d_k\": {}, \"q\": {}, \"k\": {}, \"v\": {}, "
+      "\"scores\": {}, \"scaled\": {}, \"weights\": {}, \"output\": {}}}\n",
+      ids, tokens, s.layer, s.head, d, json_rows(s.q, d), json_rows(s.k, d), json_rows(s.v, d),
+      json_rows(s.scores, T), json_rows(s.scaled, T), json_rows(s.weights, T), json_rows(s.output, d));
+}
+
+}  // namespace tinygpt::inspect

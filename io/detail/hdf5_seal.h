@@ -1,0 +1,37 @@
+#pragma once
+// A checkpoint's bytes, below HDF5. Its first 512 bytes are HDF5's user block, which libhdf5 and
+// h5py skip; tinygpt keeps a seal there, the SHA-256 and length of the file:
+//   "tinygpt checkpoint seal 1\nsha256 <64 hex digits of bytes 512..end>\nbytes <file length>\n",
+//   then zero bytes up to offset 512.
+// Checked by hand: `tail -c +513 run.h5 | sha256sum`. Reading checks the seal before libhdf5 sees
+// a byte, so that a damaged file is refused instead of crashing or hanging inside libhdf5.
+#include <cstdint>
+#include <string>
+
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/io/detail/hdf5_tree.h"
+
+namespace tinygpt::io::hdf5 {
+
+constexpr int64_t kUserBlockBytes = 512;
+
+// Writes the seal into the first 512 bytes of a whole file's bytes, which libhdf5 wrote with a
+// 512-byte user block.
+void seal_image(char* bytes, size_t size);
+// The same for a file on disk (tests that edit a checkpoint seal it again).
+void seal_checkpoint(const std::string& path);
+
+struct CheckpointImage {
+  data::FileBytes bytes;  // the whole file
+  bool sealed = false;      // the seal matched; false: the file has none (an older tinygpt, h5py)
+};
+
+// Reads a whole checkpoint (a regular file that fits in memory) and checks its seal: one that
+// does not match is a damaged file ("checkpoint 'x.h5' is damaged: checksum mismatch").
+CheckpointImage read_checkpoint_image(const std::string& path);
+
+// libhdf5's tree of the bytes. Bytes without a seal are first read whole in a child process under
+// a time and memory limit, so that a crash or hang inside libhdf5 ends in an error here.
+File open_checkpoint_image(CheckpointImage image, const std::string& path);
+
+}  // namespace tinygpt::io::hdf5

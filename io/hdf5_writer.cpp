@@ -1,0 +1,141 @@
+#include "tinygpt/io/detail/hdf5_writer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/io/detail/hdf5_seal.h"
+#include "tinygpt/io/output_files.h"
+
+namespace tinygpt::io::hdf5 {
+
+namespace {
+
+H5::StrType string_type(const std::string& value) {
+  H5::StrType t(H5::PredType::C_S1, std::max<size_t>(1, value.size()));
+  t.setCset(H5T_CSET_UTF8);
+  t.setStrpad(H5T_STR_NULLPAD);
+  return t;
+}
+
+// Objects are created without modification times: the same content always makes the same bytes.
+H5::DSetCreatPropList untimed_dataset() {
+  H5::DSetCreatPropList plist;
+  H5Pset_obj_track_times(plist.getId(), false);
+  return plist;
+}
+
+}  // namespace
+
+H5::Group make_group(const H5::H5Location& at, const std::string& name) {
+  const hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  H5Pset_obj_track_times(gcpl, false);
+  const hid_t id = H5Gcreate2(at.getId(), name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  H5Pclose(gcpl);
+  if (id < 0) throw H5::GroupIException("make_group", "cannot create group " + name);
+  H5::Group group(id);  // holds its own reference
+  H5Gclose(id);
+  return group;
+}
+
+void put(H5::H5Object& at, const char* name, const std::string& value) {
+  const H5::StrType type = string_type(value);
+  std::string padded = value;
+  padded.resize(type.getSize(), '\0');
+  at.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, padded.data());
+}
+void put(H5::H5Object& at, const char* name, int64_t value) {
+  at.createAttribute(name, H5::PredType::STD_I64LE, H5::DataSpace(H5S_SCALAR)).write(H5::PredType::NATIVE_INT64, &value);
+}
+void put(H5::H5Object& at, const char* name, double value) {
+  at.createAttribute(name, H5::PredType::IEEE_F64LE, H5::DataSpace(H5S_SCALAR)).write(H5::PredType::NATIVE_DOUBLE, &value);
+}
+void put(H5::H5Object& at, const char* name, const std::vector<std::string>& values) {
+  std::string joined;
+  for (const auto& v : values) joined += (joined.empty() ? "" : "\n") + v;
+  put(at, name, joined);
+}
+
+void put_texts(H5::H5Object& at, const char* name, const std::vector<std::string>& values) {
+  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+  type.setCset(H5T_CSET_UTF8);
+  std::vector<const char*> pointers;
+  for (const auto& v : values) pointers.push_back(v.c_str());
+  const hsize_t n = values.size();
+  at.createAttribute(name, type, H5::DataSpace(1, &n)).write(type, pointers.data());
+}
+
+void put_floats(H5::Group& g, const std::string& name, const Tensor& t, bool non_negative) {
+  const Tensor c = t.contiguous();
+  const float* x = c.data();
+  const int64_t n = c.numel();
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i]) || (non_negative && x[i] < 0))
+      throw std::runtime_error(fmt::format("{} holds {} at element {}", name, x[i], i));
+  std::vector<hsize_t> dims(t.shape().begin(), t.shape().end());
+  H5::DataSet ds = g.createDataSet(name, H5::PredType::IEEE_F32LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()),
+                                    untimed_dataset());
+  ds.write(x, H5::PredType::NATIVE_FLOAT);
+}
+
+void put_ints(H5::Group& g, const std::string& name, const std::vector<int32_t>& values, std::vector<hsize_t> dims) {
+  H5::DataSet ds = g.createDataSet(name, H5::PredType::STD_I32LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()),
+                                    untimed_dataset());
+  if (!values.empty()) ds.write(values.data(), H5::PredType::NATIVE_INT32);
+}
+
+namespace {
+
+// The whole file, made by libhdf5 in memory (its core driver): a disk that fills up, or any other
+// failure of the file system, then meets our own writes, which report it, instead of libhdf5's,
+// which cannot close such a file again without crashing.
+data::FileBytes hdf5_image(const std::string& name, const std::function<void(H5::H5File&)>& fill) {
+  H5::FileCreatPropList create;
+  create.setUserblock(kUserBlockBytes);  // room for the seal
+  H5Pset_obj_track_times(create.getId(), false);  // the root group
+  H5::FileAccPropList access;
+  H5Pset_fapl_core(access.getId(), size_t{16} << 20, false);  // grows 16 MB at a time; never on disk
+  const hid_t id = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, create.getId(), access.getId());
+  if (id < 0) throw H5::FileIException("H5Fcreate", "H5Fcreate failed");
+  struct Close {
+    hid_t id;
+    ~Close() { H5Fclose(id); }  // once, whatever happened
+  } close{id};
+  {
+    H5::H5File file(id);  // a second reference, dropped at the end of this scope
+    fill(file);
+  }
+  if (H5Fflush(id, H5F_SCOPE_GLOBAL) < 0) throw H5::FileIException("H5Fflush", "H5Fflush failed");
+  // The image starts at the superblock; the file is the user block, then the image.
+  const ssize_t size = H5Fget_file_image(id, nullptr, 0);
+  if (size <= 0) throw H5::FileIException("H5Fget_file_image", "H5Fget_file_image failed");
+  data::FileBytes file(static_cast<size_t>(kUserBlockBytes + size));
+  std::fill_n(file.data(), kUserBlockBytes, '\0');
+  if (H5Fget_file_image(id, file.data() + kUserBlockBytes, static_cast<size_t>(size)) != size)
+    throw H5::FileIException("H5Fget_file_image", "H5Fget_file_image failed");
+  return file;
+}
+
+}  // namespace
+
+void write_sealed(const std::string& path, const std::string& what, const std::function<void(H5::H5File&)>& fill) {
+  H5::Exception::dontPrint();
+  check_output_path(path, OutputKind::hdf5);
+  data::FileBytes image;
+  try {
+    image = hdf5_image(path, fill);
+  } catch (const H5::Exception& e) {
+    throw std::runtime_error(fmt::format("cannot write {} '{}': {}", what, path, e.getDetailMsg()));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("cannot write {} '{}': {}", what, path, e.what()));
+  }
+  seal_image(image.data(), image.size());
+  AtomicFile out(path, what);
+  out.write(image.data(), image.size());
+  out.commit();
+}
+
+}  // namespace tinygpt::io::hdf5

@@ -1,0 +1,225 @@
+#include "tinygpt/io/hf_gpt2.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/data/gpt2_vocab.h"
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/data/json.h"
+#include "tinygpt/io/output_files.h"
+#include "tinygpt/io/safetensors.h"
+
+namespace tinygpt::io {
+
+namespace {
+
+namespace fs = std::filesystem;
+using data::json::Value;
+
+// GPT-2 keeps these four as Conv1D, whose weight is the transpose of nn.Linear's.
+bool is_conv1d(const std::string& name) {
+  for (const char* end : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"})
+    if (name.ends_with(end)) return true;
+  return false;
+}
+
+std::string without_prefix(const std::string& name) { return name.substr(std::string("transformer.").size()); }
+
+nn::GPTConfig read_config(const std::string& path) {
+  data::InputFile file(path, "config");
+  const Value doc = data::json::parse(file.read_all(int64_t{16} << 20).view(), fmt::format("config '{}'", path));
+  auto fail = [&](const std::string& why) { throw std::runtime_error(fmt::format("config '{}': {}", path, why)); };
+  if (doc.type != Value::Type::object) fail("not a JSON object");
+  auto size = [&](const char* key, int64_t most) {
+    const Value* v = doc.find(key);
+    if (!v) fail(fmt::format("field \"{}\" is missing", key));
+    if (!v->is_integer() || v->number < 1 || v->number > static_cast<double>(most))
+      fail(fmt::format("field \"{}\" must be an integer in [1, {}] (got {})", key, most,
+                       v->type == Value::Type::number ? v->text : v->type_name()));
+    return static_cast<int64_t>(v->number);
+  };
+  auto text = [&](const char* key, std::initializer_list<const char*> allowed) {
+    const Value* v = doc.find(key);
+    if (!v) return;
+    for (const char* a : allowed)
+      if (v->type == Value::Type::string && v->text == a) return;
+    fail(fmt::format("field \"{}\" is {}; tinygpt's GPT-2 needs {}", key,
+                     v->type == Value::Type::string ? data::json::quote(v->text) : v->type_name(), fmt::join(allowed, " or ")));
+  };
+  auto flag = [&](const char* key, bool needed) {
+    const Value* v = doc.find(key);
+    if (v && (v->type != Value::Type::boolean || v->boolean != needed))
+      fail(fmt::format("field \"{}\" must be {} for tinygpt's GPT-2", key, needed));
+  };
+  nn::GPTConfig c;
+  c.vocab_size = size("vocab_size", nn::kMaxVocab);
+  c.block_size = size("n_positions", nn::kMaxBlock);
+  c.n_layer = size("n_layer", nn::kMaxLayers);
+  c.n_head = size("n_head", nn::kMaxHeads);
+  c.n_embd = size("n_embd", nn::kMaxEmbd);
+  text("model_type", {"gpt2"});
+  text("activation_function", {"gelu_new", "gelu_pytorch_tanh"});  // both GELU's tanh form, as SPEC.md
+  if (const Value* eps = doc.find("layer_norm_epsilon"); eps && !(eps->type == Value::Type::number && eps->number == 1e-5))
+    fail(fmt::format("field \"layer_norm_epsilon\" is {}; tinygpt's LayerNorm uses 1e-5",
+                     eps->type == Value::Type::number ? eps->text : eps->type_name()));
+  if (const Value* inner = doc.find("n_inner");
+      inner && inner->type != Value::Type::null && !(inner->is_integer() && inner->number == 4.0 * c.n_embd))
+    fail(fmt::format("field \"n_inner\" must be null or 4 n_embd = {}", 4 * c.n_embd));
+  flag("scale_attn_weights", true);
+  flag("scale_attn_by_inverse_layer_idx", false);
+  flag("add_cross_attention", false);
+  try {
+    c.validate();
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  return c;
+}
+
+// Which of the file's tensors holds our parameter `name`: with or without "transformer.".
+std::string file_name(const SafetensorsFile& st, const std::string& name) {
+  const bool full = st.tensors().count(name), bare = st.tensors().count(without_prefix(name));
+  if (full && bare) st.fail(fmt::format("it holds both '{}' and '{}'", name, without_prefix(name)));
+  if (!full && !bare) st.fail(fmt::format("tensor '{}' is missing", without_prefix(name)));
+  return full ? name : without_prefix(name);
+}
+
+bool is_mask_buffer(const std::string& name, int64_t n_layer) {
+  const std::string bare = name.starts_with("transformer.") ? without_prefix(name) : name;
+  for (int64_t i = 0; i < n_layer; ++i)
+    for (const char* buffer : {".attn.bias", ".attn.masked_bias"})
+      if (bare == fmt::format("h.{}{}", i, buffer)) return true;
+  return false;
+}
+
+void read_finite(const SafetensorsFile& st, const std::string& name, float* out, size_t n) {
+  st.read(name, out);
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(out[i])) st.fail(fmt::format("tensor '{}' holds {} at element {}", name, out[i], i));
+}
+
+}  // namespace
+
+HfGpt2 import_hf_gpt2(const std::string& dir) {
+  const nn::GPTConfig config = read_config((fs::path(dir) / "config.json").string());
+  auto tokenizer = std::make_shared<const data::BpeTokenizer>(data::read_gpt2_tokenizer(dir));
+  if (tokenizer->vocab_size() > config.vocab_size)
+    throw std::runtime_error(fmt::format("'{}': the tokenizer has {} tokens but config.json's vocab_size is only {}",
+                                         dir, tokenizer->vocab_size(), config.vocab_size));
+  const SafetensorsFile st((fs::path(dir) / "model.safetensors").string());
+  // Every name and shape first, so that nothing is allocated for a file that does not fit.
+  std::set<std::string> used;
+  std::vector<std::pair<std::string, std::string>> sources;  // our name, the file's
+  for (const auto& [name, shape] : nn::parameter_shapes(config)) {
+    const std::string source = file_name(st, name);
+    const Shape expected = is_conv1d(name) ? Shape{shape[1], shape[0]} : shape;
+    if (st.tensors().at(source).shape != expected)
+      st.fail(fmt::format("tensor '{}' has shape [{}], but config.json makes it [{}]", source,
+                          fmt::join(st.tensors().at(source).shape, ", "), fmt::join(expected, ", ")));
+    used.insert(source);
+    sources.push_back({name, source});
+  }
+  std::string lm_head;
+  for (const auto& [name, t] : st.tensors()) {
+    if (used.count(name) || is_mask_buffer(name, config.n_layer)) continue;
+    if (name != "lm_head.weight") st.fail(fmt::format("tensor '{}' is not part of a GPT-2 model", name));
+    if (t.shape != Shape{config.vocab_size, config.n_embd})
+      st.fail(fmt::format("tensor 'lm_head.weight' has shape [{}], not wte's", fmt::join(t.shape, ", ")));
+    lm_head = name;
+  }
+  HfGpt2 out{nn::GPT::unwritten(config), tokenizer};  // every parameter is read below
+  std::vector<float> buffer;
+  size_t k = 0;
+  for (auto& [name, p] : out.model->named_parameters()) {
+    const std::string& source = sources.at(k++).second;
+    const size_t n = static_cast<size_t>(p.numel());
+    if (!is_conv1d(name)) {
+      read_finite(st, source, p.data(), n);
+      continue;
+    }
+    buffer.resize(n);  // [in, out] -> our [out, in]
+    read_finite(st, source, buffer.data(), n);
+    const int64_t rows = p.shape()[0], cols = p.shape()[1];
+    for (int64_t i = 0; i < cols; ++i)
+      for (int64_t j = 0; j < rows; ++j) p.data()[j * cols + i] = buffer[static_cast<size_t>(i * rows + j)];
+  }
+  if (!lm_head.empty()) {  // tinygpt ties the output layer to wte: only an equal copy can be dropped
+    const Tensor& wte = out.model->wte.weight;
+    buffer.resize(static_cast<size_t>(wte.numel()));
+    st.read(lm_head, buffer.data());
+    if (!std::equal(buffer.begin(), buffer.end(), wte.data()))
+      st.fail("tensor 'lm_head.weight' differs from wte's weights; tinygpt ties the two, so it cannot hold this model");
+  }
+  return out;
+}
+
+std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir,
+                           bool force) {
+  // The tokenizer's files first: nothing is written when they cannot be.
+  std::string note;
+  std::optional<data::Gpt2Files> files;
+  if (const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer)) {
+    try {
+      files = data::gpt2_files(*bpe);
+    } catch (const std::invalid_argument& e) {
+      note = fmt::format("the tokenizer was not written: {}", e.what());
+    }
+  } else {
+    note = fmt::format("the tokenizer was not written: a {} tokenizer has no Hugging Face equivalent (GPT-2's is "
+                       "a byte-level BPE)", tokenizer.kind());
+  }
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) throw std::runtime_error(fmt::format("export: '{}' exists and is not a directory", dir));
+    if (!force && !fs::is_empty(dir, ec))
+      throw std::runtime_error(fmt::format("export: directory '{}' is not empty: give --force to replace its "
+                                           "config.json, model.safetensors, vocab.json and merges.txt, or choose "
+                                           "another --out",
+                                           dir));
+    for (const char* name : {"config.json", "model.safetensors", "vocab.json", "merges.txt"}) {
+      const fs::path path = fs::path(dir) / name;
+      if (fs::is_directory(path, ec) || fs::is_symlink(path, ec))
+        throw std::runtime_error(fmt::format("export: '{}' is not a plain file: not replacing it", path.string()));
+      fs::remove(path, ec);  // a tokenizer that is not written leaves no stale one beside the new model
+    }
+  } else if (!fs::create_directory(dir, ec)) {
+    throw std::runtime_error(fmt::format("export: cannot create directory '{}': {}", dir, ec.message()));
+  }
+  const nn::GPTConfig& c = model.config();
+  const std::string config = fmt::format(
+      "{{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n  \"vocab_size\": {},\n"
+      "  \"n_positions\": {},\n  \"n_ctx\": {},\n  \"n_embd\": {},\n  \"n_layer\": {},\n  \"n_head\": {},\n"
+      "  \"n_inner\": null,\n  \"activation_function\": \"gelu_new\",\n  \"layer_norm_epsilon\": 1e-05,\n"
+      "  \"resid_pdrop\": 0.0,\n  \"embd_pdrop\": 0.0,\n  \"attn_pdrop\": 0.0,\n  \"scale_attn_weights\": true,\n"
+      "  \"tie_word_embeddings\": true{}\n}}\n",
+      c.vocab_size, c.block_size, c.block_size, c.n_embd, c.n_layer, c.n_head,
+      files && tokenizer.vocab_size() > 50256 && tokenizer.token_bytes(50256) == "<|endoftext|>"
+          ? ",\n  \"bos_token_id\": 50256,\n  \"eos_token_id\": 50256"
+          : "");
+  auto write = [&](const char* name, const std::string& text) {
+    AtomicFile out((fs::path(dir) / name).string());
+    out.write(text.data(), text.size());
+    out.commit();
+  };
+  write("config.json", config);
+  NoGradGuard no_grad;
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const auto& [name, p] : model.named_parameters())
+    tensors.push_back({name, is_conv1d(name) ? p.transpose(0, 1).contiguous() : p});
+  write_safetensors((fs::path(dir) / "model.safetensors").string(), tensors);
+  if (files) {
+    write("vocab.json", files->vocab_json);
+    write("merges.txt", files->merges_txt);
+  }
+  return note;
+}
+
+}  // namespace tinygpt::io

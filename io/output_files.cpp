@@ -1,0 +1,126 @@
+#include "tinygpt/io/output_files.h"
+
+#include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string_view>
+
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/io/run_log.h"
+
+namespace tinygpt::io {
+
+namespace {
+
+const char* kind_name(OutputKind kind) {
+  switch (kind) {
+    case OutputKind::hdf5: return "an HDF5 file (a checkpoint or saved module)";
+    case OutputKind::log: return "a tinygpt log";
+    case OutputKind::svg: return "an SVG file";
+  }
+  return "?";
+}
+
+// Whether a file that starts with `head` holds that kind of output.
+bool holds(OutputKind kind, std::string_view head) {
+  switch (kind) {
+    case OutputKind::hdf5:
+      return head.starts_with("\x89HDF\r\n\x1a\n") || head.starts_with("tinygpt checkpoint seal ");
+    case OutputKind::log:
+      return is_log_header(std::string(head.substr(0, head.find('\n'))));
+    case OutputKind::svg:
+      return (head.starts_with("<svg") || head.starts_with("<?xml")) && head.find("<svg") != std::string_view::npos;
+  }
+  return false;
+}
+
+}  // namespace
+
+void check_output_path(const std::string& path, OutputKind kind) {
+  const std::filesystem::path target(path);
+  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw std::invalid_argument(fmt::format("cannot write '{}': there is no folder '{}'", path, dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw std::invalid_argument(fmt::format("cannot write '{}': the folder '{}' is not writable", path, dir.string()));
+  if (!std::filesystem::exists(target, ec)) {
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec)))
+      throw std::invalid_argument(fmt::format("'{}' is a symbolic link to a missing file: not writing through it", path));
+    return;
+  }
+  data::InputFile existing(path);  // refuses directories, FIFOs and devices, naming them
+  std::string head(512, '\0');
+  head.resize(existing.read(head.data(), head.size()));
+  if (!head.empty() && !holds(kind, head))
+    throw std::invalid_argument(fmt::format("'{}' exists and is not {}: not replacing it (choose another path)", path,
+                                            kind_name(kind)));
+}
+
+AtomicFile::AtomicFile(const std::string& path, const std::string& what) : path_(path), what_(what) {
+  const std::filesystem::path target(path);
+  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  temporary_ = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  fd_ = ::mkstemp(temporary_.data());  // a new, unique name: nothing that exists is reused
+  if (fd_ < 0) {
+    const int error = errno;
+    temporary_.clear();
+    fail("create a file beside it", error);
+  }
+  const mode_t mask = ::umask(0);  // mkstemp makes the file private; it gets the usual mode
+  ::umask(mask);
+  ::fchmod(fd_, 0666 & ~mask);
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+void AtomicFile::fail(const std::string& doing, int error) {
+  throw std::runtime_error(fmt::format("cannot write {}'{}'{}: {}", what_.empty() ? "" : what_ + " ", path_,
+                                       doing.empty() ? "" : " (" + doing + ")", std::strerror(error)));
+}
+
+void AtomicFile::write(const void* data, size_t size) {
+  const char* at = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd_, at, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("", errno);
+    at += n, size -= static_cast<size_t>(n);
+  }
+}
+
+void AtomicFile::commit() {
+  if (::fsync(fd_) != 0) fail("", errno);  // the data is on disk before the name points at it
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) fail("", errno);
+  if (::rename(temporary_.c_str(), path_.c_str()) != 0) fail("rename", errno);
+  temporary_.clear();
+  const std::filesystem::path target(path_);
+  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {  // and the rename itself is durable
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
+void write_output_file(const std::string& path, OutputKind kind, const std::string& text) {
+  check_output_path(path, kind);
+  AtomicFile out(path);
+  out.write(text.data(), text.size());
+  out.commit();
+}
+
+}  // namespace tinygpt::io

@@ -1,0 +1,38 @@
+#pragma once
+// Where a command may write: the paths its command line names (and the log and plot beside a
+// named checkpoint), never over a file of another kind. An HDF5 file (a checkpoint, a saved module
+// or optimizer) replaces only an HDF5 file, a log only a tinygpt log, an SVG only an SVG; an empty
+// file may become any of them.
+#include <string>
+
+namespace tinygpt::io {
+
+enum class OutputKind { hdf5, log, svg };
+
+// Throws a one-line error when `path` cannot take that output: its folder is missing or not
+// writable, or it exists and is a directory, a FIFO or device, or a file of another kind.
+void check_output_path(const std::string& path, OutputKind kind);
+
+// A new file written beside `path` (".name.tmp-XXXXXX") and renamed over it by commit(), after its
+// bytes are on disk: a crash, a full disk or an error leaves what was at `path` as it was. Errors
+// name the path and the operating system's reason ("cannot write 'run.h5': No space left on device").
+class AtomicFile {
+ public:
+  // what: the kind of file, for messages ("checkpoint"); empty for none.
+  explicit AtomicFile(const std::string& path, const std::string& what = "");
+  ~AtomicFile();  // removes the temporary file unless committed
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void write(const void* data, size_t size);
+  void commit();  // fsync, rename over the path, fsync its folder
+
+ private:
+  [[noreturn]] void fail(const std::string& doing, int error);
+  std::string path_, what_, temporary_;
+  int fd_ = -1;
+};
+
+// Writes `text` to `path` (atomically) after check_output_path.
+void write_output_file(const std::string& path, OutputKind kind, const std::string& text);
+
+}  // namespace tinygpt::io

@@ -1,0 +1,167 @@
+#include "tinygpt/io/safetensors.h"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/data/json.h"
+#include "tinygpt/io/output_files.h"
+
+namespace tinygpt::io {
+
+namespace json = data::json;
+
+namespace {
+
+size_t dtype_bytes(const std::string& dtype) {
+  if (dtype == "F32") return 4;
+  if (dtype == "F16" || dtype == "BF16") return 2;
+  return 0;
+}
+
+float from_bf16(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+
+float from_f16(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16, exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000 | mantissa << 13);  // inf, NaN
+  if (exponent != 0) return std::bit_cast<float>(sign | (exponent + 112) << 23 | mantissa << 13);
+  const float tiny = static_cast<float>(mantissa) * 0x1p-24f;  // subnormal: mantissa * 2^-24, exact
+  return sign ? -tiny : tiny;
+}
+
+}  // namespace
+
+SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
+  data::InputFile file(path, "safetensors file");  // a regular file, checked on the descriptor
+  size_ = static_cast<size_t>(file.size());
+  if (size_ < 8) fail(fmt::format("{} bytes, too short for the header length", size_));
+  uint64_t header_bytes = 0;
+  unsigned char length[8];
+  if (file.read(length, 8) != 8) fail("cut short");
+  for (int k = 7; k >= 0; --k) header_bytes = header_bytes << 8 | length[k];
+  if (header_bytes > kMaxHeaderBytes || header_bytes > size_ - 8)
+    fail(fmt::format("the header length {} is more than the file's {} bytes or {} MiB", header_bytes, size_ - 8,
+                     kMaxHeaderBytes >> 20));
+  data_start_ = 8 + header_bytes;
+  std::string header(header_bytes, '\0');
+  if (file.read(header.data(), header_bytes) != header_bytes) fail("cut short in its header");
+  json::Value doc;
+  try {
+    doc = json::parse(header, "its header");
+  } catch (const std::invalid_argument& e) {
+    fail(e.what());
+  }
+  if (doc.type != json::Value::Type::object) fail("its header is not a JSON object");
+  const size_t data_bytes = size_ - data_start_;
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (const auto& [name, entry] : *doc.object) {
+    if (name == "__metadata__") continue;
+    auto bad = [&](const std::string& why) { fail(fmt::format("tensor '{}': {}", name, why)); };
+    const json::Value *dtype = entry.find("dtype"), *shape = entry.find("shape"), *offsets = entry.find("data_offsets");
+    if (!dtype || !shape || !offsets || entry.object->size() != 3)
+      bad("expected exactly the fields dtype, shape and data_offsets");
+    if (dtype->type != json::Value::Type::string) bad("dtype is not a string");
+    SafeTensor t;
+    t.dtype = dtype->text;
+    const size_t element = dtype_bytes(t.dtype);
+    if (element == 0) bad(fmt::format("dtype {} is not supported (F32, F16 and BF16 are)", json::quote(t.dtype)));
+    if (shape->type != json::Value::Type::array || shape->array->size() > 8) bad("shape is not an array of at most 8 sizes");
+    size_t count = 1;
+    for (const json::Value& d : *shape->array) {
+      if (!d.is_integer() || d.number < 0 || d.number > 9.0e15) bad("shape holds something other than a size");
+      t.shape.push_back(static_cast<int64_t>(d.number));
+      if (d.number > 0 && count > data_bytes / static_cast<size_t>(d.number)) bad("its shape is larger than the file");
+      count *= static_cast<size_t>(d.number);
+    }
+    if (offsets->type != json::Value::Type::array || offsets->array->size() != 2) bad("data_offsets is not [begin, end]");
+    for (const json::Value& o : *offsets->array)
+      if (!o.is_integer() || o.number < 0 || o.number > static_cast<double>(data_bytes))
+        bad(fmt::format("data_offsets [{}, {}] reach past the {} bytes of data", offsets->array->at(0).text,
+                        offsets->array->at(1).text, data_bytes));
+    t.begin = static_cast<size_t>(offsets->array->at(0).number);
+    t.end = static_cast<size_t>(offsets->array->at(1).number);
+    if (t.end < t.begin || t.end - t.begin != count * element)
+      bad(fmt::format("data_offsets [{}, {}] hold {} bytes, but {} {} values take {}", t.begin, t.end,
+                      t.end >= t.begin ? t.end - t.begin : 0, count, t.dtype, count * element));
+    ranges.push_back({t.begin, t.end});
+    tensors_.emplace(name, std::move(t));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  size_t covered = 0;
+  for (const auto& [begin, end] : ranges) {
+    if (begin != covered)
+      fail(fmt::format("its data_offsets {} at byte {} of the data", begin < covered ? "overlap" : "leave a hole", covered));
+    covered = end;
+  }
+  if (covered != data_bytes) fail(fmt::format("its tensors take {} bytes, but {} follow the header", covered, data_bytes));
+  void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.descriptor(), 0);  // the file checked above
+  if (m == MAP_FAILED) fail(fmt::format("cannot be mapped: {}", std::strerror(errno)));
+  map_ = static_cast<const unsigned char*>(m);
+}
+
+SafetensorsFile::~SafetensorsFile() {
+  if (map_) ::munmap(const_cast<unsigned char*>(map_), size_);
+}
+
+void SafetensorsFile::fail(const std::string& problem) const {
+  throw std::runtime_error(fmt::format("safetensors file '{}': {}", path_, problem));
+}
+
+void SafetensorsFile::read(const std::string& name, float* out) const {
+  const auto it = tensors_.find(name);
+  if (it == tensors_.end()) fail(fmt::format("no tensor '{}'", name));
+  const SafeTensor& t = it->second;
+  const unsigned char* src = map_ + data_start_ + t.begin;
+  const size_t n = (t.end - t.begin) / dtype_bytes(t.dtype);
+  if (t.dtype == "F32") {
+    std::memcpy(out, src, n * 4);  // little-endian, as this machine
+  } else {
+    const bool bf16 = t.dtype == "BF16";
+    for (size_t i = 0; i < n; ++i) {
+      const auto h = static_cast<uint16_t>(src[2 * i] | src[2 * i + 1] << 8);
+      out[i] = bf16 ? from_bf16(h) : from_f16(h);
+    }
+  }
+  // The pages are clean copies of the file: dropping them frees memory, and a second read maps them again.
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t first = (data_start_ + t.begin + page - 1) / page * page, last = (data_start_ + t.end) / page * page;
+  if (last > first) ::madvise(const_cast<unsigned char*>(map_) + first, last - first, MADV_DONTNEED);
+}
+
+void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  std::vector<std::pair<std::string, Tensor>> sorted = tensors;
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+  size_t offset = 0;
+  for (const auto& [name, t] : sorted) {
+    std::string shape;
+    for (int64_t d : t.shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    const size_t bytes = static_cast<size_t>(t.numel()) * 4;
+    header += fmt::format(",{}:{{\"dtype\":\"F32\",\"shape\":[{}],\"data_offsets\":[{},{}]}}", json::quote(name),
+                          shape, offset, offset + bytes);
+    offset += bytes;
+  }
+  header += "}";
+  header.resize((header.size() + 7) / 8 * 8, ' ');
+  AtomicFile out(path, "safetensors file");
+  const uint64_t n = header.size();
+  unsigned char length[8];
+  for (int k = 0; k < 8; ++k) length[k] = static_cast<unsigned char>(n >> (8 * k));
+  out.write(length, 8);
+  out.write(header.data(), header.size());
+  for (const auto& [name, t] : sorted) {
+    const Tensor c = t.contiguous();
+    out.write(c.data(), static_cast<size_t>(c.numel()) * 4);
+  }
+  out.commit();
+}
+
+}  // namespace tinygpt::io

@@ -1,0 +1,48 @@
+#pragma once
+// safetensors (Hugging Face's tensor file): an 8-byte little-endian header length N, N bytes of
+// JSON {"<name>": {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}, then
+// the tensors' bytes, offsets counted from the end of the header. Reading maps the file and checks
+// the whole header before any tensor is used: known dtypes, sizes that agree with shapes, offsets
+// inside the file that cover the data exactly once (no overlaps, no holes).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tinygpt/autograd/tensor.h"
+
+namespace tinygpt::io {
+
+struct SafeTensor {
+  std::string dtype;  // "F32", "F16" or "BF16"
+  Shape shape;
+  size_t begin = 0, end = 0;  // byte range within the data
+};
+
+class SafetensorsFile {
+ public:
+  static constexpr size_t kMaxHeaderBytes = size_t{100} << 20;  // as Hugging Face's reader
+  explicit SafetensorsFile(const std::string& path);
+  ~SafetensorsFile();
+  SafetensorsFile(const SafetensorsFile&) = delete;
+  SafetensorsFile& operator=(const SafetensorsFile&) = delete;
+
+  const std::map<std::string, SafeTensor>& tensors() const { return tensors_; }
+  // The tensor's values as float32 into `out` (numel floats); F16 and BF16 are widened exactly.
+  // Its pages are given back to the kernel afterwards: a model is imported in about its own size.
+  void read(const std::string& name, float* out) const;
+  [[noreturn]] void fail(const std::string& problem) const;
+
+ private:
+  std::string path_;
+  const unsigned char* map_ = nullptr;
+  size_t size_ = 0, data_start_ = 0;
+  std::map<std::string, SafeTensor> tensors_;
+};
+
+// Writes float32 tensors under their names (sorted, as Hugging Face writes them) with
+// __metadata__ {"format": "pt"}; the header is padded with spaces to a multiple of 8 bytes.
+void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors);
+
+}  // namespace tinygpt::io
