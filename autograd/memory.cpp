@@ -54,9 +54,8 @@ void* allocate(std::size_t bytes) {
       }
     }
   }
-  // Tensors get ordinary pages: on the machines measured (VMs), memory asked for as 2 MB pages and
-  // then reused step after step made training 1.46x slower (tinygpt bench, small, one thread: 1656
-  // against 2419 tokens/s; docs/performance.md), while it spared only page faults on first use.
+  // Tensors get ordinary pages: memory asked for as 2 MB pages and then reused step after step made
+  // training slower on the machines measured (huge pages), while it spared only first-use faults.
   return ::operator new(size, std::align_val_t{kAlign});
 }
 

@@ -60,7 +60,7 @@ TINYGPT_BF16_TARGET inline void row_pairs(const float* even, const float* odd, i
 
 // How many rows ahead rows_to_pairs requests (of rows n floats long): about 4 KB ahead, 4 to 16
 // rows. Short rows (an attention head's 64 values) take little time each, so the request must go
-// further ahead to arrive in time (16 rows: a head's packs 6-7% faster than 4, in-process A/B).
+// further ahead to arrive in time.
 inline int64_t rows_ahead(int64_t n) { return std::clamp<int64_t>(1024 / std::max<int64_t>(n, 1), 4, 16); }
 
 // Rows k and k + 1 of a matrix stored by rows (a null odd: the zeros past an odd depth), n values
@@ -96,9 +96,7 @@ TINYGPT_BF16_TARGET inline void line_pairs(const float* line, int64_t kc, uint32
 // out[(k / 2) * width + l] = {line l [k], line l [k + 1]}. 16 k of each line round to 8 pairs, and
 // an 8 x 8 transpose turns those into 8 rows of out. `next`: the 8 lines packed after these (a null
 // one: none), requested from memory a chunk at a time meanwhile; lines a few hundred bytes to a few
-// KB long, each read once, are streams too short for the hardware prefetcher (GPT-2's 256-token
-// forward products +10-19%, in-process A/B, one and two threads; a head's 64-value keys gain
-// nothing from requesting a whole panel further ahead).
+// KB long, each read once, are streams too short for the hardware prefetcher.
 TINYGPT_BF16_TARGET inline void lines_to_pairs(const float* const* lines, const float* const* next, int64_t kc,
                                                uint32_t* out, int64_t width) {
   for (int64_t k = 0; k < kc; k += 16) {
@@ -108,7 +106,7 @@ TINYGPT_BF16_TARGET inline void lines_to_pairs(const float* const* lines, const 
     __m256 v[8];
     for (int l = 0; l < 8; ++l) v[l] = (__m256)bf16_of(lines[l] ? lines[l] + k : nullptr, n);
     simd::transpose8(v);
-    // Stored through a full mask: a plain store read 2-5% slower in the 124M shape's forward step.
+    // Stored through a full mask, which the measured steps ran faster than a plain store.
     for (int64_t j = 0; j < (n + 1) / 2; ++j) _mm256_mask_storeu_epi32(out + (k / 2 + j) * width, 0xFF, (__m256i)v[j]);
   }
 }

@@ -38,7 +38,7 @@ enum class AIn { packed, rows, columns };
 // Whether A stored transposed (a dW's dYᵀ) can be read in place, down its columns (AIn::columns):
 // its M rows split into kernels of MR, 2 MR / 3 and MR / 3 rows with none left over, and one k
 // is not a multiple of 4 KB from the next, which would put every k's values in the same L1 set
-// (bench_matmul 3 1024x1024x1024, dW, one thread: 0.99x OpenBLAS read in place, 1.01-1.02x packed).
+// (docs/performance.md, "Kernel choices": columns_in_place).
 bool columns_in_place(MatrixView A, int64_t M) {
   const bool whole_kernels = M % MR == 0 || M % MR == MR / 3 || M % MR == 2 * MR / 3;
   return A.row_stride == 1 && whole_kernels && (A.col_stride * sizeof(float)) % 4096 != 0;
@@ -169,10 +169,8 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
     if (mc > 2 * MR) mc = even_piece(M, mc / 2, MR);
     else nc = even_piece(N, nc / 2, NR);
   }
-  // A task is a whole row band where there are bands enough to share out, else a single tile: the
-  // scheduler gives each task one unit, and a task of one tile packed its band's A for itself, as
-  // many times over as the band has tiles (bench_matmul, two threads: dW and deep products +3-6%
-  // with whole bands; products whose A is read in place: level).
+  // A task is a whole row band where there are bands enough to share out, else a single tile: a
+  // task of one tile would pack its band's A again for every tile (by_band).
   const bool by_band = (M + mc - 1) / mc >= want;
   auto units = [&](int64_t band_rows) { return by_band ? (M + band_rows - 1) / band_rows : tiles(band_rows); };
   // A few more row bands where that gives every thread the same number of units: 768 rows are 7
@@ -189,18 +187,14 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   // B is packed for as many depth blocks at once as fit kPackedBMost, so that a small product runs
   // two parallel loops in all (pack B, then the tiles, each through its whole depth) instead of two
   // per block. A larger B goes one block at a time: every row band rereads the packed blocks, and
-  // all of them at once (a dW 4096 tokens deep: 6 MB) fall out of the cache between bands
-  // (bench_matmul 5 4096x384x1152, dW: 0.92x / 0.87x OpenBLAS with 1 / 2 threads at 16 MB here,
-  // 0.99x / 0.96x at 1 MB).
+  // all of them at once would fall out of the cache between bands.
   const int64_t kc_most = blocks.most;
-  constexpr int64_t kPackedBMost = int64_t{1} << 18;  // floats: 1 MB
+  constexpr int64_t kPackedBMost = int64_t{1} << 18;  // floats: 1 MB, what stays cached between bands
   const int64_t block_floats = packed_b_size(kc_most, N);
   const int64_t blocks_together = std::clamp<int64_t>(kPackedBMost / block_floats, 1, blocks.count);
   // A row-major A one depth block deep is read in place, unpacked: each band is then whole rows,
-  // contiguous streams the hardware prefetcher follows, and packing it cost more than it saved
-  // (bench_matmul 7, three alternating runs, one thread: dX 768x128x384 +5%, Y 768x512x128 +4%,
-  // dX 768x128x65 +3%, the rest level). Slabs of deeper rows are packed (in place, products 1536
-  // deep ran 1-2% slower), and so is a band with a narrow last panel.
+  // contiguous streams the hardware prefetcher follows, cheaper than packing (a_in_place). Slabs
+  // of deeper rows are packed, and so is a band with a narrow last panel.
   // A stored transposed (a dW's dYᵀ) is read in place too where columns_in_place allows: each k's
   // MR values are side by side, as in a packed panel, a row of dY apart.
   const bool in_place = A.col_stride == 1 && blocks.count == 1 && a_unpacked_fits(N, round);
@@ -259,8 +253,7 @@ constexpr int64_t kShortMost = 32 * MR;
 // C with few rows: threads split the columns; each task packs all of A for a depth block, then
 // packs B a few panels at a time just before using them. Against the tiled path: no second
 // parallel loop, B's panels go to L2 instead of out to memory and back (a dW's B is its input X),
-// and two threads get equal work where row bands of a short C would not (bench_matmul, dW of
-// 768 tokens, 128 -> 65 features, 2 threads: 97-116 -> 145-146 GFLOP/s over three runs).
+// and two threads get equal work where row bands of a short C would not (gemm_short).
 void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
                 const float* bias, DepthBlocks blocks, bool round) {
   const int64_t n_panels = (N + NR - 1) / NR;

@@ -99,9 +99,8 @@ TINYGPT_BF16_TARGET PairLayout pack_band(MatrixView A, int64_t i0, int64_t m, in
 
 // A last panel only a few columns wide, against rows laid out by_row: C[0..m, 0..n) = start + A · Bp,
 // n <= kNarrowMost. Each row's pairs against each column's, 16 pairs at a time, summed across the
-// lanes at the end, where a tile would spend 16 lanes on each column (bench-style runs in one
-// process, Y 768x128x65, one thread: +9%; rows laid out by_pair measured no faster this way).
-constexpr int kNarrowMost = 4;
+// lanes at the end, where a tile would spend 16 lanes on each column.
+constexpr int kNarrowMost = 4;  // columns: up to here the lanes across k beat a tile
 TINYGPT_BF16_TARGET void narrow_rows(int64_t kp, const uint32_t* __restrict Ap, int64_t a_step,
                                      const uint32_t* __restrict Bp, float* C, int64_t ldc, Start start, int64_t m, int n) {
   alignas(64) uint32_t column[kNarrowMost][KC / 2];  // each column's pairs side by side
@@ -137,15 +136,12 @@ void pair_band(int64_t kp, const uint32_t* Ap, PairLayout a, const uint32_t* Bp,
 }
 
 // Most bytes of B's pairs, every depth block, that a deep product packs at once, read from L2 and
-// L3 by every band (in-process A/B, one and two threads: 4096x1536x384 Y and dX +7-11%, 4096x1152x384
-// +5-11%, 2048x1024x512 +2-7%; baby's two-block weight gradients level or better).
-constexpr int64_t kDeepBMost = int64_t{3} << 19;  // 1.5 MB
+// L3 by every band.
+constexpr int64_t kDeepBMost = int64_t{3} << 19;  // 1.5 MB: still served from L2 and L3
 
 // Each thread packs its own copy of B's pairs (one depth block of them, at most kOwnBMost, or a deep
 // product's every block) where each has kOwnRowsLeast rows of C or more: rounding all of B costs it
-// less than a parallel loop of its own and reading pairs that another core wrote (in-process A/B,
-// two threads: baby's 768-token Y and dX +4-19%, its dW 768x128x384 +3-7%, 384x512x384 Y +13%,
-// 1024^3 +2-7%, small's 4096-token shapes level to +5%).
+// less than a parallel loop of its own and reading pairs that another core wrote.
 constexpr int64_t kOwnBMost = int64_t{1} << 20;  // 1 MB
 constexpr int64_t kOwnRowsLeast = 8 * MR;
 // Most bytes of all threads' copies together: many cores share B's pairs instead (the pool keeps
@@ -161,8 +157,7 @@ constexpr int64_t kWholeAMost = int64_t{1} << 17;  // 512 KB
 // C with few rows: threads split the columns; each rounds all of A into pairs, then B a few
 // panels at a time just before using them (in L2, where the tiled path writes all of B's pairs
 // out to memory and reads them back for every band). Every thread rounding all of A pays where B
-// outweighs A, a C wider than tall (in-process A/B, two threads: 384x4096x1536 dW +5% and GPT-2's
-// 256-token products +3-5% this way; 384x768x128 dW -7% and 384x4096x384 -5%).
+// outweighs A, a C wider than tall (pairs_short).
 void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
                  const float* bias, DepthBlocks blocks, float* sums) {
   const int64_t n_panels = (N + NR - 1) / NR, kp_most = k_pairs(blocks.most);

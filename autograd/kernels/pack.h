@@ -25,9 +25,8 @@ constexpr int64_t kGroup = 4;
 
 // Floats from one packed A panel to the next: kc x MR and one cache line. pack_a writes an A stored
 // transposed one k at a time across all its panels; kc x MR apart (12 KB for kc = 512) those stores
-// would all fall into one L1 set (bench_matmul 5 4096x384x1152, dW, three alternating runs:
-// 89.4-89.9 -> 90.4-92.5 GFLOP/s on one thread, 153-160 -> 165-168 on two). The line after each
-// panel also takes the spill of pack_a's vector stores at its last k.
+// would all fall into one L1 set. The line after each panel also takes the spill of pack_a's
+// vector stores at its last k.
 inline int64_t a_panel_stride(int64_t kc) { return kc * simd::MR + 16; }
 // Floats of a packed A of m rows, with room for narrow_kernel's vector reads, which run a little
 // past the last panel.

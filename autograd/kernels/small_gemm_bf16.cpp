@@ -17,14 +17,13 @@ using namespace bf16;
 
 // rows (<= MR) x depth of A from (i0, p0) as pairs at Ap (kSmallDepth / 2 * MR words), laid out
 // along the direction A is stored in, as the GEMM's bands are: rows that run along k as a line of
-// pairs each (by_row, Ap[r * step + p / 2]: rounding alone, no transpose; a head's forward 3-4%
-// faster than transposing them into a panel, in-process A/B, the same bits), otherwise one panel
-// (by_pair, Ap[(p / 2) * MR + r]).
+// pairs each (by_row, Ap[r * step + p / 2]: rounding alone, no transpose, which is cheaper than a
+// panel and gives the same bits), otherwise one panel (by_pair, Ap[(p / 2) * MR + r]).
 TINYGPT_BF16_TARGET PairLayout pack_a_block(const SmallGemmArgs& g, int64_t i0, int64_t rows, int64_t p0, int64_t depth,
                                             uint32_t* Ap) {
   const float* a = g.a + i0 * g.a_row + p0 * g.a_col;
   if (g.a_col == 1) {  // rows run along k (Q Kᵀ, P V, dY Vᵀ, dS K)
-    if (p0 == 0 && i0 + MR < g.m)  // the next rows' first block, meanwhile (queries: +2-3% a forward)
+    if (p0 == 0 && i0 + MR < g.m)  // the next rows' first block, requested meanwhile
       request_lines(a + MR * g.a_row, g.a_row, std::min<int64_t>(MR, g.m - i0 - MR), std::min(g.k, kSmallDepth));
     const int64_t step = row_step(k_pairs(depth));
     for (int64_t r = 0; r < rows; ++r) line_pairs(a + r * g.a_row, depth, Ap + r * step);

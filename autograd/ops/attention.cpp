@@ -67,7 +67,7 @@ int64_t head_panels(int64_t T, int64_t hs) { return std::max(packed_b_size(T, hs
 
 // Queries are handled kRows at a time: a block of rows sees keys 0 .. (last row), so the products
 // below skip the masked future block by block (about half of the work for long contexts). Two of
-// small_gemm's register tiles of rows: blocks of 16 rows made a third tile of 4, which ran slower.
+// small_gemm's register tiles of rows, with no short third tile.
 constexpr int64_t kRows = 2 * simd::MR;
 static_assert(kRows % 2 == 0, "bf16 pairs: B's rows are skipped in pairs (SmallB::from_row)");
 
@@ -90,8 +90,7 @@ void weights_strip(const float* qh, int64_t q_row, SmallB key_t, int64_t T, int6
   const int64_t n = i0 + rows;
   small_gemm({rows, n, hs, qh + i0 * q_row, q_row, 1, key_t, P, T, scale});
   // The next block's queries, requested from memory while the softmax runs: short lines of hs
-  // values that the hardware prefetcher misses (a head's forward 2-5% faster, in-process A/B, bf16
-  // and fp32, one and two threads).
+  // values that the hardware prefetcher misses.
   if (n < T) request_lines(qh + n * q_row, q_row, std::min(rows, T - n), hs);
   for (int64_t r = 0; r < rows; ++r) {  // query i0 + r sees keys 0 .. i0 + r
     softmax_row(P + r * T, i0 + r + 1);
