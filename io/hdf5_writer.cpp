@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 
-#include "tinygpt/data/input_file.h"
 #include "tinygpt/io/detail/hdf5_seal.h"
 #include "tinygpt/io/output_files.h"
 
@@ -89,34 +90,60 @@ void put_ints(H5::Group& g, const std::string& name, const std::vector<int32_t>&
 
 namespace {
 
+// A file's bytes as libhdf5's core driver left them: its own buffer, taken over when the file
+// closes instead of freed, so the image is never copied (a 124M model's is 500 MB).
+struct Image {
+  std::unique_ptr<char, decltype(&std::free)> bytes{nullptr, &std::free};
+  size_t size = 0;
+};
+
 // The whole file, made by libhdf5 in memory (its core driver): a disk that fills up, or any other
 // failure of the file system, then meets our own writes, which report it, instead of libhdf5's,
 // which cannot close such a file again without crashing.
-data::FileBytes hdf5_image(const std::string& name, const std::function<void(H5::H5File&)>& fill) {
+Image hdf5_image(const std::string& name, const std::function<void(H5::H5File&)>& fill) {
   H5::FileCreatPropList create;
   create.setUserblock(kUserBlockBytes);  // room for the seal
   H5Pset_obj_track_times(create.getId(), false);  // the root group
   H5::FileAccPropList access;
   H5Pset_fapl_core(access.getId(), size_t{16} << 20, false);  // grows 16 MB at a time; never on disk
+  void* kept = nullptr;
+  H5FD_file_image_callbacks_t buffer{};
+  buffer.image_malloc = [](size_t size, H5FD_file_image_op_t, void*) { return std::calloc(size, 1); };
+  buffer.image_memcpy = [](void* to, const void* from, size_t size, H5FD_file_image_op_t, void*) {
+    return std::memcpy(to, from, size);
+  };
+  buffer.image_realloc = [](void* p, size_t size, H5FD_file_image_op_t, void*) { return std::realloc(p, size); };
+  buffer.image_free = [](void* p, H5FD_file_image_op_t op, void* kept) -> herr_t {
+    if (op == H5FD_FILE_IMAGE_OP_FILE_CLOSE) *static_cast<void**>(kept) = p;  // ours from here on
+    else std::free(p);
+    return 0;
+  };
+  buffer.udata = &kept;
+  buffer.udata_copy = [](void* kept) { return kept; };
+  buffer.udata_free = [](void*) -> herr_t { return 0; };
+  if (H5Pset_file_image_callbacks(access.getId(), &buffer) < 0)
+    throw H5::FileIException("H5Pset_file_image_callbacks", "H5Pset_file_image_callbacks failed");
   const hid_t id = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, create.getId(), access.getId());
   if (id < 0) throw H5::FileIException("H5Fcreate", "H5Fcreate failed");
-  struct Close {
-    hid_t id;
-    ~Close() { H5Fclose(id); }  // once, whatever happened
-  } close{id};
-  {
-    H5::H5File file(id);  // a second reference, dropped at the end of this scope
-    fill(file);
+  Image image;
+  ssize_t size = -1;
+  try {
+    {
+      H5::H5File file(id);  // a second reference, dropped at the end of this scope
+      fill(file);
+    }
+    if (H5Fflush(id, H5F_SCOPE_GLOBAL) < 0) throw H5::FileIException("H5Fflush", "H5Fflush failed");
+    size = H5Fget_file_image(id, nullptr, 0);  // the bytes from the superblock to the end
+  } catch (...) {
+    H5Fclose(id);  // once, whatever happened
+    std::free(kept);
+    throw;
   }
-  if (H5Fflush(id, H5F_SCOPE_GLOBAL) < 0) throw H5::FileIException("H5Fflush", "H5Fflush failed");
-  // The image starts at the superblock; the file is the user block, then the image.
-  const ssize_t size = H5Fget_file_image(id, nullptr, 0);
-  if (size <= 0) throw H5::FileIException("H5Fget_file_image", "H5Fget_file_image failed");
-  data::FileBytes file(static_cast<size_t>(kUserBlockBytes + size));
-  std::fill_n(file.data(), kUserBlockBytes, '\0');
-  if (H5Fget_file_image(id, file.data() + kUserBlockBytes, static_cast<size_t>(size)) != size)
-    throw H5::FileIException("H5Fget_file_image", "H5Fget_file_image failed");
-  return file;
+  const herr_t closed = H5Fclose(id);
+  image.bytes.reset(static_cast<char*>(kept));
+  if (closed < 0 || size <= 0 || !kept) throw H5::FileIException("H5Fclose", "cannot finish the file in memory");
+  image.size = static_cast<size_t>(kUserBlockBytes + size);  // the user block, then the image
+  return image;
 }
 
 }  // namespace
@@ -124,7 +151,7 @@ data::FileBytes hdf5_image(const std::string& name, const std::function<void(H5:
 void write_sealed(const std::string& path, const std::string& what, const std::function<void(H5::H5File&)>& fill) {
   H5::Exception::dontPrint();
   check_output_path(path, OutputKind::hdf5);
-  data::FileBytes image;
+  Image image;
   try {
     image = hdf5_image(path, fill);
   } catch (const H5::Exception& e) {
@@ -132,9 +159,9 @@ void write_sealed(const std::string& path, const std::string& what, const std::f
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("cannot write {} '{}': {}", what, path, e.what()));
   }
-  seal_image(image.data(), image.size());
+  seal_image(image.bytes.get(), image.size);
   AtomicFile out(path, what);
-  out.write(image.data(), image.size());
+  out.write(image.bytes.get(), image.size);
   out.commit();
 }
 
