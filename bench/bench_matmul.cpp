@@ -71,8 +71,17 @@ int main(int argc, char** argv) try {
   fmt::print("# gemm GFLOP/s, CPU: {}, hardware threads: {}, vector path: {}\n", cpu_model(),
              std::thread::hardware_concurrency(), vector_path());
   fmt::print("# one core's FMA peak: {:.1f} GFLOP/s (12 independent chains in registers)\n", fma_peak_gflops());
+  bool generic_core = false;
 #ifdef TINYGPT_HAVE_OPENBLAS
   fmt::print("# OpenBLAS config: {}\n", openblas_get_config());
+  // OpenBLAS 0.3.21 runs its generic Prescott (SSE3) kernels on CPUs it does not know: a ratio
+  // against those says nothing about tinygpt, so say so on every line that shows one.
+  const std::string core = openblas_get_corename();
+  generic_core = core == "Prescott" || core == "Core2" || core == "generic";
+  fmt::print("# OpenBLAS core: {}{}\n", core,
+             generic_core ? " (GENERIC kernels: not a fair yardstick; set OPENBLAS_CORETYPE to this CPU's family, "
+                            "chosen by measuring)"
+                          : "");
 #endif
   fmt::print("# bf16 products (operands rounded to bfloat16, sums in float): {}\n", bf16_kernels_note());
   fmt::print("{:<16} {:<9} {:>7} {:>12} {:>12} {:>7} {:>12} {:>9}\n", "M x K x N", "product", "threads", "tinygpt",
@@ -108,8 +117,9 @@ int main(int argc, char** argv) try {
         }
         const double g_ours = flops / ours / 1e9, g_theirs = theirs > 0 ? flops / theirs / 1e9 : 0;
         const double g_bf16 = flops / ours_bf16 / 1e9;
-        fmt::print("{:<16} {:<9} {:>7} {:>12.1f} {:>12.1f} {:>7.2f} {:>12.1f} {:>9.2f}\n", fmt::format("{}x{}x{}", M, K, N),
-                   p.name, threads, g_ours, g_theirs, g_theirs > 0 ? g_ours / g_theirs : 0.0, g_bf16, g_bf16 / g_ours);
+        fmt::print("{:<16} {:<9} {:>7} {:>12.1f} {:>12.1f} {:>7.2f} {:>12.1f} {:>9.2f}{}\n", fmt::format("{}x{}x{}", M, K, N),
+                   p.name, threads, g_ours, g_theirs, g_theirs > 0 ? g_ours / g_theirs : 0.0, g_bf16, g_bf16 / g_ours,
+                   generic_core ? "  (against generic OpenBLAS kernels)" : "");
         std::fflush(stdout);
       }
     }
