@@ -243,6 +243,14 @@ TEST_CASE("hostile: edited /config, /train and /optim values are refused before 
       set_attribute(g, name, type, value);
     };
   };
+  auto text_attribute = [](const char* group, const char* name, std::string value) {
+    return [=](H5::H5File& f) {
+      H5::Group g = f.openGroup(group);
+      if (g.attrExists(name)) g.removeAttr(name);
+      const H5::StrType type(H5::PredType::C_S1, std::max<size_t>(1, value.size()));
+      g.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, value.data());
+    };
+  };
   const auto i64 = H5::PredType::NATIVE_INT64;
   const auto f64 = H5::PredType::NATIVE_DOUBLE;
   const double kInf = std::numeric_limits<double>::infinity(), kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -260,6 +268,12 @@ TEST_CASE("hostile: edited /config, /train and /optim values are refused before 
          const uint64_t zeros[4] = {0, 0, 0, 0};
          f.openGroup("/train").openAttribute("rng_state").write(H5::PredType::NATIVE_UINT64, zeros);
        }},
+      {"attribute 'data_files' of /train: data file line 'train 12 abc /x' is not",
+       text_attribute("/train", "data_files", "train 12 abc /x")},
+      {"attribute 'data_files' of /train: data file line 'train -1 ", text_attribute("/train", "data_files",
+                                                                                     "train -1 " + std::string(64, 'a') + " /x")},
+      {"keep-best' of /train must be at most 1 (got 7)", attribute("/train", "keep-best", int64_t{7}, i64)},
+      {"best_val_loss' of /train must be a finite number (got inf)", attribute("/train", "best_val_loss", kInf, f64)},
       {"world_size' of /train must be at most 65536", attribute("/train", "world_size", int64_t{1} << 62, i64)},
       {"batch' of /train must be at most 65536 (got 100000000)", attribute("/train", "batch", int64_t{100000000}, i64)},
       {"grad-accum' of /train must be at most 65536", attribute("/train", "grad-accum", int64_t{1000000000}, i64)},
