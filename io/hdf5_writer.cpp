@@ -100,7 +100,7 @@ struct Image {
 // The whole file, made by libhdf5 in memory (its core driver): a disk that fills up, or any other
 // failure of the file system, then meets our own writes, which report it, instead of libhdf5's,
 // which cannot close such a file again without crashing.
-Image hdf5_image(const std::string& name, const std::function<void(H5::H5File&)>& fill) {
+Image hdf5_image(const std::function<void(H5::H5File&)>& fill) {
   H5::FileCreatPropList create;
   create.setUserblock(kUserBlockBytes);  // room for the seal
   H5Pset_obj_track_times(create.getId(), false);  // the root group
@@ -123,6 +123,9 @@ Image hdf5_image(const std::string& name, const std::function<void(H5::H5File&)>
   buffer.udata_free = [](void*) -> herr_t { return 0; };
   if (H5Pset_file_image_callbacks(access.getId(), &buffer) < 0)
     throw H5::FileIException("H5Pset_file_image_callbacks", "H5Pset_file_image_callbacks failed");
+  // A name that can exist nowhere (/dev/null is no folder): the core driver reads in a file of its
+  // name if there is one, and libhdf5 takes two open files of one name for the same file.
+  const std::string name = fmt::format("/dev/null/tinygpt-image-{}", static_cast<const void*>(&kept));
   const hid_t id = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, create.getId(), access.getId());
   if (id < 0) throw H5::FileIException("H5Fcreate", "H5Fcreate failed");
   Image image;
@@ -153,7 +156,7 @@ void write_sealed(const std::string& path, const std::string& what, const std::f
   check_output_path(path, OutputKind::hdf5);
   Image image;
   try {
-    image = hdf5_image(path, fill);
+    image = hdf5_image(fill);
   } catch (const H5::Exception& e) {
     throw std::runtime_error(fmt::format("cannot write {} '{}': {}", what, path, e.getDetailMsg()));
   } catch (const std::exception& e) {
