@@ -20,5 +20,6 @@ void add_attention(CLI::App& app);  // inspect.cpp
 void add_plot(CLI::App& app);       // inspect.cpp
 void add_import(CLI::App& app);     // interop.cpp
 void add_export(CLI::App& app);     // interop.cpp
+void add_prepare(CLI::App& app);
 
 }  // namespace tinygpt::cli

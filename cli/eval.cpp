@@ -1,10 +1,12 @@
 // tinygpt eval: the loss of a checkpoint on text, by SPEC.md's evaluation rule.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/data/corpus.h"
+#include "tinygpt/data/shards.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"
@@ -17,13 +19,18 @@ void add_eval(CLI::App& app) {
   struct Args {
     std::string ckpt;
     std::vector<std::string> data;
+    std::string split = "val";
     bool json = false;
     int64_t batch = 16, threads = 0;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("eval", "loss, perplexity and token count of a checkpoint on text files");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to evaluate")->required();
-  cmd->add_option("--data", args->data, "text files to score")->required();
+  cmd->add_option("--data", args->data, "text files to score, or a folder of token shards (its val split)")->required();
+  cmd->add_option("--split", args->split, "with a folder of shards: the split to score")
+      ->type_name("val|train")
+      ->check(CLI::IsMember({"val", "train"}))
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object {\"loss\", \"perplexity\", \"tokens\", \"bits_per_byte\", \"bytes\"}");
   add_number(cmd, "--batch", args->batch, io::Range{1, 4096}, "windows per forward pass");
   add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
@@ -32,7 +39,19 @@ void add_eval(CLI::App& app) {
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
     train::require_memory(train::inference_bytes(ck.config, args->batch) + train::corpus_bytes(args->data),
                           "this evaluation");
-    const data::TokenArray tokens = data::tokenize_files(*ck.tokenizer, args->data);
+    std::error_code ec;
+    const bool shards = args->data.size() == 1 && std::filesystem::is_directory(args->data[0], ec);
+    data::TokenArray tokens;
+    if (shards) {  // read in place, never loaded
+      const std::vector<std::string> files = data::shard_files(args->data[0], args->split);
+      if (files.empty())
+        throw std::invalid_argument(fmt::format("'{}' holds no {} shards (files named <name>_{}_<n>.bin)", args->data[0],
+                                                args->split, args->split));
+      auto set = std::make_shared<const data::ShardSet>(files, ck.tokenizer->vocab_size());
+      tokens = data::TokenArray::of_shards(set, 0, set->size());
+    } else {
+      tokens = data::tokenize_files(*ck.tokenizer, args->data);
+    }
     const train::EvalResult r = train::evaluate(*ck.model, *ck.tokenizer, tokens, args->batch);
     if (args->json)
       fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {:.6f}, \"tokens\": {}, \"bits_per_byte\": {:.6f}, \"bytes\": {}}}\n",

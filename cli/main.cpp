@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tinygpt: train a small GPT on a CPU, evaluate it and sample from it", "tinygpt"};
   app.set_version_flag("--version", "tinygpt " TINYGPT_VERSION);
   app.require_subcommand(1);
+  tinygpt::cli::add_prepare(app);
   tinygpt::cli::add_train(app);
   tinygpt::cli::add_eval(app);
   tinygpt::cli::add_sample(app);

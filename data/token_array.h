@@ -1,26 +1,38 @@
 #pragma once
-// A corpus as token ids, 2 bytes per token when the vocabulary fits in 16 bits, else 4.
+// A corpus as token ids: in memory, 2 bytes per token when the vocabulary fits in 16 bits, else 4;
+// or a stretch of token shards on disk (shards.h), read as they are needed and never loaded.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
+
+#include "tinygpt/data/shards.h"
 
 namespace tinygpt::data {
 
 class TokenArray {
  public:
   explicit TokenArray(int64_t vocab_size = 0) : wide_(vocab_size > 65536) {}
-  int64_t size() const { return wide_ ? static_cast<int64_t>(wide_ids_.size()) : static_cast<int64_t>(ids_.size()); }
-  int32_t operator[](int64_t i) const { return wide_ ? static_cast<int32_t>(wide_ids_[i]) : ids_[i]; }
-  void append(std::span<const int32_t> ids);
+  // Tokens [start, end) of the shards, read in place.
+  static TokenArray of_shards(std::shared_ptr<const ShardSet> shards, int64_t start, int64_t end);
+
+  int64_t size() const {
+    return shards_ ? count_ : wide_ ? static_cast<int64_t>(wide_ids_.size()) : static_cast<int64_t>(ids_.size());
+  }
+  int32_t operator[](int64_t i) const;
+  void append(std::span<const int32_t> ids);  // in memory only
   // out[0..n) = ids [start, start + n)
   void copy_to(int64_t start, int64_t n, int32_t* out) const;
-  TokenArray slice(int64_t start, int64_t end) const;
-  int64_t bytes() const { return size() * (wide_ ? 4 : 2); }
+  TokenArray slice(int64_t start, int64_t end) const;  // of shards: a view of them
+  int64_t bytes() const { return shards_ ? 0 : size() * (wide_ ? 4 : 2); }  // in memory
+  const ShardSet* shards() const { return shards_.get(); }
 
  private:
   bool wide_;
   std::vector<uint16_t> ids_;
   std::vector<uint32_t> wide_ids_;
+  std::shared_ptr<const ShardSet> shards_;
+  int64_t offset_ = 0, count_ = 0;  // the view's stretch of the shards
 };
 
 }  // namespace tinygpt::data

@@ -28,6 +28,7 @@ bool needs_version_2(const data::Tokenizer& tokenizer) {
   return b && (!b->byte_ids().empty() || !b->specials().empty());
 }
 constexpr double kMany = 1e12;
+constexpr const char* kTokenizerFormat = "tinygpt-tokenizer";
 constexpr int64_t kMaxRanks = 65536;
 
 // ---- writing -----------------------------------------------------------------------------------
@@ -206,7 +207,7 @@ void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck) {
 // Run options added after format_version 1's first files: absent, they keep their defaults (the
 // behaviour those files were written with).
 bool option_may_be_absent(std::string_view name) {
-  for (const char* later : {"precision", "lr-decay-iters", "beta1", "beta2", "sample-every", "keep-best"})
+  for (const char* later : {"precision", "lr-decay-iters", "beta1", "beta2", "sample-every", "keep-best", "tokenizer-from"})
     if (name == later) return true;
   return false;
 }
@@ -312,6 +313,33 @@ Checkpoint read_checkpoint(const std::string& path) {
     return read_file(reader, sealed);
   } catch (const std::invalid_argument& e) {  // e.g. a tokenizer whose data does not make sense
     reader.fail(e.what());
+  }
+}
+
+void write_tokenizer_file(const std::string& path, const data::Tokenizer& tokenizer) {
+  io::hdf5::write_sealed(path, "tokenizer file", [&](H5::H5File& file) {
+    put(file, "format", std::string(kTokenizerFormat));
+    const int version = needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
+    file.createAttribute("format_version", H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
+        .write(H5::PredType::NATIVE_INT, &version);
+    write_tokenizer(file, tokenizer);
+  });
+}
+
+std::shared_ptr<const data::Tokenizer> read_tokenizer_file(const std::string& path) {
+  io::hdf5::CheckpointImage image = io::hdf5::read_checkpoint_image(path);
+  const io::hdf5::File file = io::hdf5::open_checkpoint_image(std::move(image), path);
+  const io::hdf5::Reader r("tokenizer file", path, file);
+  try {
+    const io::hdf5::Group& root = r.group("/");
+    if (!root.attributes.count("format") || r.text(root, "/", "format") != kTokenizerFormat)
+      r.fail(fmt::format("not a tinygpt tokenizer file (the root attribute format is not \"{}\")", kTokenizerFormat));
+    const int64_t version = r.integer(root, "/", "format_version", Range{0, kMany});
+    if (version != kFormatVersion && version != kFormatVersionSpecials)
+      r.fail(fmt::format("format_version {} is not supported", version));
+    return read_tokenizer(r, version);
+  } catch (const std::invalid_argument& e) {
+    r.fail(e.what());
   }
 }
 

@@ -63,4 +63,9 @@ void write_checkpoint(const std::string& path, const nn::GPT& model, const data:
 // moments finite, generator states non-zero. Any problem is one error naming the file and item.
 Checkpoint read_checkpoint(const std::string& path);
 
+// A tokenizer alone, in a checkpoint's /tokenizer layout under a root whose format is
+// "tinygpt-tokenizer": the file `tinygpt prepare` leaves beside its shards (docs/data-format.md).
+void write_tokenizer_file(const std::string& path, const data::Tokenizer& tokenizer);
+std::shared_ptr<const data::Tokenizer> read_tokenizer_file(const std::string& path);
+
 }  // namespace tinygpt::train

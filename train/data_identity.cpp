@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "tinygpt/data/input_file.h"
+#include "tinygpt/data/shards.h"
 #include "tinygpt/io/detail/sha256.h"
 
 namespace tinygpt::train {
@@ -35,7 +36,15 @@ std::string describe(const DataFile& f) {
 std::vector<DataFile> identify_data(const std::vector<std::string>& train_files,
                                     const std::vector<std::string>& val_files) {
   std::vector<DataFile> files;
-  for (const std::string& path : train_files) files.push_back(identify("train", path));
+  for (const std::string& path : train_files) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      files.push_back(identify("train", path));
+      continue;
+    }
+    for (const char* split : {"train", "val"})  // a folder of shards: each shard
+      for (const std::string& shard : data::shard_files(path, split)) files.push_back(identify(split, shard));
+  }
   for (const std::string& path : val_files) files.push_back(identify("val", path));
   return files;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -47,7 +48,12 @@ EvalResult evaluate(nn::GPT& model, const data::Tokenizer& tokenizer, const data
   EvalResult r = evaluate(model, tokens, batch);
   std::vector<int64_t> length(static_cast<size_t>(tokenizer.vocab_size()));
   for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) length[id] = static_cast<int64_t>(tokenizer.token_bytes(id).size());
-  for (int64_t i = 1; i < tokens.size(); ++i) r.bytes += length.at(static_cast<size_t>(tokens[i]));
+  std::vector<int32_t> chunk(4096);  // read a stretch at a time: the tokens may be shards on disk
+  for (int64_t i = 1; i < tokens.size(); i += static_cast<int64_t>(chunk.size())) {
+    const int64_t n = std::min<int64_t>(static_cast<int64_t>(chunk.size()), tokens.size() - i);
+    tokens.copy_to(i, n, chunk.data());
+    for (int64_t k = 0; k < n; ++k) r.bytes += length.at(static_cast<size_t>(chunk[k]));
+  }
   const double nats = r.loss * static_cast<double>(r.tokens);
   r.bits_per_byte = r.bytes > 0 ? nats / (static_cast<double>(r.bytes) * std::log(2.0)) : 0.0;
   return r;

@@ -19,6 +19,7 @@ struct TrainOptions {
   std::string out = "tinygpt.h5";
   std::string tokenizer = "char";
   int64_t vocab_size = 512;
+  std::string tokenizer_from;  // a checkpoint or tokenizer file whose tokenizer to use (GPT-2's for its shards)
   int64_t layers = 4, heads = 4, embd = 128, block = 64;
   double dropout = 0.0;
   int64_t batch = 12, iters = 2000;
@@ -63,12 +64,19 @@ void for_each_option(Options& o, Visit&& visit_option) {
   auto visit = [&](const char* name, auto& field, const char* help, const Range& range, Choices choices = {}) {
     visit_option(name, field, help, range, choices);
   };
-  visit("data", o.data, "training text files (default: the fortunes package's files)", text);
+  visit("data", o.data,
+        "training text files, or a folder of token shards (tinygpt prepare's or llm.c's) (default: the fortunes "
+        "package's files)",
+        text);
   visit("val-data", o.val_data, "validation text files (default: the last --val-fraction of the training tokens)", text);
   visit("val-fraction", o.val_fraction, "share of the training tokens held out for validation", Range{0, 1, false, true});
   visit("out", o.out, "checkpoint to write (HDF5); the CSV log and loss plot go beside it", text);
   visit("tokenizer", o.tokenizer, "how text becomes tokens", Range{}, kTokenizerChoices);
   visit("vocab-size", o.vocab_size, "BPE vocabulary size", Range{256, 1 << 24});
+  visit("tokenizer-from", o.tokenizer_from,
+        "use the tokenizer of this checkpoint or tokenizer file instead of making one (e.g. an imported GPT-2's, for "
+        "shards tokenized by GPT-2)",
+        text);
   visit("layers", o.layers, "transformer blocks", Range{1, 1024});
   visit("heads", o.heads, "attention heads per block", Range{1, 1024});
   visit("embd", o.embd, "embedding width (a multiple of --heads)", Range{1, 65536});

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/data/shards.h"
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/precision.h"
 #include "tinygpt/optim/grad_clip.h"
@@ -83,6 +84,54 @@ void require_run_memory(const nn::GPTConfig& config, const TrainOptions& o) {
 // How many tokens --sample-every's samples have, as llm.c's.
 constexpr int64_t kSampleTokens = 64;
 
+// The tokenizer of a tokenizer file (tinygpt prepare's) or of a checkpoint.
+std::shared_ptr<const data::Tokenizer> tokenizer_of(const std::string& path) {
+  try {
+    return read_tokenizer_file(path);
+  } catch (const std::exception&) {  // not a tokenizer file: a checkpoint, or an error that names it
+  }
+  return read_checkpoint(path).tokenizer;
+}
+
+// A folder of token shards, read in place: the train split, and the val split (or the last
+// --val-fraction of the training tokens when there are no val shards).
+data::Corpus load_shards(const std::string& dir, const TrainOptions& o, std::shared_ptr<const data::Tokenizer> tokenizer) {
+  const std::vector<std::string> train_files = data::shard_files(dir, "train"), val_files = data::shard_files(dir, "val");
+  if (train_files.empty())
+    throw std::invalid_argument(fmt::format("'{}' holds no training shards (files named <name>_train_<n>.bin)", dir));
+  if (!tokenizer && !o.tokenizer_from.empty()) tokenizer = tokenizer_of(o.tokenizer_from);
+  const std::string tokenizer_file = (std::filesystem::path(dir) / "tokenizer.h5").string();
+  if (!tokenizer && std::filesystem::exists(tokenizer_file)) tokenizer = read_tokenizer_file(tokenizer_file);
+  if (!tokenizer)
+    throw std::invalid_argument(fmt::format("'{}' holds token shards but no tokenizer.h5: give --tokenizer-from CKPT with "
+                                            "the tokenizer they were made with (an imported GPT-2 for llm.c's GPT-2 "
+                                            "shards)",
+                                            dir));
+  data::Corpus corpus;
+  corpus.tokenizer = tokenizer;
+  auto train = std::make_shared<const data::ShardSet>(train_files, tokenizer->vocab_size());
+  if (!val_files.empty()) {
+    auto val = std::make_shared<const data::ShardSet>(val_files, tokenizer->vocab_size());
+    corpus.train = data::TokenArray::of_shards(train, 0, train->size());
+    corpus.val = data::TokenArray::of_shards(val, 0, val->size());
+  } else {
+    const auto n_val = static_cast<int64_t>(o.val_fraction * static_cast<double>(train->size()));
+    corpus.train = data::TokenArray::of_shards(train, 0, train->size() - n_val);
+    corpus.val = data::TokenArray::of_shards(train, train->size() - n_val, train->size());
+  }
+  return corpus;
+}
+
+// The run's text: a folder of shards, or text files tokenized into memory (with `tokenizer`, or
+// --tokenizer-from's, or a new one made from the text).
+data::Corpus load_run_corpus(const TrainOptions& o, std::shared_ptr<const data::Tokenizer> tokenizer) {
+  const std::vector<std::string> files = training_files(o);
+  std::error_code ec;
+  if (files.size() == 1 && std::filesystem::is_directory(files[0], ec)) return load_shards(files[0], o, tokenizer);
+  if (!tokenizer && !o.tokenizer_from.empty()) tokenizer = tokenizer_of(o.tokenizer_from);
+  return tokenizer ? data::load_corpus(corpus_options(o), tokenizer) : data::load_corpus(corpus_options(o));
+}
+
 // Rank r's seed for its batches and dropout masks; rank 0 keeps the run's seed, so one process
 // trains exactly as before.
 uint64_t rank_seed(int64_t seed, int rank) {
@@ -97,7 +146,9 @@ Trainer::Trainer(const TrainOptions& options, Communicator comm, bool force) : c
   set_num_threads(static_cast<int>(options_.threads));
   claim_outputs(force, false);
   require_run_memory(model_config(options_, 1), options_);  // before reading data; below with the vocabulary
-  corpus_ = data::load_corpus(corpus_options(options_));
+  corpus_ = load_run_corpus(options_, nullptr);
+  options_.tokenizer = corpus_.tokenizer->kind();  // shards and --tokenizer-from bring their own
+  if (options_.tokenizer == "bpe") options_.vocab_size = corpus_.tokenizer->vocab_size();
   check_enough_tokens(corpus_, options_);
   require_run_memory(model_config(options_, corpus_.tokenizer->vocab_size()), options_);
   start(std::make_shared<nn::GPT>(model_config(options_, corpus_.tokenizer->vocab_size()),
@@ -125,7 +176,7 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   config.block_size = options_.block;
   config.dropout = static_cast<float>(options_.dropout);
   require_run_memory(config, options_);
-  corpus_ = data::load_corpus(corpus_options(options_), ck.tokenizer);
+  corpus_ = load_run_corpus(options_, ck.tokenizer);
   check_enough_tokens(corpus_, options_);
   auto model = nn::GPT::unwritten(config);  // every parameter is copied below
   auto source = ck.model->named_parameters();
@@ -210,7 +261,7 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
   }
   require_run_memory(ck.config, options_);
   check_data(changes.given.count("data") || changes.given.count("val-data"), changes.force);
-  corpus_ = data::load_corpus(corpus_options(options_), ck.tokenizer);
+  corpus_ = load_run_corpus(options_, ck.tokenizer);
   if (!changes.force && (corpus_.train.size() != state_.train_tokens || corpus_.val.size() != state_.val_tokens))
     throw std::invalid_argument(fmt::format(
         "the data changed since the checkpoint: {} training and {} validation tokens then, {} and {} now (give "

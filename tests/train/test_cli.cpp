@@ -114,10 +114,10 @@ TEST_CASE("cli: bad input exits non-zero with a clear message", "[cli][errors]")
   REQUIRE(run("train --bogus").exit_code != 0);
   Result nothing = run("");
   REQUIRE(nothing.exit_code == 1);
-  REQUIRE(nothing.output.rfind("tinygpt: error: no command given (commands: train, eval", 0) == 0);
+  REQUIRE(nothing.output.rfind("tinygpt: error: no command given (commands: prepare, train, eval", 0) == 0);
   Result unknown_command = run("frobnicate");
   REQUIRE(unknown_command.exit_code == 1);
-  REQUIRE(unknown_command.output.rfind("tinygpt: error: unknown command 'frobnicate' (commands: train, eval", 0) == 0);
+  REQUIRE(unknown_command.output.rfind("tinygpt: error: unknown command 'frobnicate' (commands: prepare, train, eval", 0) == 0);
   Result folder = run("info --ckpt " + dir.file(""));
   REQUIRE(folder.output.find("': is a directory, not a file") != std::string::npos);
 }

@@ -1,0 +1,133 @@
+#include "tinygpt/data/shards.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "tinygpt/data/input_file.h"
+
+namespace tinygpt::data {
+
+namespace {
+
+[[noreturn]] void shard_error(const std::string& path, const std::string& problem) {
+  throw std::runtime_error(fmt::format("shard '{}': {}", path, problem));
+}
+
+int32_t little_endian_int32(const unsigned char* p) {
+  return static_cast<int32_t>(uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
+}
+
+}  // namespace
+
+std::array<int32_t, 256> shard_header(int64_t count, int token_bytes) {
+  if (count < 0 || count > INT32_MAX)
+    throw std::invalid_argument(fmt::format("a shard holds at most {} tokens (got {})", INT32_MAX, count));
+  std::array<int32_t, 256> header{};
+  header[0] = token_bytes == 2 ? kShardMagic16 : kShardMagic32;
+  header[1] = token_bytes == 2 ? kShardVersion16 : kShardVersion32;
+  header[2] = static_cast<int32_t>(count);
+  return header;
+}
+
+int shard_token_bytes(int64_t vocab_size) { return vocab_size <= 65536 ? 2 : 4; }
+
+std::vector<char> shard_payload(std::span<const int32_t> ids, int token_bytes) {
+  std::vector<char> out(ids.size() * static_cast<size_t>(token_bytes));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const auto v = static_cast<uint32_t>(ids[i]);
+    for (int b = 0; b < token_bytes; ++b) out[i * token_bytes + b] = static_cast<char>(v >> (8 * b));
+  }
+  return out;
+}
+
+std::vector<std::string> shard_files(const std::string& dir, const std::string& split) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  const std::string tag = "_" + split + "_";
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".bin" && name.find(tag) != std::string::npos) files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+ShardSet::ShardSet(const std::vector<std::string>& paths, int64_t vocab_size) : paths_(paths), vocab_size_(vocab_size) {
+  try {
+    for (const std::string& path : paths) {
+      InputFile file(path, "shard");
+      unsigned char header[kShardHeaderBytes];
+      if (file.size() < kShardHeaderBytes || file.read(header, sizeof header) != sizeof header)
+        shard_error(path, fmt::format("is {} bytes, shorter than the {}-byte header", file.size(), kShardHeaderBytes));
+      const int32_t magic = little_endian_int32(header), version = little_endian_int32(header + 4),
+                    count = little_endian_int32(header + 8);
+      const int width = magic == kShardMagic16 && version == kShardVersion16   ? 2
+                        : magic == kShardMagic32 && version == kShardVersion32 ? 4
+                                                                               : 0;
+      if (width == 0)
+        shard_error(path, fmt::format("magic {} version {} is not llm.c's ({} version {} for uint16 tokens, {} version "
+                                      "{} for uint32)",
+                                      magic, version, kShardMagic16, kShardVersion16, kShardMagic32, kShardVersion32));
+      if (token_bytes_ != 0 && width != token_bytes_)
+        shard_error(path, fmt::format("holds {}-byte tokens, the shards before it {}-byte ones: one split takes one width",
+                                      width, token_bytes_));
+      token_bytes_ = width;
+      const int64_t by_size = (file.size() - kShardHeaderBytes) / width;
+      if (count < 0 || (file.size() - kShardHeaderBytes) % width != 0 || by_size != count)
+        shard_error(path, fmt::format("holds {} tokens by its size ({} bytes) but its header says {}", by_size,
+                                      file.size(), count));
+      const int fd = ::dup(file.descriptor());
+      if (fd < 0) shard_error(path, std::strerror(errno));
+      shards_.push_back({fd, total_, count});
+      total_ += count;
+    }
+  } catch (...) {
+    for (const Shard& s : shards_) ::close(s.fd);
+    throw;
+  }
+}
+
+ShardSet::~ShardSet() {
+  for (const Shard& s : shards_) ::close(s.fd);
+}
+
+void ShardSet::read(int64_t start, int64_t n, int32_t* out) const {
+  if (start < 0 || n < 0 || start + n > total_)
+    throw std::out_of_range(fmt::format("shards: tokens [{}, {}) are outside the {} there are", start, start + n, total_));
+  auto shard = std::upper_bound(shards_.begin(), shards_.end(), start,
+                                [](int64_t at, const Shard& s) { return at < s.first; }) - 1;
+  constexpr int64_t kChunk = 1024;  // tokens read at a time, on the stack: no allocation per batch
+  unsigned char bytes[kChunk * 4];
+  while (n > 0) {
+    const int64_t offset = start - shard->first, take = std::min({n, shard->count - offset, kChunk});
+    const std::string& path = paths_[static_cast<size_t>(shard - shards_.begin())];
+    const auto want = static_cast<size_t>(take * token_bytes_);
+    size_t done = 0;
+    while (done < want) {
+      const ssize_t got = ::pread(shard->fd, bytes + done, want - done,
+                                  kShardHeaderBytes + offset * token_bytes_ + static_cast<int64_t>(done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) shard_error(path, std::strerror(errno));
+      if (got == 0) shard_error(path, "ends before the tokens its header counts (replaced or cut while in use?)");
+      done += static_cast<size_t>(got);
+    }
+    for (int64_t i = 0; i < take; ++i) {
+      const unsigned char* p = bytes + i * token_bytes_;
+      const uint32_t id = token_bytes_ == 2 ? uint32_t{p[0]} | uint32_t{p[1]} << 8
+                                            : uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+      if (id >= static_cast<uint64_t>(vocab_size_))
+        shard_error(path, fmt::format("token {} is id {}, outside the vocabulary of {}", offset + i, id, vocab_size_));
+      out[i] = static_cast<int32_t>(id);
+    }
+    out += take, start += take, n -= take;
+    if (start >= shard->first + shard->count) ++shard;
+  }
+}
+
+}  // namespace tinygpt::data

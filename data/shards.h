@@ -1,0 +1,60 @@
+#pragma once
+// Token shards in llm.c's format, read in place: a corpus of any size trains without being loaded.
+// A shard is a header of 256 little-endian int32 (magic, version, token count, then zeros) and the
+// tokens after it: magic 20240520 and version 1 for uint16 tokens, magic 20240801 and version 7 for
+// uint32 tokens (vocabularies over 65,536).
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tinygpt::data {
+
+inline constexpr int32_t kShardMagic16 = 20240520, kShardVersion16 = 1;
+inline constexpr int32_t kShardMagic32 = 20240801, kShardVersion32 = 7;
+inline constexpr int64_t kShardHeaderBytes = 256 * 4;
+
+// The header of a shard of `count` tokens, each `token_bytes` (2 or 4) wide.
+std::array<int32_t, 256> shard_header(int64_t count, int token_bytes);
+// The width of tokens a vocabulary of this size needs in a shard: 2 up to 65,536 tokens, else 4.
+int shard_token_bytes(int64_t vocab_size);
+// `ids` as they are stored after the header (little-endian, `token_bytes` each).
+std::vector<char> shard_payload(std::span<const int32_t> ids, int token_bytes);
+
+// The shards of one split in a folder: files named <name>_<split>_<number>.bin (llm.c's naming,
+// e.g. fineweb_train_000001.bin), sorted by name. An empty list when there are none.
+std::vector<std::string> shard_files(const std::string& dir, const std::string& split);
+
+// A split's shards, opened and checked, then read with pread: memory stays flat whatever their size.
+class ShardSet {
+ public:
+  // Checks each file before use: a regular file, a header with a known magic and version, a token
+  // count that agrees with the file's size, and the same token width in every shard. Errors name
+  // the file ("shard 'x.bin': holds 10 tokens by its size but its header says 20").
+  ShardSet(const std::vector<std::string>& paths, int64_t vocab_size);
+  ~ShardSet();
+  ShardSet(const ShardSet&) = delete;
+  ShardSet& operator=(const ShardSet&) = delete;
+
+  int64_t size() const { return total_; }  // tokens in all shards
+  int token_bytes() const { return token_bytes_; }
+  const std::vector<std::string>& paths() const { return paths_; }
+  // out[0..n) = tokens [start, start + n) of the shards taken end to end. A token id at or above
+  // the vocabulary, or a shard that became shorter (replaced during a run), is an error naming the
+  // file and the place.
+  void read(int64_t start, int64_t n, int32_t* out) const;
+
+ private:
+  struct Shard {
+    int fd;
+    int64_t first, count;  // its tokens' place in the whole
+  };
+  std::vector<std::string> paths_;
+  std::vector<Shard> shards_;
+  int64_t total_ = 0, vocab_size_;
+  int token_bytes_ = 0;
+};
+
+}  // namespace tinygpt::data

@@ -1,0 +1,111 @@
+// Token shards end to end: tinygpt prepare writes llm.c's format and a tokenizer; train and eval
+// read the shards in place, with the same numbers as from the text; llm.c's GPT-2 shards train with
+// the tokenizer of an imported GPT-2.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <string>
+
+#include "cli_run.h"
+#include "gpt2_dir.h"
+#include "temp_files.h"
+#include "tinygpt/data/json.h"
+
+using namespace tinygpt::testing;
+namespace json = tinygpt::data::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+json::Value json_of(const Result& r) {
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.output, "output");
+}
+
+std::string field(const json::Value& v, const char* key) {
+  const json::Value* f = v.find(key);
+  REQUIRE(f != nullptr);
+  return f->text;
+}
+
+const std::string kModel = " --layers 1 --heads 2 --embd 16 --block 16 --batch 4 --eval-every 10 --eval-iters 2 --threads 1";
+
+}  // namespace
+
+TEST_CASE("cli: prepare writes llm.c shards, and train and eval read them as they would the text", "[cli][shards]") {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 60; ++i) text += "To be, or not to be, that is the question. Whether 'tis nobler.\n";
+  const std::string corpus = dir.write("corpus.txt", text), shards = dir.file("sh");
+  Result prepared = run("prepare --data " + corpus + " --out " + shards + " --shard-tokens 1000");
+  INFO(prepared.output);
+  REQUIRE(prepared.exit_code == 0);
+  const int64_t n_val = static_cast<int64_t>(0.1 * static_cast<double>(text.size()));
+  REQUIRE_THAT(prepared.output, Catch::Contains(fmt::format("{} validation tokens in 1", n_val)));
+  const std::string first = read_file(shards + "/tinygpt_train_000000.bin");
+  REQUIRE(first.size() == 1024 + 2 * 1000);
+  REQUIRE(first.substr(0, 12) == std::string("\x88\xd8\x34\x01\x01\x00\x00\x00\xe8\x03\x00\x00", 12));  // 20240520, 1, 1000
+  REQUIRE(fs::exists(shards + "/tinygpt_train_000003.bin"));
+  REQUIRE(fs::exists(shards + "/tokenizer.h5"));
+  // The same run from the shards and from the text: every number the same.
+  REQUIRE(run("train --data " + shards + " --iters 20 --out " + dir.file("a.h5") + kModel).exit_code == 0);
+  REQUIRE(run("train --data " + corpus + " --iters 20 --out " + dir.file("b.h5") + kModel).exit_code == 0);
+  const json::Value a = *json_of(run("info --json --ckpt " + dir.file("a.h5"))).find("training"),
+                    b = *json_of(run("info --json --ckpt " + dir.file("b.h5"))).find("training");
+  REQUIRE(field(a, "train_loss") == field(b, "train_loss"));
+  REQUIRE(field(a, "val_loss") == field(b, "val_loss"));
+  REQUIRE(a.find("data_files")->array->size() == 5);  // four train shards and one val
+  // eval --data DIR scores the val shards: the text's last tokens.
+  const std::string val_text = dir.write("val.txt", text.substr(text.size() - static_cast<size_t>(n_val)));
+  const json::Value from_shards = json_of(run("eval --json --ckpt " + dir.file("a.h5") + " --data " + shards)),
+                    from_text = json_of(run("eval --json --ckpt " + dir.file("a.h5") + " --data " + val_text));
+  REQUIRE(field(from_shards, "loss") == field(from_text, "loss"));
+  REQUIRE(field(from_shards, "tokens") == field(from_text, "tokens"));
+  // Resume finds the shards; moved, they are found again by --data, the same bytes.
+  fs::rename(shards, dir.file("moved"));
+  REQUIRE_THAT(run("train --resume " + dir.file("a.h5") + " --iters 24").output, Catch::Contains("is not there any more"));
+  Result resumed = run("train --resume " + dir.file("a.h5") + " --iters 24 --data " + dir.file("moved"));
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  REQUIRE_THAT(resumed.output, Catch::Contains("train file 1 moved"));
+  // A folder that already holds shards is not replaced without --force.
+  Result again = run("prepare --data " + corpus + " --out " + dir.file("moved"));
+  REQUIRE(again.exit_code == 1);
+  REQUIRE_THAT(again.output, Catch::Contains("already holds shards or a tokenizer.h5: give --force"));
+  REQUIRE(run("prepare --data " + corpus + " --out " + dir.file("moved") + " --force").exit_code == 0);
+  // Folders without shards, or shards without a tokenizer.
+  fs::create_directory(dir.file("empty"));
+  REQUIRE_THAT(run("train --data " + dir.file("empty") + " --out " + dir.file("e.h5") + kModel).output,
+               Catch::Contains("holds no training shards"));
+  fs::remove(dir.file("moved/tokenizer.h5"));
+  REQUIRE_THAT(run("train --data " + dir.file("moved") + " --out " + dir.file("t.h5") + kModel).output,
+               Catch::Contains("holds token shards but no tokenizer.h5: give --tokenizer-from"));
+}
+
+TEST_CASE("cli: GPT-2-tokenized shards without a tokenizer file train with --tokenizer-from", "[cli][shards][gpt2]") {
+  TempDir dir;
+  REQUIRE(write_gpt2_dir(dir.file("gpt2"), 1, 16, 2, 16, 5));
+  const std::string gpt2 = dir.file("gpt2.h5");
+  REQUIRE(run("import --from " + dir.file("gpt2") + " --out " + gpt2).exit_code == 0);
+  std::string doc;
+  for (int i = 0; i < 40; ++i) doc += "Once upon a time there was a tiny model.\n";
+  const std::string a = dir.write("a.txt", doc), b = dir.write("b.txt", doc + "The end.\n");
+  Result prepared = run("prepare --tokenizer-from " + gpt2 + " --data " + a + " " + b + " --out " + dir.file("g"));
+  INFO(prepared.output);
+  REQUIRE(prepared.exit_code == 0);
+  fs::remove(dir.file("g/tokenizer.h5"));  // as llm.c's scripts leave them
+  // Each document starts with <|endoftext|> (50256), as llm.c writes them.
+  REQUIRE(read_file(dir.file("g/tinygpt_train_000000.bin")).substr(1024, 2) == std::string("\x50\xc4", 2));
+  Result trained = run("train --data " + dir.file("g") + " --tokenizer-from " + gpt2 + " --out " + dir.file("m.h5") +
+                       " --layers 1 --heads 2 --embd 16 --block 16 --batch 2 --iters 3 --eval-every 3 --eval-iters 1 "
+                       "--threads 1");
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  REQUIRE_THAT(trained.output, Catch::Contains("bpe tokenizer, 50257 tokens"));
+  Result tuned = run("train --data " + dir.file("g") + " --init-from " + gpt2 + " --out " + dir.file("ft.h5") +
+                     " --batch 2 --iters 2 --eval-every 2 --eval-iters 1 --threads 1");
+  INFO(tuned.output);
+  REQUIRE(tuned.exit_code == 0);
+}
