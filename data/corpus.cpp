@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <exception>
 #include <stdexcept>
 
+#include "tinygpt/autograd/parallel.h"
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/data/text_files.h"
@@ -39,22 +42,64 @@ std::shared_ptr<const Tokenizer> build_tokenizer(const CorpusOptions& o) {
 }
 }  // namespace
 
+namespace {
+
+// A block read from a file, waiting for its turn to be tokenized.
+struct PendingBlock {
+  size_t file;
+  std::string text;
+  int64_t line_offset;
+};
+
+// The block's ids; an unknown character is placed in its file, not in the block.
+void encode_block(const Tokenizer& tokenizer, const PendingBlock& b, const std::string& path, std::vector<int32_t>& ids) {
+  try {
+    tokenizer.encode(b.text, ids, path);
+  } catch (const UnknownCharacter& e) {
+    const TextPosition at = position_of(b.text, e.offset);
+    throw std::invalid_argument(fmt::format("'{}': {} at line {}, column {} is not in the character vocabulary", path,
+                                            describe_code_point(e.code_point), at.line + b.line_offset, at.column));
+  }
+}
+
+}  // namespace
+
+void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string>& files,
+                       const std::function<void(size_t file, std::span<const int32_t> ids)>& deliver) {
+  constexpr size_t kBlockBytes = size_t{1} << 20;  // small enough that every thread gets blocks of a 10 MB file
+  const size_t group = 4 * static_cast<size_t>(std::max(1, num_threads()));  // blocks encoded together
+  std::vector<PendingBlock> pending;
+  std::vector<std::vector<int32_t>> ids;
+  auto flush = [&] {
+    ids.resize(pending.size());
+    std::vector<std::exception_ptr> errors(pending.size());
+    parallel_for(static_cast<int64_t>(pending.size()), 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        ids[b].clear();
+        try {
+          encode_block(tokenizer, pending[b], files[pending[b].file], ids[b]);
+        } catch (...) {
+          errors[b] = std::current_exception();
+        }
+      }
+    });
+    for (size_t b = 0; b < pending.size(); ++b) {  // in file order: the first error is the one reported
+      if (errors[b]) std::rethrow_exception(errors[b]);
+      deliver(pending[b].file, ids[b]);
+    }
+    pending.clear();
+  };
+  for (size_t f = 0; f < files.size(); ++f)
+    for_each_block(files[f], cut_for(tokenizer), [&](std::string_view text, int64_t, int64_t line_offset) {
+      pending.push_back({f, std::string(text), line_offset});
+      if (pending.size() == group) flush();
+    }, kBlockBytes);
+  flush();
+}
+
 TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::string>& files) {
   TokenArray tokens(tokenizer.vocab_size());
-  std::vector<int32_t> ids;
-  for (const auto& f : files)
-    for_each_block(f, cut_for(tokenizer), [&](std::string_view text, int64_t, int64_t line_offset) {
-      ids.clear();
-      try {
-        tokenizer.encode(text, ids, f);
-      } catch (const UnknownCharacter& e) {  // place it in the file, not in the block
-        const TextPosition at = position_of(text, e.offset);
-        throw std::invalid_argument(fmt::format("'{}': {} at line {}, column {} is not in the character vocabulary",
-                                                f, describe_code_point(e.code_point), at.line + line_offset,
-                                                at.column));
-      }
-      tokens.append(ids);
-    });
+  tokenize_in_order(tokenizer, files, [&](size_t, std::span<const int32_t> ids) { tokens.append(ids); });
   return tokens;
 }
 

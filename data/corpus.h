@@ -1,6 +1,8 @@
 #pragma once
 // From text files to train and validation token arrays, with the tokenizer that made them.
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,5 +35,11 @@ Corpus load_corpus(const CorpusOptions& options, std::shared_ptr<const Tokenizer
 
 // Tokenizes files with an existing tokenizer (resume, eval). Errors name the file and the place.
 TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::string>& files);
+
+// Tokenizes files on all threads and hands the ids over in file order: deliver(file, ids) for each
+// block of each file, blocks cut as the reader cuts them, so the ids are the same for any thread
+// count. Memory stays at a few blocks per thread whatever the files' size.
+void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string>& files,
+                       const std::function<void(size_t file, std::span<const int32_t> ids)>& deliver);
 
 }  // namespace tinygpt::data

@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
+#include <span>
 
+#include "tinygpt/autograd/parallel.h"
 #include "tinygpt/data/batches.h"
 #include "tinygpt/data/corpus.h"
 #include "tinygpt/data/text_files.h"
@@ -52,6 +55,33 @@ TEST_CASE("corpus: bpe tokens match encoding the whole text", "[corpus]") {
   const auto whole = c.tokenizer->encode(text);
   REQUIRE(c.train.size() == static_cast<int64_t>(whole.size()));
   for (int64_t i = 0; i < c.train.size(); ++i) REQUIRE(c.train[i] == whole[i]);
+}
+
+TEST_CASE("corpus: tokenizing on several threads gives the one-thread ids, blocks delivered in file order",
+          "[corpus][parallel]") {
+  TempDir dir;
+  std::string a, b;  // 2.6 MB and 0.3 MB: several 1 MB blocks, then a file of one block
+  for (int i = 0; a.size() < 2'600'000; ++i) a += "Line " + std::to_string(i) + ": the quick brown fox jumps. 나는\n";
+  for (int i = 0; b.size() < 300'000; ++i) b += "another " + std::to_string(i * 7) + " text, with 'quotes'\n";
+  const std::vector<std::string> files = {dir.write("a.txt", a), dir.write("b.txt", b)};
+  const Corpus c = load_corpus({.files = files, .val_fraction = 0.0, .tokenizer = "bpe", .vocab_size = 300});
+  std::vector<int32_t> whole = c.tokenizer->encode(a);
+  const std::vector<int32_t> second = c.tokenizer->encode(b);
+  whole.insert(whole.end(), second.begin(), second.end());
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    std::vector<int32_t> ids;
+    std::vector<size_t> order;
+    tokenize_in_order(*c.tokenizer, files, [&](size_t file, std::span<const int32_t> piece) {
+      order.push_back(file);
+      ids.insert(ids.end(), piece.begin(), piece.end());
+    });
+    INFO(threads << " threads");
+    REQUIRE(ids == whole);
+    REQUIRE(std::is_sorted(order.begin(), order.end()));
+    REQUIRE(order.size() >= 4);  // a's blocks, then b's
+  }
+  set_num_threads(0);
 }
 
 TEST_CASE("corpus: bad input names the file and the place", "[corpus][errors]") {
