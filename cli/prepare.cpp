@@ -2,7 +2,11 @@
 // so that training reads tokens from disk instead of tokenizing its corpus at every start.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -26,7 +30,12 @@ struct PrepareArgs {
   int64_t vocab_size = 512, shard_tokens = 100'000'000;
   double val_fraction = 0.1;
   bool force = false;
+  bool verbose = true;  // a line per shard written
 };
+
+// BPE merges are learned from at most this much text: the pair counts of a sample this size
+// settle, and learning from tens of gigabytes would take hours.
+constexpr int64_t kBpeSampleBytes = int64_t{100} << 20;
 
 // The end-of-text token that separates documents, where the tokenizer has one (GPT-2's).
 std::optional<int32_t> end_of_text(const data::Tokenizer& tokenizer) {
@@ -36,47 +45,121 @@ std::optional<int32_t> end_of_text(const data::Tokenizer& tokenizer) {
   return std::nullopt;
 }
 
-// Each file's tokens, each document (file) after the end-of-text token where there is one (llm.c's
-// layout), else the files' tokens end to end.
-std::vector<int32_t> document_tokens(const data::Tokenizer& tokenizer, const std::vector<std::string>& files) {
-  const std::optional<int32_t> eot = end_of_text(tokenizer);
-  std::vector<int32_t> ids, one;
-  for (const std::string& file : files) {
-    const data::TokenArray tokens = data::tokenize_files(tokenizer, {file});
-    one.resize(static_cast<size_t>(tokens.size()));
-    tokens.copy_to(0, tokens.size(), one.data());
-    if (eot) ids.push_back(*eot);
-    ids.insert(ids.end(), one.begin(), one.end());
+// Writes <name>_<split>_NNNNNN.bin shards of at most shard_tokens tokens as ids arrive: each shard
+// is streamed into its file (the header's count filled in last), so memory stays flat.
+class ShardWriter {
+ public:
+  ShardWriter(const PrepareArgs& a, std::string split, int token_bytes)
+      : a_(a), split_(std::move(split)), width_(token_bytes) {}
+  void add(std::span<const int32_t> ids) {
+    while (!ids.empty()) {
+      if (!file_) open();
+      const size_t take = std::min(ids.size(), static_cast<size_t>(a_.shard_tokens - in_shard_));
+      const std::vector<char> payload = data::shard_payload(ids.first(take), width_);
+      file_->write(payload.data(), payload.size());
+      in_shard_ += static_cast<int64_t>(take), total_ += static_cast<int64_t>(take);
+      ids = ids.subspan(take);
+      if (in_shard_ == a_.shard_tokens) close();
+    }
   }
-  return ids;
-}
+  // Closes the last shard (an empty split still gets one, empty, shard); returns how many.
+  int64_t finish() {
+    if (file_ || shards_ == 0) {
+      if (!file_) open();
+      close();
+    }
+    return shards_;
+  }
+  int64_t tokens() const { return total_; }
+  void skip_shard(int64_t tokens) { ++shards_, total_ += tokens; }  // a shard already on disk stays
 
-std::vector<int32_t> all_of(const data::TokenArray& tokens) {
-  std::vector<int32_t> ids(static_cast<size_t>(tokens.size()));
-  tokens.copy_to(0, tokens.size(), ids.data());
-  return ids;
-}
-
-// DIR/<name>_<split>_<n>.bin for each stretch of at most shard_tokens tokens; returns their number.
-int64_t write_shards(const PrepareArgs& a, const std::string& split, std::span<const int32_t> ids, int64_t vocab_size) {
-  const int width = data::shard_token_bytes(vocab_size);
-  int64_t n = 0;
-  size_t start = 0;
-  do {
-    const size_t count = std::min<size_t>(static_cast<size_t>(a.shard_tokens), ids.size() - start);
-    const std::string path =
-        (std::filesystem::path(a.out) / fmt::format("{}_{}_{:06d}.bin", a.name, split, n)).string();
-    const std::array<int32_t, 256> header = data::shard_header(static_cast<int64_t>(count), width);
-    const std::vector<char> payload = data::shard_payload(ids.subspan(start, count), width);
-    io::AtomicFile out(path, "shard");
-    out.write(header.data(), sizeof header);  // little-endian on the machines tinygpt builds for
-    out.write(payload.data(), payload.size());
-    out.commit();
-    fmt::print("wrote {}: {} tokens\n", path, count);
+ private:
+  void open() {
+    path_ = (std::filesystem::path(a_.out) / fmt::format("{}_{}_{:06d}.bin", a_.name, split_, shards_)).string();
+    file_ = std::make_unique<io::AtomicFile>(path_, "shard");
+    const std::array<int32_t, 256> header = data::shard_header(0, width_);
+    file_->write(header.data(), sizeof header);
+    in_shard_ = 0;
+  }
+  void close() {
+    const std::array<int32_t, 256> header = data::shard_header(in_shard_, width_);
+    file_->write_at(0, header.data(), sizeof header);  // little-endian on the machines tinygpt builds for
+    file_->commit();
+    file_.reset();
+    ++shards_;
+    if (a_.verbose) fmt::print("wrote {}: {} tokens\n", path_, in_shard_);
     std::fflush(stdout);
-    start += count, ++n;
-  } while (start < ids.size());
-  return n;
+  }
+
+  const PrepareArgs& a_;
+  std::string split_, path_;
+  int width_;
+  std::unique_ptr<io::AtomicFile> file_;
+  int64_t in_shard_ = 0, total_ = 0, shards_ = 0;
+};
+
+// Streams the files' tokens into `out`, each document (file) after the end-of-text token where
+// the tokenizer has one (llm.c's layout); a live line of progress on a terminal.
+void tokenize_into(const data::Tokenizer& tokenizer, const std::vector<std::string>& files, ShardWriter& out,
+                   const char* what) {
+  const std::optional<int32_t> eot = end_of_text(tokenizer);
+  double total_bytes = 0, done_bytes = 0;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    total_bytes += static_cast<double>(std::filesystem::file_size(f, ec));
+  }
+  const bool terminal = isatty(fileno(stdout));
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<size_t> current;
+  data::tokenize_in_order(tokenizer, files, [&](size_t file, std::span<const int32_t> ids, size_t bytes) {
+    if (eot && current != file) out.add(std::span<const int32_t>(&*eot, 1));
+    current = file;
+    out.add(ids);
+    done_bytes += static_cast<double>(bytes);
+    if (!terminal) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double rate = s > 0 ? done_bytes / s : 0;
+    fmt::print("\r\033[K{}: {:.1f} of {:.1f} MB, {:.1f} MB/s, {} tokens, ETA {:.0f}s", what, done_bytes / 1e6,
+               total_bytes / 1e6, rate / 1e6, out.tokens(), rate > 0 ? (total_bytes - done_bytes) / rate : 0.0);
+    std::fflush(stdout);
+  });
+  if (terminal) fmt::print("\r\033[K");
+}
+
+// Moves the last n tokens of the train shards into val shards: the train split is cut short (its
+// last shard rewritten, whole shards past the cut removed), as train holds out --val-fraction.
+int64_t hold_out_tail(const PrepareArgs& a, int64_t n, int64_t vocab, ShardWriter& val) {
+  const std::vector<std::string> files = data::shard_files(a.out, "train");
+  std::vector<int32_t> chunk(1 << 20);
+  int64_t kept = 0;
+  {
+    const data::ShardSet train(files, vocab);
+    kept = train.size() - n;
+    for (int64_t at = kept; at < train.size(); at += static_cast<int64_t>(chunk.size())) {
+      const int64_t take = std::min<int64_t>(static_cast<int64_t>(chunk.size()), train.size() - at);
+      train.read(at, take, chunk.data());
+      val.add(std::span<const int32_t>(chunk.data(), static_cast<size_t>(take)));
+    }
+    // The train split again, up to the cut: the same shards but the last ones.
+    PrepareArgs rewrite = a;
+    rewrite.verbose = false;
+    ShardWriter again(rewrite, "train", train.token_bytes());
+    const int64_t last_whole = kept / a.shard_tokens * a.shard_tokens;  // shards before it stay as they are
+    for (int64_t s = 0; s < last_whole / a.shard_tokens; ++s) again.skip_shard(a.shard_tokens);
+    for (int64_t at = last_whole; at < kept; at += static_cast<int64_t>(chunk.size())) {
+      const int64_t take = std::min<int64_t>(static_cast<int64_t>(chunk.size()), kept - at);
+      train.read(at, take, chunk.data());
+      again.add(std::span<const int32_t>(chunk.data(), static_cast<size_t>(take)));
+    }
+    if (kept > last_whole) again.finish();
+  }
+  const size_t train_shards = static_cast<size_t>((kept + a.shard_tokens - 1) / a.shard_tokens);
+  for (size_t s = std::max<size_t>(train_shards, 1); s < files.size(); ++s) std::filesystem::remove(files[s]);
+  fmt::print("held out the last {} tokens for validation: the train split ends at token {}, in {} ({} shard{} "
+             "removed)\n",
+             n, kept, files.at(std::max<size_t>(train_shards, 1) - 1),
+             files.size() - std::max<size_t>(train_shards, 1), files.size() - std::max<size_t>(train_shards, 1) == 1 ? "" : "s");
+  return kept;
 }
 
 void prepare(const PrepareArgs& a) {
@@ -90,31 +173,37 @@ void prepare(const PrepareArgs& a) {
                                             a.out));
   if (!std::filesystem::exists(a.out, ec) && !std::filesystem::create_directories(a.out, ec))
     throw std::runtime_error(fmt::format("cannot create '{}': {}", a.out, ec.message()));
+  for (const char* split : {"train", "val"})  // with --force: the old shards go, so that no stale one is read
+    for (const std::string& old : data::shard_files(a.out, split)) std::filesystem::remove(old);
   std::shared_ptr<const data::Tokenizer> tokenizer;
-  std::vector<int32_t> train, val;
   if (!a.tokenizer_from.empty()) {
     tokenizer = train::read_checkpoint(a.tokenizer_from).tokenizer;
-    train = document_tokens(*tokenizer, a.data);
-    if (!a.val_data.empty()) val = document_tokens(*tokenizer, a.val_data);
   } else {
-    const data::Corpus corpus = data::load_corpus({.files = a.data, .val_files = a.val_data, .val_fraction = 0,
-                                                   .tokenizer = a.tokenizer, .vocab_size = a.vocab_size});
-    tokenizer = corpus.tokenizer;
-    train = all_of(corpus.train);
-    if (!a.val_data.empty()) val = all_of(corpus.val);
-  }
-  if (a.val_data.empty()) {  // the last --val-fraction of the tokens, as train holds them out
-    const auto n_val = static_cast<size_t>(a.val_fraction * static_cast<double>(train.size()));
-    val.assign(train.end() - static_cast<std::ptrdiff_t>(n_val), train.end());
-    train.resize(train.size() - n_val);
+    int64_t bytes = 0;
+    for (const std::string& f : a.data) bytes += static_cast<int64_t>(std::filesystem::file_size(f, ec));
+    if (a.tokenizer == "bpe" && bytes > kBpeSampleBytes)
+      fmt::print("learning BPE merges from the first {} MB of the {} MB of training text\n", kBpeSampleBytes >> 20,
+                 bytes >> 20);
+    tokenizer = data::make_tokenizer({.files = a.data, .val_files = a.val_data, .tokenizer = a.tokenizer,
+                                      .vocab_size = a.vocab_size},
+                                     kBpeSampleBytes);
   }
   const int64_t vocab = tokenizer->vocab_size();
-  const int64_t val_shards = val.empty() ? 0 : write_shards(a, "val", val, vocab);
-  const int64_t train_shards = write_shards(a, "train", train, vocab);
+  const int width = data::shard_token_bytes(vocab);
+  ShardWriter train(a, "train", width), val(a, "val", width);
+  tokenize_into(*tokenizer, a.data, train, "train");
+  int64_t train_shards = train.finish(), train_tokens = train.tokens();
+  if (!a.val_data.empty()) {
+    tokenize_into(*tokenizer, a.val_data, val, "val");
+  } else if (const auto n_val = static_cast<int64_t>(a.val_fraction * static_cast<double>(train_tokens)); n_val > 0) {
+    train_tokens = hold_out_tail(a, n_val, vocab, val);
+    train_shards = static_cast<int64_t>(data::shard_files(a.out, "train").size());
+  }
+  const int64_t val_shards = val.tokens() > 0 || !a.val_data.empty() ? val.finish() : 0;
   train::write_tokenizer_file((std::filesystem::path(a.out) / "tokenizer.h5").string(), *tokenizer);
   fmt::print("prepared {}: {} training tokens in {} shard{}, {} validation tokens in {}; {} tokenizer, {} tokens "
              "(tokenizer.h5); train on it with: tinygpt train --data {}\n",
-             a.out, train.size(), train_shards, train_shards == 1 ? "" : "s", val.size(), val_shards,
+             a.out, train_tokens, train_shards, train_shards == 1 ? "" : "s", val.tokens(), val_shards,
              tokenizer->kind(), vocab, a.out);
 }
 

@@ -21,7 +21,9 @@ BlockCut cut_for(const Tokenizer& t) {
   return BlockCut::anywhere;
 }
 
-std::shared_ptr<const Tokenizer> build_tokenizer(const CorpusOptions& o) {
+}  // namespace
+
+std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& o, int64_t bpe_sample_bytes) {
   if (o.tokenizer == "char") {  // the validation text's characters belong in the vocabulary too
     CharVocabulary vocab;
     std::vector<std::string> all = o.files;
@@ -33,14 +35,20 @@ std::shared_ptr<const Tokenizer> build_tokenizer(const CorpusOptions& o) {
   if (o.tokenizer == "bpe") {
     const Split split = split_from_name(o.split);
     BpeTrainer trainer(split);
-    for (const auto& f : o.files)
+    int64_t seen = 0;
+    for (const auto& f : o.files) {
+      if (bpe_sample_bytes > 0 && seen >= bpe_sample_bytes) break;
       for_each_block(f, split == Split::gpt2 ? BlockCut::chunk_safe : BlockCut::whole_file,
-                     [&](std::string_view text, int64_t, int64_t) { trainer.add(text); });
+                     [&](std::string_view text, int64_t, int64_t) {
+                       if (bpe_sample_bytes > 0 && seen >= bpe_sample_bytes) return;
+                       trainer.add(text);
+                       seen += static_cast<int64_t>(text.size());
+                     });
+    }
     return std::make_shared<BpeTokenizer>(trainer.train(o.vocab_size), split);
   }
   throw std::invalid_argument(fmt::format("unknown tokenizer '{}' (expected char or bpe)", o.tokenizer));
 }
-}  // namespace
 
 namespace {
 
@@ -65,7 +73,7 @@ void encode_block(const Tokenizer& tokenizer, const PendingBlock& b, const std::
 }  // namespace
 
 void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string>& files,
-                       const std::function<void(size_t file, std::span<const int32_t> ids)>& deliver) {
+                       const std::function<void(size_t file, std::span<const int32_t> ids, size_t bytes)>& deliver) {
   constexpr size_t kBlockBytes = size_t{1} << 20;  // small enough that every thread gets blocks of a 10 MB file
   const size_t group = 4 * static_cast<size_t>(std::max(1, num_threads()));  // blocks encoded together
   std::vector<PendingBlock> pending;
@@ -85,7 +93,7 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
     });
     for (size_t b = 0; b < pending.size(); ++b) {  // in file order: the first error is the one reported
       if (errors[b]) std::rethrow_exception(errors[b]);
-      deliver(pending[b].file, ids[b]);
+      deliver(pending[b].file, ids[b], pending[b].text.size());
     }
     pending.clear();
   };
@@ -99,13 +107,13 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
 
 TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::string>& files) {
   TokenArray tokens(tokenizer.vocab_size());
-  tokenize_in_order(tokenizer, files, [&](size_t, std::span<const int32_t> ids) { tokens.append(ids); });
+  tokenize_in_order(tokenizer, files, [&](size_t, std::span<const int32_t> ids, size_t) { tokens.append(ids); });
   return tokens;
 }
 
 Corpus load_corpus(const CorpusOptions& o) {
   if (o.files.empty()) throw std::invalid_argument("no training files given");
-  return load_corpus(o, build_tokenizer(o));
+  return load_corpus(o, make_tokenizer(o));
 }
 
 Corpus load_corpus(const CorpusOptions& o, std::shared_ptr<const Tokenizer> tokenizer) {

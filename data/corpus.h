@@ -36,10 +36,15 @@ Corpus load_corpus(const CorpusOptions& options, std::shared_ptr<const Tokenizer
 // Tokenizes files with an existing tokenizer (resume, eval). Errors name the file and the place.
 TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::string>& files);
 
-// Tokenizes files on all threads and hands the ids over in file order: deliver(file, ids) for each
-// block of each file, blocks cut as the reader cuts them, so the ids are the same for any thread
-// count. Memory stays at a few blocks per thread whatever the files' size.
+// Tokenizes files on all threads and hands the ids over in file order: deliver(file, ids, bytes) for
+// each block of each file (`bytes`: the block's text), blocks cut as the reader cuts them, so the
+// ids are the same for any thread count. Memory stays at a few blocks per thread whatever the size.
 void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string>& files,
-                       const std::function<void(size_t file, std::span<const int32_t> ids)>& deliver);
+                       const std::function<void(size_t file, std::span<const int32_t> ids, size_t bytes)>& deliver);
+
+// The tokenizer a corpus would be tokenized with: made from the training files (a character
+// vocabulary also takes in the validation files' characters). With bpe_sample_bytes > 0, BPE
+// merges are learned from at most that many bytes of the training text, from its start.
+std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& options, int64_t bpe_sample_bytes = 0);
 
 }  // namespace tinygpt::data

@@ -101,6 +101,16 @@ void AtomicFile::write(const void* data, size_t size) {
   }
 }
 
+void AtomicFile::write_at(int64_t offset, const void* data, size_t size) {
+  const char* at = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd_, at, size, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("", errno);
+    at += n, size -= static_cast<size_t>(n), offset += n;
+  }
+}
+
 void AtomicFile::commit() {
   if (::fsync(fd_) != 0) fail("", errno);  // the data is on disk before the name points at it
   const int fd = std::exchange(fd_, -1);

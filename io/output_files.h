@@ -24,6 +24,7 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   void write(const void* data, size_t size);
+  void write_at(int64_t offset, const void* data, size_t size);  // over bytes already written (a header)
   void commit();  // fsync, rename over the path, fsync its folder
 
  private:

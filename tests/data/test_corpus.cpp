@@ -72,7 +72,7 @@ TEST_CASE("corpus: tokenizing on several threads gives the one-thread ids, block
     set_num_threads(threads);
     std::vector<int32_t> ids;
     std::vector<size_t> order;
-    tokenize_in_order(*c.tokenizer, files, [&](size_t file, std::span<const int32_t> piece) {
+    tokenize_in_order(*c.tokenizer, files, [&](size_t file, std::span<const int32_t> piece, size_t) {
       order.push_back(file);
       ids.insert(ids.end(), piece.begin(), piece.end());
     });

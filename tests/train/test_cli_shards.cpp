@@ -57,6 +57,17 @@ TEST_CASE("cli: prepare writes llm.c shards, and train and eval read them as the
   REQUIRE(field(a, "train_loss") == field(b, "train_loss"));
   REQUIRE(field(a, "val_loss") == field(b, "val_loss"));
   REQUIRE(a.find("data_files")->array->size() == 5);  // four train shards and one val
+  // Half held out: whole train shards give way to val shards, and the numbers stay the text's.
+  Result half = run("prepare --data " + corpus + " --out " + dir.file("half") + " --shard-tokens 500 --val-fraction 0.5");
+  INFO(half.output);
+  REQUIRE(half.exit_code == 0);
+  REQUIRE_THAT(half.output, Catch::Contains("shards removed"));
+  REQUIRE(run("train --data " + dir.file("half") + " --iters 20 --val-fraction 0.5 --out " + dir.file("h1.h5") + kModel)
+              .exit_code == 0);
+  REQUIRE(run("train --data " + corpus + " --iters 20 --val-fraction 0.5 --out " + dir.file("h2.h5") + kModel).exit_code ==
+          0);
+  REQUIRE(field(*json_of(run("info --json --ckpt " + dir.file("h1.h5"))).find("training"), "val_loss") ==
+          field(*json_of(run("info --json --ckpt " + dir.file("h2.h5"))).find("training"), "val_loss"));
   // eval --data DIR scores the val shards: the text's last tokens.
   const std::string val_text = dir.write("val.txt", text.substr(text.size() - static_cast<size_t>(n_val)));
   const json::Value from_shards = json_of(run("eval --json --ckpt " + dir.file("a.h5") + " --data " + shards)),
