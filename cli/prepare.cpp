@@ -15,6 +15,7 @@
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/corpus.h"
 #include "tinygpt/data/shards.h"
+#include "tinygpt/data/text_files.h"
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"
@@ -103,11 +104,8 @@ class ShardWriter {
 void tokenize_into(const data::Tokenizer& tokenizer, const std::vector<std::string>& files, ShardWriter& out,
                    const char* what) {
   const std::optional<int32_t> eot = end_of_text(tokenizer);
-  double total_bytes = 0, done_bytes = 0;
-  for (const std::string& f : files) {
-    std::error_code ec;
-    total_bytes += static_cast<double>(std::filesystem::file_size(f, ec));
-  }
+  const auto total_bytes = static_cast<double>(data::regular_file_bytes(files));
+  double done_bytes = 0;
   const bool terminal = isatty(fileno(stdout));
   const auto start = std::chrono::steady_clock::now();
   std::optional<size_t> current;
@@ -179,8 +177,7 @@ void prepare(const PrepareArgs& a) {
   if (!a.tokenizer_from.empty()) {
     tokenizer = train::read_checkpoint(a.tokenizer_from).tokenizer;
   } else {
-    int64_t bytes = 0;
-    for (const std::string& f : a.data) bytes += static_cast<int64_t>(std::filesystem::file_size(f, ec));
+    const int64_t bytes = data::regular_file_bytes(a.data);
     if (a.tokenizer == "bpe" && bytes > kBpeSampleBytes)
       fmt::print("learning BPE merges from the first {} MB of the {} MB of training text\n", kBpeSampleBytes >> 20,
                  bytes >> 20);

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "tinygpt/autograd/precision.h"
+#include "tinygpt/data/text_files.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"
 #include "tinygpt/train/trainer.h"
@@ -27,6 +28,7 @@ struct TrainCommand {
   void run() {
     const auto comm = train::Communicator::world(std::chrono::seconds(mpi_timeout));
     if (!cmd->count("--min-lr")) options.min_lr = options.lr / 10;
+    if (comm.is_root()) suggest_prepare();
     std::unique_ptr<train::Trainer> trainer;
     if (!init_from.empty()) {
       refuse_model_flags();
@@ -76,6 +78,16 @@ struct TrainCommand {
                                  s.options.keep_best && std::isfinite(s.best_val_loss)
                                      ? fmt::format("; best val loss {:.4f} in {}", s.best_val_loss, t.best_path())
                                      : ""));
+  }
+
+  // Text is tokenized at every start and resume: past a few hundred MB, shards pay.
+  void suggest_prepare() const {
+    constexpr double kLargeText = 256e6;  // bytes: about a minute of tokenizing at every start
+    const auto bytes = static_cast<double>(data::regular_file_bytes(options.data));
+    if (bytes > kLargeText)
+      fmt::print("tinygpt: {:.0f} MB of text is tokenized at every start and resume; tokenize it once with `tinygpt "
+                 "prepare --data FILES --out DIR` and train with `--data DIR`\n",
+                 bytes / 1e6);
   }
 
   // --init-from takes the model's shape and tokenizer from the checkpoint: flags that would say

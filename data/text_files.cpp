@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 
 #include "tinygpt/data/input_file.h"
@@ -60,6 +61,17 @@ std::string read_text_file(const std::string& path) {
   std::string all;
   for_each_block(path, BlockCut::whole_file, [&](std::string_view text, int64_t, int64_t) { all = text; });
   return all;
+}
+
+int64_t regular_file_bytes(const std::vector<std::string>& files) {
+  int64_t bytes = 0;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(f, ec)) continue;
+    const auto size = std::filesystem::file_size(f, ec);
+    if (!ec) bytes += static_cast<int64_t>(size);
+  }
+  return bytes;
 }
 
 }  // namespace tinygpt::data

@@ -1,8 +1,10 @@
 #pragma once
 // Reading UTF-8 text files in blocks, with errors that name the file and the place.
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tinygpt::data {
 
@@ -19,6 +21,9 @@ enum class BlockCut {
 void for_each_block(const std::string& path, BlockCut cut,
                     const std::function<void(std::string_view text, int64_t byte_offset, int64_t line_offset)>& block,
                     size_t block_bytes = size_t{8} << 20);
+
+// The bytes of the regular files among `files` (others count 0: they fail with their reason when read).
+int64_t regular_file_bytes(const std::vector<std::string>& files);
 
 // The whole file, checked as above.
 std::string read_text_file(const std::string& path);
