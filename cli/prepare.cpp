@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 
+#include "tinygpt/autograd/parallel.h"
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/corpus.h"
 #include "tinygpt/data/shards.h"
@@ -30,6 +31,7 @@ struct PrepareArgs {
   std::string out, name = "tinygpt", tokenizer = "char", tokenizer_from;
   int64_t vocab_size = 512, shard_tokens = 100'000'000;
   double val_fraction = 0.1;
+  int64_t threads = 0;
   bool force = false;
   bool verbose = true;  // a line per shard written
 };
@@ -225,7 +227,11 @@ void add_prepare(CLI::App& app) {
                   "use this checkpoint's tokenizer (e.g. an imported GPT-2's) instead of making one");
   add_number(cmd, "--shard-tokens", args->shard_tokens, io::Range{1, 2147483647.0}, "tokens per shard");
   cmd->add_flag("--force", args->force, "replace the shards and tokenizer.h5 that --out already holds");
-  cmd->callback([args] { prepare(*args); });
+  add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
+  cmd->callback([args] {
+    set_num_threads(static_cast<int>(args->threads));
+    prepare(*args);
+  });
 }
 
 }  // namespace tinygpt::cli

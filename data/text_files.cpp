@@ -14,10 +14,12 @@ namespace tinygpt::data {
 namespace {
 // Where to end a block inside buf (which does not reach the end of the file); 0 = nowhere yet.
 size_t cut_point(std::string_view buf, BlockCut cut) {
-  for (size_t p = buf.size() - 1; p > 0; --p) {  // after a newline that a visible character follows
-    const auto next = static_cast<uint8_t>(buf[p]);
-    if (buf[p - 1] == '\n' && next > 0x20 && next < 0x7F) return p;
-  }
+  // After a newline between two visible ASCII characters: GPT-2's pattern then makes the newline a
+  // chunk of its own whether the text ends there or goes on. (After a run of whitespace it would
+  // not: "\n\nX" is "\n", "\n", "X", but "\n\n" at the end of a block is one chunk.)
+  auto visible = [](char c) { return static_cast<uint8_t>(c) > 0x20 && static_cast<uint8_t>(c) < 0x7F; };
+  for (size_t p = buf.size() - 1; p > 1; --p)
+    if (buf[p - 1] == '\n' && visible(buf[p]) && visible(buf[p - 2])) return p;
   if (cut != BlockCut::anywhere) return 0;
   for (size_t p = buf.size() - 1; p > 0; --p)  // any character boundary
     if ((static_cast<uint8_t>(buf[p]) & 0xC0) != 0x80) return p;

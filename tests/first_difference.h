@@ -10,7 +10,8 @@
 namespace tinygpt::testing {
 
 // "" where got and want hold the same values, else their sizes or the first element that differs.
-inline std::string first_difference(const std::vector<float>& got, const std::vector<float>& want) {
+template <class T>
+std::string first_difference(const std::vector<T>& got, const std::vector<T>& want) {
   if (got.size() != want.size()) return fmt::format("{} values, not {}", got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i] != want[i]) return fmt::format("element {}: {} against {}", i, got[i], want[i]);

@@ -7,10 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <unordered_map>
 
+#include "first_difference.h"
 #include "temp_files.h"
 #include "tinygpt/autograd/random.h"
+#include "tinygpt/data/corpus.h"
 #include "tinygpt/data/gpt2_vocab.h"
 #include "tinygpt/data/json.h"
 #include "tinygpt/data/utf8.h"
@@ -114,6 +117,25 @@ TEST_CASE("gpt2 tokenizer: ids equal an independent GPT-2 encoder's on varied te
     REQUIRE(gpt2().encode(texts[i]) == expected[i]);
     REQUIRE(gpt2().decode(expected[i]) == texts[i]);
   }
+}
+
+TEST_CASE("gpt2 tokenizer: a file read in blocks gives the ids of the whole text", "[gpt2][parallel]") {
+  // Blank lines, runs of spaces and indented lines across several 1 MB blocks: a block may end
+  // only where GPT-2's pattern cuts the same way whatever follows ("\n\nX" is "\n", "\n", "X").
+  std::string text;
+  for (int i = 0; text.size() < 2'500'000; ++i)
+    text += "Paragraph " + std::to_string(i) + " says (it) so." + (i % 5000 == 4999 ? "\n" : i % 3 ? "\n\n" : "   \n\n");
+  TempDir dir;
+  const std::string path = dir.write("paragraphs.txt", text);
+  const std::vector<int32_t> whole = gpt2().encode(text);
+  std::vector<int32_t> blocks;
+  size_t pieces = 0;
+  tokenize_in_order(gpt2(), {path}, [&](size_t, std::span<const int32_t> ids, size_t) {
+    blocks.insert(blocks.end(), ids.begin(), ids.end());
+    ++pieces;
+  });
+  REQUIRE(pieces >= 2);
+  REQUIRE(tinygpt::testing::first_difference(blocks, whole) == "");
 }
 
 TEST_CASE("gpt2 tokenizer: <|endoftext|> in text is its own id, and decodes back", "[gpt2]") {
