@@ -41,6 +41,7 @@
 #include "tinygpt/data/input_file.h"
 #include "tinygpt/data/json.h"
 #include "tinygpt/data/pretokenize.h"
+#include "tinygpt/data/shards.h"
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/data/token_array.h"
 #include "tinygpt/data/tokenizer.h"
