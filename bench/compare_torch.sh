@@ -13,7 +13,7 @@
 # compared in bf16; PyTorch's setup is also chosen among its fp32 step and its step under
 # torch.autocast(bfloat16), whichever is faster; the last column gives tinygpt's fp32 tokens/s and
 # bf16's speed-up over it (each run's median over its pairs of steps, then the median over runs).
-# Needs a built ./build/train/tinygpt, Debian's python3-torch, libopenblas0-openmp and
+# Needs a built ./build/cli/tinygpt, Debian's python3-torch, libopenblas0-openmp and
 # libopenblas0-pthread. OPENBLAS_CORETYPE is set per command here, never for tinygpt, tests or CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +52,7 @@ if [[ -n ${CORETYPES:-} ]]; then
   cores=()
   for c in $CORETYPES; do [[ $c == own ]] && cores+=("") || cores+=("$c"); done
 fi
-first=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench --iters 1 --json)
+first=$(env -u OPENBLAS_CORETYPE ./build/cli/tinygpt bench --iters 1 --json)
 echo "# $(nproc) cores, $(echo "$first" | field cpu), tinygpt vector path $(echo "$first" | field vector_path)," \
      "one core's FMA peak $(echo "$first" | field fma_peak_gflops_per_core) GFLOP/s, commit $(git rev-parse --short HEAD)"
 declare -A BEST
@@ -79,7 +79,7 @@ for config_name in ${@:-tiny baby small gpt2}; do
     read -r build tp core <<< "${BEST[$threads]}"
     ours=() theirs=() ratios=() our_rss=() their_rss=() share=() fp32=() over_fp32=()
     for ((pair = 0; pair < PAIRS; ++pair)); do
-      o=$(env -u OPENBLAS_CORETYPE ./build/train/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" \
+      o=$(env -u OPENBLAS_CORETYPE ./build/cli/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" \
             --precision "$([[ $PRECISION == bf16 ]] && echo both || echo fp32)" --json)
       t=$(torch_run "$build" "$core" "$threads" ${FLAGS[$config_name]} --precision "$tp")
       if [[ $PRECISION == bf16 ]]; then

@@ -35,7 +35,7 @@ cmake --build "$work/autograd"
 # it links is built).
 cmake -S examples/subproject -B "$work/sub" -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build "$work/sub" -j"$(nproc)"
-for target in tinygpt/train/tinygpt tinygpt/bench/bench_matmul tinygpt/tests; do
+for target in tinygpt/cli/tinygpt tinygpt/bench/bench_matmul tinygpt/tests; do
   [ ! -e "$work/sub/$target" ] || fail "add_subdirectory built $target as part of the consumer's all"
 done
 "$work/sub/derivative"

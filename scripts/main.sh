@@ -10,7 +10,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null  # 
 cmake --build build -j"$(nproc)" --target tinygpt
 mkdir -p runs
 rm -f runs/fortunes.h5 runs/fortunes.csv runs/fortunes.svg  # the demo starts afresh each time
-./build/train/tinygpt train --out runs/fortunes.h5 --iters 2000 --eval-every 250 --log-every 100
+./build/cli/tinygpt train --out runs/fortunes.h5 --iters 2000 --eval-every 250 --log-every 100
 # zippy is the last fortunes file, so it lies wholly in the held-out validation split.
-./build/train/tinygpt eval --ckpt runs/fortunes.h5 --data /usr/share/games/fortunes/zippy
-./build/train/tinygpt sample --ckpt runs/fortunes.h5 --prompt "The " --tokens 300 --seed 1
+./build/cli/tinygpt eval --ckpt runs/fortunes.h5 --data /usr/share/games/fortunes/zippy
+./build/cli/tinygpt sample --ckpt runs/fortunes.h5 --prompt "The " --tokens 300 --seed 1
