@@ -43,11 +43,10 @@ void add_eval(CLI::App& app) {
     const bool shards = args->data.size() == 1 && std::filesystem::is_directory(args->data[0], ec);
     data::TokenArray tokens;
     if (shards) {  // read in place, never loaded
-      const std::vector<std::string> files = data::shard_files(args->data[0], args->split);
-      if (files.empty())
+      const auto set = data::open_shards(args->data[0], args->split, ck.tokenizer->vocab_size());
+      if (!set)
         throw std::invalid_argument(fmt::format("'{}' holds no {} shards (files named <name>_{}_<n>.bin)", args->data[0],
                                                 args->split, args->split));
-      auto set = std::make_shared<const data::ShardSet>(files, ck.tokenizer->vocab_size());
       tokens = data::TokenArray::of_shards(set, 0, set->size());
     } else {
       tokens = data::tokenize_files(*ck.tokenizer, args->data);

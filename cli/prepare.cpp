@@ -177,7 +177,7 @@ void prepare(const PrepareArgs& a) {
     for (const std::string& old : data::shard_files(a.out, split)) std::filesystem::remove(old);
   std::shared_ptr<const data::Tokenizer> tokenizer;
   if (!a.tokenizer_from.empty()) {
-    tokenizer = train::read_checkpoint(a.tokenizer_from).tokenizer;
+    tokenizer = train::read_tokenizer_of(a.tokenizer_from);
   } else {
     const int64_t bytes = data::regular_file_bytes(a.data);
     if (a.tokenizer == "bpe" && bytes > kBpeSampleBytes)
@@ -194,7 +194,7 @@ void prepare(const PrepareArgs& a) {
   int64_t train_shards = train.finish(), train_tokens = train.tokens();
   if (!a.val_data.empty()) {
     tokenize_into(*tokenizer, a.val_data, val, "val");
-  } else if (const auto n_val = static_cast<int64_t>(a.val_fraction * static_cast<double>(train_tokens)); n_val > 0) {
+  } else if (const int64_t n_val = data::validation_tokens(train_tokens, a.val_fraction); n_val > 0) {
     train_tokens = hold_out_tail(a, n_val, vocab, val);
     train_shards = static_cast<int64_t>(data::shard_files(a.out, "train").size());
   }
@@ -224,7 +224,7 @@ void add_prepare(CLI::App& app) {
       ->capture_default_str();
   add_number(cmd, "--vocab-size", args->vocab_size, io::Range{256, 1 << 24}, "BPE vocabulary size");
   cmd->add_option("--tokenizer-from", args->tokenizer_from,
-                  "use this checkpoint's tokenizer (e.g. an imported GPT-2's) instead of making one");
+                  "use this checkpoint's or tokenizer file's tokenizer (e.g. an imported GPT-2's) instead of making one");
   add_number(cmd, "--shard-tokens", args->shard_tokens, io::Range{1, 2147483647.0}, "tokens per shard");
   cmd->add_flag("--force", args->force, "replace the shards and tokenizer.h5 that --out already holds");
   add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");

@@ -111,6 +111,10 @@ TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::str
   return tokens;
 }
 
+int64_t validation_tokens(int64_t tokens, double fraction) {
+  return static_cast<int64_t>(static_cast<double>(tokens) * fraction);
+}
+
 Corpus load_corpus(const CorpusOptions& o) {
   if (o.files.empty()) throw std::invalid_argument("no training files given");
   return load_corpus(o, make_tokenizer(o));
@@ -127,7 +131,7 @@ Corpus load_corpus(const CorpusOptions& o, std::shared_ptr<const Tokenizer> toke
   }
   if (!(o.val_fraction >= 0.0 && o.val_fraction < 1.0))
     throw std::invalid_argument(fmt::format("validation fraction {} is not in [0, 1)", o.val_fraction));
-  const int64_t n_val = static_cast<int64_t>(static_cast<double>(all.size()) * o.val_fraction);
+  const int64_t n_val = validation_tokens(all.size(), o.val_fraction);
   corpus.train = all.slice(0, all.size() - n_val);
   corpus.val = all.slice(all.size() - n_val, all.size());
   return corpus;

@@ -33,6 +33,10 @@ Corpus load_corpus(const CorpusOptions& options);
 // The same with a tokenizer that already exists (resuming a run): no tokenizer is built.
 Corpus load_corpus(const CorpusOptions& options, std::shared_ptr<const Tokenizer> tokenizer);
 
+// How many of `tokens` the validation split holds out at their end: the share `fraction`, rounded
+// down (train, prepare and training from shards all cut here).
+int64_t validation_tokens(int64_t tokens, double fraction);
+
 // Tokenizes files with an existing tokenizer (resume, eval). Errors name the file and the place.
 TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::string>& files);
 

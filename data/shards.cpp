@@ -19,9 +19,14 @@ namespace {
   throw std::runtime_error(fmt::format("shard '{}': {}", path, problem));
 }
 
-int32_t little_endian_int32(const unsigned char* p) {
-  return static_cast<int32_t>(uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
+// A little-endian unsigned integer of `width` (2 or 4) bytes.
+uint32_t little_endian(const unsigned char* p, int width) {
+  uint32_t v = 0;
+  for (int b = 0; b < width; ++b) v |= uint32_t{p[b]} << (8 * b);
+  return v;
 }
+
+int32_t little_endian_int32(const unsigned char* p) { return static_cast<int32_t>(little_endian(p, 4)); }
 
 }  // namespace
 
@@ -56,6 +61,11 @@ std::vector<std::string> shard_files(const std::string& dir, const std::string& 
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+std::shared_ptr<const ShardSet> open_shards(const std::string& dir, const std::string& split, int64_t vocab_size) {
+  const std::vector<std::string> files = shard_files(dir, split);
+  return files.empty() ? nullptr : std::make_shared<const ShardSet>(files, vocab_size);
 }
 
 ShardSet::ShardSet(const std::vector<std::string>& paths, int64_t vocab_size) : paths_(paths), vocab_size_(vocab_size) {
@@ -118,9 +128,7 @@ void ShardSet::read(int64_t start, int64_t n, int32_t* out) const {
       done += static_cast<size_t>(got);
     }
     for (int64_t i = 0; i < take; ++i) {
-      const unsigned char* p = bytes + i * token_bytes_;
-      const uint32_t id = token_bytes_ == 2 ? uint32_t{p[0]} | uint32_t{p[1]} << 8
-                                            : uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+      const uint32_t id = little_endian(bytes + i * token_bytes_, token_bytes_);
       if (id >= static_cast<uint64_t>(vocab_size_))
         shard_error(path, fmt::format("token {} is id {}, outside the vocabulary of {}", offset + i, id, vocab_size_));
       out[i] = static_cast<int32_t>(id);

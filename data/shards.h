@@ -27,6 +27,10 @@ std::vector<char> shard_payload(std::span<const int32_t> ids, int token_bytes);
 // e.g. fineweb_train_000001.bin), sorted by name. An empty list when there are none.
 std::vector<std::string> shard_files(const std::string& dir, const std::string& split);
 
+class ShardSet;
+// The shards of `split` in `dir`, opened and checked (ShardSet), or null when it has none.
+std::shared_ptr<const ShardSet> open_shards(const std::string& dir, const std::string& split, int64_t vocab_size);
+
 // A split's shards, opened and checked, then read with pread: memory stays flat whatever their size.
 class ShardSet {
  public:

@@ -326,6 +326,14 @@ void write_tokenizer_file(const std::string& path, const data::Tokenizer& tokeni
   });
 }
 
+std::shared_ptr<const data::Tokenizer> read_tokenizer_of(const std::string& path) {
+  try {
+    return read_tokenizer_file(path);
+  } catch (const std::exception&) {  // not a tokenizer file: a checkpoint, or an error that names it
+  }
+  return read_checkpoint(path).tokenizer;
+}
+
 std::shared_ptr<const data::Tokenizer> read_tokenizer_file(const std::string& path) {
   io::hdf5::CheckpointImage image = io::hdf5::read_checkpoint_image(path);
   const io::hdf5::File file = io::hdf5::open_checkpoint_image(std::move(image), path);

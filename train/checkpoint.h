@@ -67,5 +67,7 @@ Checkpoint read_checkpoint(const std::string& path);
 // "tinygpt-tokenizer": the file `tinygpt prepare` leaves beside its shards (docs/data-format.md).
 void write_tokenizer_file(const std::string& path, const data::Tokenizer& tokenizer);
 std::shared_ptr<const data::Tokenizer> read_tokenizer_file(const std::string& path);
+// The tokenizer of a tokenizer file or of a checkpoint, whichever `path` is (--tokenizer-from).
+std::shared_ptr<const data::Tokenizer> read_tokenizer_of(const std::string& path);
 
 }  // namespace tinygpt::train

@@ -84,22 +84,12 @@ void require_run_memory(const nn::GPTConfig& config, const TrainOptions& o) {
 // How many tokens --sample-every's samples have, as llm.c's.
 constexpr int64_t kSampleTokens = 64;
 
-// The tokenizer of a tokenizer file (tinygpt prepare's) or of a checkpoint.
-std::shared_ptr<const data::Tokenizer> tokenizer_of(const std::string& path) {
-  try {
-    return read_tokenizer_file(path);
-  } catch (const std::exception&) {  // not a tokenizer file: a checkpoint, or an error that names it
-  }
-  return read_checkpoint(path).tokenizer;
-}
-
 // A folder of token shards, read in place: the train split, and the val split (or the last
 // --val-fraction of the training tokens when there are no val shards).
 data::Corpus load_shards(const std::string& dir, const TrainOptions& o, std::shared_ptr<const data::Tokenizer> tokenizer) {
-  const std::vector<std::string> train_files = data::shard_files(dir, "train"), val_files = data::shard_files(dir, "val");
-  if (train_files.empty())
+  if (data::shard_files(dir, "train").empty())
     throw std::invalid_argument(fmt::format("'{}' holds no training shards (files named <name>_train_<n>.bin)", dir));
-  if (!tokenizer && !o.tokenizer_from.empty()) tokenizer = tokenizer_of(o.tokenizer_from);
+  if (!tokenizer && !o.tokenizer_from.empty()) tokenizer = read_tokenizer_of(o.tokenizer_from);
   const std::string tokenizer_file = (std::filesystem::path(dir) / "tokenizer.h5").string();
   if (!tokenizer && std::filesystem::exists(tokenizer_file)) tokenizer = read_tokenizer_file(tokenizer_file);
   if (!tokenizer)
@@ -109,13 +99,12 @@ data::Corpus load_shards(const std::string& dir, const TrainOptions& o, std::sha
                                             dir));
   data::Corpus corpus;
   corpus.tokenizer = tokenizer;
-  auto train = std::make_shared<const data::ShardSet>(train_files, tokenizer->vocab_size());
-  if (!val_files.empty()) {
-    auto val = std::make_shared<const data::ShardSet>(val_files, tokenizer->vocab_size());
+  const auto train = data::open_shards(dir, "train", tokenizer->vocab_size());
+  if (const auto val = data::open_shards(dir, "val", tokenizer->vocab_size())) {
     corpus.train = data::TokenArray::of_shards(train, 0, train->size());
     corpus.val = data::TokenArray::of_shards(val, 0, val->size());
   } else {
-    const auto n_val = static_cast<int64_t>(o.val_fraction * static_cast<double>(train->size()));
+    const int64_t n_val = data::validation_tokens(train->size(), o.val_fraction);
     corpus.train = data::TokenArray::of_shards(train, 0, train->size() - n_val);
     corpus.val = data::TokenArray::of_shards(train, train->size() - n_val, train->size());
   }
@@ -128,7 +117,7 @@ data::Corpus load_run_corpus(const TrainOptions& o, std::shared_ptr<const data::
   const std::vector<std::string> files = training_files(o);
   std::error_code ec;
   if (files.size() == 1 && std::filesystem::is_directory(files[0], ec)) return load_shards(files[0], o, tokenizer);
-  if (!tokenizer && !o.tokenizer_from.empty()) tokenizer = tokenizer_of(o.tokenizer_from);
+  if (!tokenizer && !o.tokenizer_from.empty()) tokenizer = read_tokenizer_of(o.tokenizer_from);
   return tokenizer ? data::load_corpus(corpus_options(o), tokenizer) : data::load_corpus(corpus_options(o));
 }
 
