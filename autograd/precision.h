@@ -54,6 +54,16 @@ bool bf16_instructions();
 // rounded to bfloat16 as they are packed. Both compute the same products; they may differ in the
 // last bits of the sums, since the native instruction adds pairs of products in its own way.
 bool bf16_native();
+
+// Which kernels bf16 products run on, for the whole process: measured (the default, above), or one
+// of them forced, as `tinygpt bench --bf16-kernels` does to show another CPU's choice. A thread
+// setting, like the thread count: set it before products run, not while they do.
+enum class Bf16Kernels { measured, native, rounded };
+const char* to_string(Bf16Kernels kernels);        // "measured", "native" or "rounded"
+Bf16Kernels parse_bf16_kernels(std::string_view text);  // throws on anything else, naming it
+// Throws for `native` where the CPU or the build lacks AVX512_BF16.
+void set_bf16_kernels(Bf16Kernels kernels);
+Bf16Kernels bf16_kernels();
 // That measurement: the native kernels' rate over the float kernels' (0 without the instructions).
 double bf16_native_speedup();
 // One line on which kernels bf16 products use here and why ("native AVX512_BF16: 1.93x the float

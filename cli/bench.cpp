@@ -131,8 +131,15 @@ void add_bench(CLI::App& app) {
                   "each step in fp32 and in bf16 in turn, and bf16's speed-up step by step")
       ->check(CLI::IsMember({"fp32", "bf16", "both"}))
       ->capture_default_str();
+  auto kernels = std::make_shared<std::string>("measured");
+  cmd->add_option("--bf16-kernels", *kernels,
+                  "which kernels bf16 products run on: measured (native only where they pay), native, or "
+                  "rounded (the float kernels on rounded operands, as a CPU where native does not pay)")
+      ->check(CLI::IsMember({"measured", "native", "rounded"}))
+      ->capture_default_str();
   cmd->add_flag("--json", *json, "print one JSON object");
-  cmd->callback([o, json, attention, precision] {
+  cmd->callback([o, json, attention, precision, kernels] {
+    set_bf16_kernels(parse_bf16_kernels(*kernels));
     o->precisions = *precision == "both" ? std::vector<Precision>{Precision::fp32, Precision::bf16}
                                          : std::vector<Precision>{parse_precision(*precision)};
     o->attention = *attention == "tiled"     ? AttentionMemory::tiled

@@ -2,8 +2,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "tinygpt/autograd/kernels/gemm.h"
@@ -41,16 +43,50 @@ double measure_speedup() {
   return rounded / native;
 }
 
+std::atomic<Bf16Kernels> g_kernels{Bf16Kernels::measured};  // a process setting, like the thread count
+
 }  // namespace
+
+const char* to_string(Bf16Kernels kernels) {
+  switch (kernels) {
+    case Bf16Kernels::native: return "native";
+    case Bf16Kernels::rounded: return "rounded";
+    default: return "measured";
+  }
+}
+
+Bf16Kernels parse_bf16_kernels(std::string_view text) {
+  for (Bf16Kernels k : {Bf16Kernels::measured, Bf16Kernels::native, Bf16Kernels::rounded})
+    if (text == to_string(k)) return k;
+  throw std::invalid_argument(fmt::format("bf16 kernels '{}' are not measured, native or rounded", text));
+}
+
+void set_bf16_kernels(Bf16Kernels kernels) {
+  if (kernels == Bf16Kernels::native && !bf16_instructions())
+    throw std::invalid_argument("bf16 kernels: native needs AVX512_BF16, which this CPU or build lacks");
+  g_kernels = kernels;
+}
+
+Bf16Kernels bf16_kernels() { return g_kernels; }
 
 double bf16_native_speedup() {
   static const double speedup = measure_speedup();
   return speedup;
 }
 
-bool bf16_native() { return bf16_instructions() && bf16_native_speedup() >= kBf16NativeMargin; }
+bool bf16_native() {
+  switch (g_kernels.load(std::memory_order_relaxed)) {
+    case Bf16Kernels::native: return true;
+    case Bf16Kernels::rounded: return false;
+    default: return bf16_instructions() && bf16_native_speedup() >= kBf16NativeMargin;
+  }
+}
 
 std::string bf16_kernels_note() {
+  if (g_kernels != Bf16Kernels::measured)
+    return fmt::format("{}, as asked (AVX512_BF16 {})", bf16_native() ? "native AVX512_BF16" : "float kernels on rounded operands",
+                       bf16_instructions() ? fmt::format("measured at {:.2f}x the float kernels' rate here", bf16_native_speedup())
+                                           : std::string("absent here"));
   if (!bf16_instructions()) return "float kernels on rounded operands: this CPU has no AVX512_BF16";
   if (bf16_native()) return fmt::format("native AVX512_BF16: {:.2f}x the float kernels' rate here", bf16_native_speedup());
   return fmt::format("float kernels on rounded operands: AVX512_BF16 ran at {:.2f}x their rate here",

@@ -395,3 +395,32 @@ TEST_CASE("bf16: attention in bf16 rounds its products as the unfused ops do, th
     REQUIRE(from_tiled < 1e-5 * scale);
   }
 }
+
+TEST_CASE("bf16: forcing the kernels overrides the measurement, and native needs the instructions", "[bf16][gemm]") {
+  REQUIRE(bf16_kernels() == Bf16Kernels::measured);
+  REQUIRE(parse_bf16_kernels("rounded") == Bf16Kernels::rounded);
+  REQUIRE_THROWS_WITH(parse_bf16_kernels("fast"), Catch::Contains("'fast'"));
+  const Product p{70, 90, 50, false, false};
+  const std::vector<float> a = uniform(p.M * p.K, 5), b = uniform(p.K * p.N, 6);
+  auto bf16_gemm = [&] {
+    std::vector<float> c(p.M * p.N, 0.0f);
+    gemm(p.M, p.N, p.K, {a.data(), p.K, 1}, {b.data(), p.N, 1}, c.data(), p.N, false, nullptr, Precision::bf16);
+    return c;
+  };
+  struct Restore {
+    ~Restore() { set_bf16_kernels(Bf16Kernels::measured); }
+  } restore;  // the measured choice again for the other tests, whatever fails here
+  set_bf16_kernels(Bf16Kernels::rounded);
+  REQUIRE_FALSE(bf16_native());
+  REQUIRE_THAT(bf16_kernels_note(), Catch::Contains("float kernels on rounded operands, as asked"));
+  REQUIRE(bf16_gemm() == product(p, a, b, 1));
+  if (bf16_instructions()) {
+    set_bf16_kernels(Bf16Kernels::native);
+    REQUIRE(bf16_native());
+    REQUIRE(bf16_gemm() == product(p, a, b, 2));
+  } else {
+    REQUIRE_THROWS_WITH(set_bf16_kernels(Bf16Kernels::native), Catch::Contains("AVX512_BF16"));
+  }
+  set_bf16_kernels(Bf16Kernels::measured);
+  REQUIRE(bf16_native() == (bf16_instructions() && bf16_native_speedup() >= 1.15));
+}
