@@ -57,8 +57,9 @@
 #include "tinygpt/io/save.h"
 
 // Looking inside a model and a run: tokens, attention and its steps, the residual stream, loss
-// plots (inspect/).
+// plots, the learner's HTML page (inspect/).
 #include "tinygpt/inspect/attention_steps.h"
+#include "tinygpt/inspect/explain.h"
 #include "tinygpt/inspect/inspect.h"
 #include "tinygpt/inspect/plot.h"
 #include "tinygpt/inspect/residual_trace.h"

@@ -18,6 +18,7 @@ void add_bench(CLI::App& app);
 void add_tokens(CLI::App& app);     // inspect.cpp
 void add_attention(CLI::App& app);  // inspect.cpp
 void add_plot(CLI::App& app);       // inspect.cpp
+void add_explain(CLI::App& app);    // inspect.cpp
 void add_import(CLI::App& app);     // interop.cpp
 void add_export(CLI::App& app);     // interop.cpp
 void add_prepare(CLI::App& app);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -14,6 +15,7 @@
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/train/existing_outputs.h"
 #include "tinygpt/inspect/attention_steps.h"
+#include "tinygpt/inspect/explain.h"
 #include "tinygpt/inspect/inspect.h"
 #include "tinygpt/inspect/residual_trace.h"
 #include "tinygpt/inspect/plot.h"
@@ -124,6 +126,61 @@ void add_plot(CLI::App& app) {
     train::refuse_replacing(args->out, io::OutputKind::svg, args->force);  // before reading the log
     inspect::write_loss_plot(args->logs, args->out);
     fmt::print("wrote {}\n", args->out);
+  });
+}
+
+namespace {
+
+// A checkpoint for the page: its file name and its run's iteration (-1 for weights only).
+inspect::ExplainModel explain_model(const std::string& path, const train::Checkpoint& ck) {
+  return {std::filesystem::path(path).filename().string(), ck.train ? ck.train->iteration : -1, ck.model.get()};
+}
+
+}  // namespace
+
+void add_explain(CLI::App& app) {
+  struct Args {
+    std::string ckpt, text, file, out, log, lang = "en";
+    std::vector<std::string> ckpts;
+    bool force = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "explain", "write one offline HTML page that shows the model computing a text: tokens, embeddings, attention step "
+                 "by step, the rest of each block, the next-token probabilities");
+  cmd->add_option("--ckpt", args->ckpt, "checkpoint to take apart")->required();
+  CLI::Option* text = cmd->add_option("--text", args->text, "the text (cut to the model's block size)");
+  CLI::Option* file = cmd->add_option("--file", args->file, "a UTF-8 text file to use as the text");
+  text->excludes(file);
+  cmd->add_option("--out", args->out, "the HTML page to write")->required();
+  cmd->add_option("--ckpts", args->ckpts,
+                  "snapshots of the same run for the training slider, comma-separated (train --snapshot-every writes "
+                  "them)")
+      ->delimiter(',');
+  cmd->add_option("--log", args->log, "the run's CSV log for the loss curve (default: the one beside --ckpt, if any)");
+  cmd->add_option("--lang", args->lang, "the page's first language (a button switches)")
+      ->check(CLI::IsMember({"en", "ko"}))
+      ->capture_default_str();
+  cmd->add_flag("--force", args->force, "replace a page that already lies at --out");
+  cmd->callback([args, text, file] {
+    if (!text->count() && !file->count()) throw std::invalid_argument("explain: give --text or --file");
+    train::refuse_replacing(args->out, io::OutputKind::html, args->force);  // before any work
+    const train::Checkpoint main = train::read_checkpoint(args->ckpt);
+    inspect::ExplainInput in{file->count() ? data::read_text_file(args->file) : args->text, main.tokenizer.get(),
+                             explain_model(args->ckpt, main), {}, {}, args->lang};
+    std::vector<train::Checkpoint> snapshots;
+    for (const std::string& path : args->ckpts) snapshots.push_back(train::read_checkpoint(path));
+    for (size_t i = 0; i < snapshots.size(); ++i) in.snapshots.push_back(explain_model(args->ckpts[i], snapshots[i]));
+    std::stable_sort(in.snapshots.begin(), in.snapshots.end(),
+                     [](const auto& a, const auto& b) { return a.iteration < b.iteration; });
+    const std::string log = args->log.empty() ? train::log_path_for(args->ckpt) : args->log;
+    std::error_code ec;
+    if (!args->log.empty() || std::filesystem::exists(log, ec)) in.loss = io::read_log(log);
+    const inspect::ExplainPage page = inspect::explain_page(in);
+    io::write_output_file(args->out, io::OutputKind::html, page.html);
+    for (const std::string& note : page.notes) fmt::print("note: {}\n", note);
+    fmt::print("wrote {} ({:.1f} MB): open it in a browser (file://, no network needed)\n", args->out,
+               static_cast<double>(page.html.size()) / 1e6);
   });
 }
 

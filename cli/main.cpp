@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   tinygpt::cli::add_tokens(app);
   tinygpt::cli::add_attention(app);
   tinygpt::cli::add_plot(app);
+  tinygpt::cli::add_explain(app);
   tinygpt::cli::add_import(app);
   tinygpt::cli::add_export(app);
   try {

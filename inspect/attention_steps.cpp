@@ -24,20 +24,29 @@ AttentionSteps attention_steps(nn::GPT& model, const data::Tokenizer& tokenizer,
                                int64_t layer, int64_t head) {
   const nn::GPTConfig& config = model.config();
   check_layer_and_head(config, layer, head);
-  AttentionSteps s{encode_for_model(model, tokenizer, text), {}, layer, head, config.n_embd / config.n_head};
-  s.tokens = token_views(tokenizer, s.ids);
-  const int64_t T = s.size(), C = config.n_embd, d = s.d_k;
+  const std::vector<int32_t> ids = encode_for_model(model, tokenizer, text);
   NoGradGuard no_grad;
   model.eval();
 
   // The model's forward pass up to the block asked for (GPT::forward in eval mode: no dropout).
   const auto no_dropout = [](const Tensor& t) { return t; };
-  Tensor x = model.embed(s.ids, 1, T);  // [1, T, C]
+  Tensor x = model.embed(ids, 1, static_cast<int64_t>(ids.size()));  // [1, T, C]
   for (int64_t l = 0; l < layer; ++l) x = model.h[l]->forward(x, no_dropout);
-  const nn::CausalSelfAttention& attn = model.h[layer]->attn;
   // CausalSelfAttention::forward, opened up: c_attn makes Q, K and V for every head at once.
-  const Tensor qkv = attn.c_attn.forward(model.h[layer]->ln_1.forward(x));  // [1, T, 3C]
-  const AttentionResult result = causal_self_attention(qkv, config.n_head, AttentionMemory::weights);
+  const Tensor qkv = model.h[layer]->attn.c_attn.forward(model.h[layer]->ln_1.forward(x));  // [1, T, 3C]
+  AttentionSteps s = head_steps(qkv, causal_self_attention(qkv, config.n_head, AttentionMemory::weights),
+                                config.n_head, head);
+  s.ids = ids;
+  s.tokens = token_views(tokenizer, ids);
+  s.layer = layer;
+  return s;
+}
+
+AttentionSteps head_steps(const Tensor& qkv, const AttentionResult& result, int64_t n_head, int64_t head) {
+  const int64_t T = qkv.size(1), C = qkv.size(2) / 3, d = C / n_head;
+  AttentionSteps s;
+  s.head = head;
+  s.d_k = d;
   s.q = columns(qkv, head * d, d);          // [T, d_k]
   s.k = columns(qkv, C + head * d, d);      // [T, d_k]
   s.v = columns(qkv, 2 * C + head * d, d);  // [T, d_k]

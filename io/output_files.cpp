@@ -26,6 +26,7 @@ const char* kind_name(OutputKind kind) {
     case OutputKind::hdf5: return "an HDF5 file (a checkpoint or saved module)";
     case OutputKind::log: return "a tinygpt log";
     case OutputKind::svg: return "an SVG file";
+    case OutputKind::html: return "a tinygpt explain page";
   }
   return "?";
 }
@@ -39,6 +40,8 @@ bool holds(OutputKind kind, std::string_view head) {
       return is_log_header(std::string(head.substr(0, head.find('\n'))));
     case OutputKind::svg:
       return (head.starts_with("<svg") || head.starts_with("<?xml")) && head.find("<svg") != std::string_view::npos;
+    case OutputKind::html:
+      return head.starts_with("<!DOCTYPE html>") && head.find("<title>tinygpt explain</title>") != std::string_view::npos;
   }
   return false;
 }

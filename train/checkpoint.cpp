@@ -207,7 +207,8 @@ void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck) {
 // Run options added after format_version 1's first files: absent, they keep their defaults (the
 // behaviour those files were written with).
 bool option_may_be_absent(std::string_view name) {
-  for (const char* later : {"precision", "lr-decay-iters", "beta1", "beta2", "sample-every", "keep-best", "tokenizer-from"})
+  for (const char* later : {"precision", "lr-decay-iters", "beta1", "beta2", "sample-every", "keep-best", "tokenizer-from",
+                           "snapshot-every"})
     if (name == later) return true;
   return false;
 }

@@ -25,10 +25,11 @@ std::string describe_output(const std::string& path, io::OutputKind kind) {
         return fmt::format("the log of a run ({} rows, to iteration {})", lines.size(), lines.back().row.iter);
       }
       case io::OutputKind::svg: return "an SVG picture";
+      case io::OutputKind::html: return "a tinygpt explain page";
     }
   } catch (const std::exception&) {  // a file that does not read as its kind is still described by it
   }
-  return kind == io::OutputKind::hdf5 ? "an HDF5 file" : kind == io::OutputKind::log ? "a tinygpt log" : "an SVG picture";
+  return kind == io::OutputKind::hdf5 ? "an HDF5 file" : "a tinygpt log";
 }
 
 void refuse_replacing(const std::string& path, io::OutputKind kind, bool force, const std::string& flag) {

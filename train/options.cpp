@@ -26,6 +26,10 @@ std::string best_path_for(const std::string& out) {
   return std::filesystem::path(out).replace_extension(".best.h5").string();
 }
 
+std::string snapshot_path_for(const std::string& out, int64_t iteration) {
+  return std::filesystem::path(out).replace_extension(fmt::format(".step{}.h5", iteration)).string();
+}
+
 std::string choice_problem(const std::string& value, Choices choices) {
   if (choices.empty() || std::find(choices.begin(), choices.end(), value) != choices.end()) return "";
   std::string list;

@@ -32,6 +32,7 @@ struct TrainOptions {
   int64_t eval_every = 250, eval_iters = 20, ckpt_every = 500, log_every = 10;
   int64_t sample_every = 0;  // 0: no samples in the log
   bool keep_best = false;    // also keep <out>.best.h5, the checkpoint with the lowest validation loss
+  int64_t snapshot_every = 0;  // also keep <out stem>.step<N>.h5 every N iterations (0: none)
   int64_t seed = 1337, threads = 0;
   std::string precision = "fp32";  // of the matrix products: fp32 or bf16 (autograd/precision.h)
 };
@@ -46,7 +47,7 @@ inline constexpr const char* kPrecisionChoices[] = {"fp32", "bf16"};
 // (the schedule changes from the resumed iteration on; the optimizer keeps its moments).
 inline constexpr const char* kResumeSettings[] = {"iters",      "out",        "threads",   "log-every",
                                                   "eval-every", "eval-iters", "ckpt-every", "sample-every",
-                                                  "keep-best",  "lr",         "min-lr",    "warmup",
+                                                  "keep-best",  "snapshot-every", "lr",         "min-lr",    "warmup",
                                                   "lr-decay-iters", "data",   "val-data"};
 
 // Worker threads, for every command that takes --threads (0: all cores).
@@ -99,6 +100,10 @@ void for_each_option(Options& o, Visit&& visit_option) {
   visit("log-every", o.log_every, "iterations between progress lines when not on a terminal", Range{1, kMany});
   visit("sample-every", o.sample_every, "iterations between short samples in the log (0: none)", Range{0, kMany});
   visit("keep-best", o.keep_best, "also keep the checkpoint with the lowest validation loss, as <out>.best.h5", Range{});
+  visit("snapshot-every", o.snapshot_every,
+        "also keep a copy of the checkpoint every N iterations, as <out>.step<N>.h5 (0: none): what tinygpt explain "
+        "--ckpts shows forming",
+        Range{0, kMany});
   visit("seed", o.seed, "seed for initialization, batches and dropout", Range{0, 9223372036854775807.0});
   visit("threads", o.threads, "worker threads (0: all cores)", kThreadRange);
   visit("precision", o.precision,
@@ -111,10 +116,11 @@ void for_each_option(Options& o, Visit&& visit_option) {
 bool resume_may_change(const std::string& name);
 
 // The output paths a run writes beside its checkpoint `out`: the CSV log, the loss plot and, with
-// keep_best, the best checkpoint.
+// keep_best and snapshot_every, the best checkpoint and the snapshots.
 std::string log_path_for(const std::string& out);
 std::string plot_path_for(const std::string& out);
 std::string best_path_for(const std::string& out);
+std::string snapshot_path_for(const std::string& out, int64_t iteration);  // run.h5 -> run.step500.h5
 
 // What is wrong with `value` for `choices` ("must be char or bpe (got 'x')"); empty when nothing is.
 std::string choice_problem(const std::string& value, Choices choices);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <cmath>
@@ -178,6 +179,30 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   start(std::move(model));
 }
 
+namespace {
+
+// The snapshots of `out` every `every` iterations up to `iters` that already exist: a folder
+// listing, since a run may plan more snapshots than it is worth asking about one by one.
+std::vector<std::string> existing_snapshots(const std::string& out, int64_t every, int64_t iters) {
+  std::vector<std::string> found;
+  if (every <= 0) return found;
+  const std::filesystem::path path(out), folder = path.has_parent_path() ? path.parent_path() : ".";
+  const std::string prefix = path.stem().string() + ".step";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || !name.ends_with(".h5")) continue;
+    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 3);
+    int64_t it = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), it);
+    if (ec == std::errc() && end == digits.data() + digits.size() && it > 0 && it <= iters && it % every == 0)
+      found.push_back(snapshot_path_for(out, it));
+  }
+  return found;
+}
+
+}  // namespace
+
 // Rank 0 takes the run's lock first, then checks that the checkpoint, log, plot and best
 // checkpoint can go where they are to go: never over a file of another kind, and over another
 // run's files only with `force`. A resume in place (own_files) continues its own files.
@@ -193,6 +218,8 @@ void Trainer::claim_outputs(bool force, bool own_files) {
   std::vector<std::pair<std::string, io::OutputKind>> outputs = {
       {out, io::OutputKind::hdf5}, {log_path(), io::OutputKind::log}, {plot_path(), io::OutputKind::svg}};
   if (options_.keep_best) outputs.push_back({best_path(), io::OutputKind::hdf5});
+  for (const std::string& snapshot : existing_snapshots(out, options_.snapshot_every, options_.iters))
+    outputs.push_back({snapshot, io::OutputKind::hdf5});
   for (const auto& [path, kind] : outputs) {
     if (own_files) {
       io::check_output_path(path, kind);
@@ -450,6 +477,8 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
     const double tokens_per_s = tokens_per_step / step_s;
     const bool stop = comm_.any(interrupt && interrupt->requested()) || state_.iteration == pause_at;
     if (stop || state_.iteration % options_.ckpt_every == 0 || state_.iteration == options_.iters) save();
+    if (options_.snapshot_every > 0 && state_.iteration % options_.snapshot_every == 0)
+      save_to(snapshot_path_for(options_.out, state_.iteration));
     if (!comm_.is_root()) {
       if (stop) return Outcome::interrupted;
       continue;

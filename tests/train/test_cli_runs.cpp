@@ -265,6 +265,32 @@ TEST_CASE("cli: --beta1/--beta2, --keep-best and --sample-every, which change no
   REQUIRE(at(at(info(dir.file("with.h5")), "training"), "best_val_loss").number == Approx(lowest).epsilon(1e-7));
 }
 
+TEST_CASE("cli: --snapshot-every keeps copies a resume continues, changes no number, never replaces another's",
+          "[cli][flags]") {
+  TempDir dir;
+  const std::string args = "train " + small_run(dir) + " --iters 20 ";
+  REQUIRE(run(args + "--snapshot-every 10 --out " + dir.file("snap.h5")).exit_code == 0);
+  REQUIRE(run(args + "--out " + dir.file("plain.h5")).exit_code == 0);
+  REQUIRE(at(at(info(dir.file("snap.step10.h5")), "training"), "iteration").number == 10);
+  REQUIRE(at(at(info(dir.file("snap.step20.h5")), "training"), "train_loss").text ==
+          at(at(info(dir.file("plain.h5")), "training"), "train_loss").text);
+  // A snapshot is a checkpoint: it resumes to the same end as the run itself.
+  REQUIRE(run("train --resume " + dir.file("snap.step10.h5") + " --out " + dir.file("again.h5")).exit_code == 0);
+  REQUIRE(at(at(info(dir.file("again.h5")), "training"), "train_loss").text ==
+          at(at(info(dir.file("plain.h5")), "training"), "train_loss").text);
+  // A new run whose snapshots would land on another run's refuses before training, naming the file.
+  for (const char* ext : {".h5", ".csv", ".svg"})
+    std::filesystem::rename(dir.file(std::string("snap") + ext), dir.file(std::string("moved") + ext));
+  const Result refused = run(args + "--snapshot-every 5 --out " + dir.file("snap.h5"));
+  REQUIRE(refused.exit_code == 1);
+  REQUIRE_THAT(refused.output, Catch::Contains("/snap.step") && Catch::Contains(".h5' is a checkpoint at iteration") &&
+                                   Catch::Contains("--force"));
+  // explain refuses to replace a file that is not its page.
+  const Result page = run("explain --ckpt " + dir.file("moved.h5") + " --text hello --out " + dir.file("moved.csv"));
+  REQUIRE(page.exit_code == 1);
+  REQUIRE_THAT(page.output, Catch::Contains("is not a tinygpt explain page"));
+}
+
 TEST_CASE("cli: flags: unknown ones get the nearest, --version, choices in --help, one spelling", "[cli][flags]") {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"train --iter 5", "unknown flag --iter (did you mean --iters?); see tinygpt train --help"},

@@ -1,0 +1,305 @@
+#include "tinygpt/inspect/explain.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/data/json.h"
+#include "tinygpt/data/utf8.h"
+#include "tinygpt/inspect/attention_steps.h"
+#include "tinygpt/inspect/inspect.h"
+#include "tinygpt/io/detail/sha256.h"
+
+namespace tinygpt::inspect {
+
+const char* explain_page_html();  // inspect/page/explain.html, built in (explain_assets.cpp.in)
+const char* explain_page_script();  // inspect/page/explain.js
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the page reads float32 arrays little-endian");
+
+std::string base64(const void* data, size_t size) {
+  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto* p = static_cast<const uint8_t*>(data);
+  std::string out;
+  out.reserve((size + 2) / 3 * 4);
+  for (size_t i = 0; i < size; i += 3) {
+    const uint32_t n = (uint32_t{p[i]} << 16) | (i + 1 < size ? uint32_t{p[i + 1]} << 8 : 0) | (i + 2 < size ? p[i + 2] : 0);
+    out += kDigits[(n >> 18) & 63];
+    out += kDigits[(n >> 12) & 63];
+    out += i + 1 < size ? kDigits[(n >> 6) & 63] : '=';
+    out += i + 2 < size ? kDigits[n & 63] : '=';
+  }
+  return out;
+}
+
+// Named arrays as one JSON object: "name": {"shape": [...], "f32" | "i32": base64 of the values}.
+class Arrays {
+ public:
+  void add(const std::string& name, const Shape& shape, const std::vector<float>& values) {
+    put(name, shape, "f32", base64(values.data(), values.size() * sizeof(float)));
+  }
+  void add(const std::string& name, const Tensor& t) { add(name, t.shape(), t.contiguous().to_vector()); }
+  void add_ids(const std::string& name, const Shape& shape, const std::vector<int32_t>& values) {
+    put(name, shape, "i32", base64(values.data(), values.size() * sizeof(int32_t)));
+  }
+  std::string json() const { return "{" + members_ + "}"; }
+
+ private:
+  void put(const std::string& name, const Shape& shape, const char* type, const std::string& data) {
+    members_ += fmt::format("{}{}: {{\"shape\": [{}], \"{}\": \"{}\"}}", members_.empty() ? "" : ", ",
+                            data::json::quote(name), fmt::join(shape, ", "), type, data);
+  }
+  std::string members_;
+};
+
+// Row i of a [1, T, C] tensor's mean and (biased) variance, in double: what LayerNorm normalizes by.
+void add_moments(Arrays& a, const std::string& name, const Tensor& x) {
+  const int64_t T = x.size(1), C = x.size(2);
+  const std::vector<float> v = x.contiguous().to_vector();
+  std::vector<float> mean(T), var(T);
+  for (int64_t t = 0; t < T; ++t) {
+    double s = 0, ss = 0;
+    for (int64_t c = 0; c < C; ++c) s += v[t * C + c];
+    const double m = s / C;
+    for (int64_t c = 0; c < C; ++c) ss += (v[t * C + c] - m) * (v[t * C + c] - m);
+    mean[t] = static_cast<float>(m);
+    var[t] = static_cast<float>(ss / C);
+  }
+  a.add(name + ".mean", {T}, mean);
+  a.add(name + ".var", {T}, var);
+}
+
+// |row t| of a [1, T, C] tensor for every t, in double (the figures of `attention --trace`), appended.
+void append_row_norms(std::vector<float>& norms, const Tensor& x) {
+  const int64_t T = x.size(1), C = x.size(2);
+  const std::vector<float> v = x.contiguous().to_vector();
+  for (int64_t t = 0; t < T; ++t) {
+    double s = 0;
+    for (int64_t c = 0; c < C; ++c) s += static_cast<double>(v[t * C + c]) * v[t * C + c];
+    norms.push_back(static_cast<float>(std::sqrt(s)));
+  }
+}
+
+// The logits [T, V]; past kFullVocab, each position's kTopCandidates largest with their ids (also
+// added to `candidates`).
+void add_logits(Arrays& a, const Tensor& logits, std::vector<int32_t>& candidates) {
+  const int64_t T = logits.size(1), V = logits.size(2);
+  const std::vector<float> all = logits.contiguous().to_vector();
+  if (V <= kFullVocab) return a.add("logits", {T, V}, all);
+  const int64_t k = kTopCandidates;
+  std::vector<int32_t> ids(T * k), order(V);
+  std::vector<float> top(T * k);
+  for (int64_t t = 0; t < T; ++t) {
+    const float* row = all.data() + t * V;
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int32_t x, int32_t y) { return row[x] > row[y] || (row[x] == row[y] && x < y); });
+    for (int64_t i = 0; i < k; ++i) ids[t * k + i] = order[i], top[t * k + i] = row[order[i]];
+  }
+  candidates.insert(candidates.end(), ids.begin(), ids.end());
+  a.add("logits", {T, k}, top);
+  a.add_ids("logit_ids", {T, k}, ids);
+}
+
+// One layer's attention, every head: scores Q·Kᵀ, ÷√d_k, and the weights, [H, T, T] each.
+void add_heads(Arrays& a, const std::string& prefix, const Tensor& qkv, const AttentionResult& result, int64_t n_head,
+               bool steps) {
+  const int64_t T = qkv.size(1);
+  std::vector<float> scores, scaled, weights;
+  for (int64_t h = 0; h < n_head; ++h) {
+    const AttentionSteps s = head_steps(qkv, result, n_head, h);
+    scores.insert(scores.end(), s.scores.begin(), s.scores.end());
+    scaled.insert(scaled.end(), s.scaled.begin(), s.scaled.end());
+    weights.insert(weights.end(), s.weights.begin(), s.weights.end());
+  }
+  a.add(prefix + "weights", {n_head, T, T}, weights);
+  if (!steps) return;
+  a.add(prefix + "scores", {n_head, T, T}, scores);
+  a.add(prefix + "scaled", {n_head, T, T}, scaled);
+}
+
+// GPT::forward in eval mode, opened up: every intermediate the page shows. `full`: the main
+// model (everything); otherwise a snapshot (the attention weights and the logits).
+std::string walk(nn::GPT& model, const std::vector<int32_t>& ids, bool full, std::vector<int32_t>& candidates) {
+  const nn::GPTConfig& c = model.config();
+  const auto T = static_cast<int64_t>(ids.size());
+  NoGradGuard no_grad;
+  model.eval();
+  Arrays a;
+  Tensor x = model.embed(ids, 1, T);  // [1, T, C]
+  std::vector<float> norms;  // [2 L + 2, T]: after the embedding, each attention and MLP addition, ln_f
+  append_row_norms(norms, x);
+  if (full) {
+    a.add("wte", model.wte.forward(ids, {1, T}));
+    const std::vector<int32_t> positions = [&] { std::vector<int32_t> p(T); std::iota(p.begin(), p.end(), 0); return p; }();
+    a.add("wpe", model.wpe.forward(positions, {1, T}));
+    a.add("x0", x);
+  }
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    nn::Block& block = *model.h[l];
+    const std::string p = fmt::format("l{}.", l);
+    const Tensor ln1 = block.ln_1.forward(x);
+    const Tensor qkv = block.attn.c_attn.forward(ln1);  // [1, T, 3C]
+    const AttentionResult heads = causal_self_attention(qkv, c.n_head, AttentionMemory::weights);
+    add_heads(a, p, qkv, heads, c.n_head, full);
+    const Tensor attended = block.attn.c_proj.forward(heads.y);
+    const Tensor mid = x + attended;
+    const Tensor ln2 = block.ln_2.forward(mid);
+    const Tensor hidden = gelu(block.mlp.c_fc.forward(ln2));  // [1, T, 4C]
+    const Tensor thought = block.mlp.c_proj.forward(hidden);
+    if (full) {
+      a.add(p + "qkv", qkv);
+      a.add(p + "y", heads.y);
+      a.add(p + "attn", attended);
+      a.add(p + "mid", mid);
+      add_moments(a, p + "ln2", mid);
+      a.add(p + "ln2", ln2);
+      a.add(p + "gelu", hidden);
+      a.add(p + "mlp", thought);
+      a.add(p + "ln_2.weight", block.ln_2.weight);  // γ and β of the LayerNorm the page opens up
+      a.add(p + "ln_2.bias", block.ln_2.bias);
+    }
+    x = mid + thought;
+    append_row_norms(norms, mid);
+    append_row_norms(norms, x);
+    if (full) a.add(p + "out", x);
+  }
+  const Tensor final_norm = model.ln_f.forward(x);
+  append_row_norms(norms, final_norm);
+  if (full) a.add("lnf", final_norm);
+  a.add("norms", {2 * c.n_layer + 2, T}, norms);
+  add_logits(a, matmul(final_norm, model.wte.weight.transpose(0, 1)), candidates);  // [1, T, V]: tied output layer
+  return a.json();
+}
+
+void check_same_shape(const ExplainModel& main, const ExplainModel& other) {
+  const nn::GPTConfig &a = main.model->config(), &b = other.model->config();
+  if (a.vocab_size != b.vocab_size || a.n_layer != b.n_layer || a.n_head != b.n_head || a.n_embd != b.n_embd ||
+      a.block_size != b.block_size)
+    throw std::invalid_argument(fmt::format(
+        "explain: '{}' is not a snapshot of the model in '{}': {} layers, {} heads, {} embd, block {}, vocab {} against "
+        "{}, {}, {}, {}, {}",
+        other.name, main.name, b.n_layer, b.n_head, b.n_embd, b.block_size, b.vocab_size, a.n_layer, a.n_head, a.n_embd,
+        a.block_size, a.vocab_size));
+}
+
+std::string tokens_json(const std::vector<TokenView>& tokens) {
+  std::string out;
+  for (const TokenView& t : tokens) {
+    std::string hex;
+    for (const unsigned char ch : t.bytes) hex += fmt::format("{}{:02X}", hex.empty() ? "" : " ", ch);
+    out += fmt::format("{}{{\"id\": {}, \"text\": {}, \"label\": {}, \"bytes\": \"{}\", \"partial\": {}}}",
+                       out.empty() ? "" : ", ", t.id, data::json::quote(data::sanitize_utf8(t.bytes)),
+                       data::json::quote(data::sanitize_utf8(t.label)), hex, t.partial);
+  }
+  return "[" + out + "]";
+}
+
+std::string vocab_json(const data::Tokenizer& tokenizer, int64_t vocab_size) {
+  if (vocab_size > kFullVocab) return "null";  // the candidates' own labels come with their ids
+  std::vector<int32_t> ids(vocab_size);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::string out;
+  for (const TokenView& t : token_views(tokenizer, ids))
+    out += (out.empty() ? "" : ", ") + data::json::quote(data::sanitize_utf8(t.label));
+  return "[" + out + "]";
+}
+
+// Labels of the candidate ids a large vocabulary keeps, by id: {"464": "The", ...}.
+std::string candidate_labels_json(const data::Tokenizer& tokenizer, std::vector<int32_t> ids) {
+  if (ids.empty()) return "null";
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::string out;
+  for (const TokenView& t : token_views(tokenizer, ids))
+    out += fmt::format("{}\"{}\": {}", out.empty() ? "" : ", ", t.id, data::json::quote(data::sanitize_utf8(t.label)));
+  return "{" + out + "}";
+}
+
+std::string model_json(const ExplainModel& m, const std::string& arrays) {
+  return fmt::format("{{\"name\": {}, \"iteration\": {}, \"arrays\": {}}}", data::json::quote(m.name), m.iteration,
+                     arrays);
+}
+
+std::string loss_json(const std::vector<io::LogRow>& rows) {
+  std::string out;
+  for (const io::LogRow& r : rows)
+    out += fmt::format("{}[{}, {}, {}]", out.empty() ? "" : ", ", r.iter, r.train_loss,
+                       r.val_loss ? fmt::format("{}", *r.val_loss) : "null");
+  return "[" + out + "]";
+}
+
+// JSON inside <script>: "</" would end the element, so every '/' after '<' is escaped (\/).
+std::string script_safe(std::string json) {
+  for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.replace(at, 2, "<\\/");
+  return json;
+}
+
+std::string csp_hash(const std::string& script) {
+  io::Sha256 sha;
+  sha.update(script.data(), script.size());
+  const auto digest = sha.digest();
+  return "sha256-" + base64(digest.data(), digest.size());
+}
+
+void replace_once(std::string& page, const std::string& mark, const std::string& with) {
+  const size_t at = page.find(mark);
+  if (at == std::string::npos) throw std::logic_error("explain: the page template has no " + mark);
+  page.replace(at, mark.size(), with);
+}
+
+}  // namespace
+
+ExplainPage explain_page(const ExplainInput& in) {
+  nn::GPT& model = *in.main.model;
+  const nn::GPTConfig& c = model.config();
+  ExplainPage page;
+  std::vector<int32_t> ids = in.tokenizer->encode(in.text, "--text");
+  if (ids.empty()) throw std::invalid_argument("explain: --text is empty: give at least one character");
+  if (static_cast<int64_t>(ids.size()) > c.block_size) {
+    page.notes.push_back(fmt::format("the text is {} tokens: only its first {} (the model's block size) are shown",
+                                     ids.size(), c.block_size));
+    ids.resize(c.block_size);
+  }
+  for (const ExplainModel& s : in.snapshots) check_same_shape(in.main, s);
+  if (c.vocab_size > kFullVocab)
+    page.notes.push_back(fmt::format("the vocabulary has {} tokens: each position keeps its {} most likely, and the "
+                                     "probabilities shown are over those",
+                                     c.vocab_size, kTopCandidates));
+
+  std::vector<int32_t> candidates;  // of a large vocabulary: the ids whose labels the page needs
+  const std::string main_arrays = walk(model, ids, true, candidates);
+  std::string snapshots;
+  for (const ExplainModel& s : in.snapshots)
+    snapshots += (snapshots.empty() ? "" : ", ") + model_json(s, walk(*s.model, ids, false, candidates));
+  const std::string labels = candidate_labels_json(*in.tokenizer, std::move(candidates));
+  std::string notes;
+  for (const std::string& n : page.notes) notes += (notes.empty() ? "" : ", ") + data::json::quote(n);
+  const std::string data = fmt::format(
+      "{{\"format\": \"tinygpt-explain\", \"version\": 1, \"language\": {}, \"text\": {}, \"config\": {{\"vocab_size\": {}, "
+      "\"block_size\": {}, \"n_layer\": {}, \"n_head\": {}, \"n_embd\": {}, \"d_k\": {}}}, \"tokenizer\": \"{}\", "
+      "\"tokens\": {}, \"vocab\": {}, \"candidate_labels\": {}, \"notes\": [{}], \"loss\": {}, \"model\": {}, "
+      "\"snapshots\": [{}]}}",
+      data::json::quote(in.language), data::json::quote(data::sanitize_utf8(in.tokenizer->decode(ids))), c.vocab_size,
+      c.block_size, c.n_layer, c.n_head, c.n_embd, c.n_embd / c.n_head, in.tokenizer->kind(),
+      tokens_json(token_views(*in.tokenizer, ids)), vocab_json(*in.tokenizer, c.vocab_size), labels, notes,
+      loss_json(in.loss), model_json(in.main, main_arrays), snapshots);
+
+  const std::string script = explain_page_script();
+  page.html = explain_page_html();
+  // In document order's reverse but for the head's hash: no replacement lands before a mark still to find.
+  replace_once(page.html, "{{CSP_SCRIPT_HASH}}", csp_hash(script));
+  replace_once(page.html, "{{SCRIPT}}", script);
+  replace_once(page.html, "{{DATA}}", script_safe(data));
+  return page;
+}
+
+}  // namespace tinygpt::inspect

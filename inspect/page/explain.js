@@ -1,0 +1,511 @@
+"use strict";
+// tinygpt explain: the page's script. Every number comes from the C++ model (float32 arrays in the
+// JSON data block); the page only draws them, and recomputes softmax (temperature, top-k) itself.
+(function () {
+  const D = JSON.parse(document.getElementById("tinygpt-data").textContent);
+  const C = D.config, T = D.tokens.length, H = C.n_head, L = C.n_layer, dk = C.d_k, E = C.n_embd;
+  const SVGNS = "http://www.w3.org/2000/svg";
+  const $ = (id) => document.getElementById(id);
+
+  // ---- text in two languages ------------------------------------------------------------------
+  const TEXT = {
+    en: {
+      title: "tinygpt: how the model reads this text",
+      "h.tokens": "1. Tokens", "h.embed": "2. Embeddings and the residual stream",
+      "h.attention": "3. Attention, one head at a time", "h.maps": "4. Every head of every layer",
+      "h.block": "5. The rest of the block", "h.output": "6. The next token", "h.training": "7. While it trained",
+      "p.tokens": "The tokenizer cuts the text into tokens; each has an id (its row in the embedding table) and a position. Choose a token: sections 2, 5 and 6 follow it.",
+      "p.embed": "Each token starts as its token vector (wte[id]) plus its position vector (wpe[position]): one row of colours per token. Below: the length |x| of the chosen token's vector in the residual stream after each step.",
+      "p.attention": "In each head, every token makes a query (what it looks for), a key (what it offers) and a value (what it passes on). Step through: scores Q·Kᵀ, divided by √d_k, the causal mask (a token cannot see later ones), softmax, and the weighted sum of values.",
+      "p.maps": "The attention weights of every head: a row is a query token, a column a key token. Choose one to open it above.",
+      "p.block": "After attention, the heads are put side by side and projected (c_proj), added to the residual stream, normalized (LayerNorm) and passed through the feed-forward network (c_fc, GELU, c_proj), which is added again.",
+      "p.output": "At the chosen position, the final LayerNorm and the output layer (the token embeddings, tied) give a score for every token; softmax with a temperature turns them into probabilities.",
+      "p.training": "Snapshots saved during training (train --snapshot-every): move the slider to see the attention maps and the probabilities at each.",
+      layer: "layer", head: "head", prev: "◀ previous", next: "next ▶", "copy.csv": "copy as CSV", "copy.json": "copy as JSON",
+      "save.svg": "save as SVG", temperature: "temperature", topk: "top-k (0: all)",
+      "detail.hint": "Hover or focus a cell (arrow keys move) to see its exact value and how it was made.",
+      step0: "Q, K, V", step1: "scores Q·Kᵀ", step2: "÷ √d_k", step3: "causal mask", step4: "softmax", step5: "weights · V",
+      query: "query", key: "key", dims: "dimension", token: "token", position: "position", id: "id", bytes: "bytes",
+      masked: "masked: key {j} comes after query {i}, so its score is −∞ and its weight 0",
+      "check.ok": "self-check passed: every row of weights sums to 1, masked weights are 0, the page's softmax matches the model's",
+      "check.bad": "self-check failed: ", "no.snapshots": "No snapshots were given: run explain with --ckpts run.step100.h5,run.step200.h5,... (saved by train --snapshot-every 100).",
+      "no.loss": "No CSV log was found beside the checkpoint.", snapshot: "snapshot", iteration: "iteration",
+      "loss.title": "loss (train: line, validation: dots)", probability: "probability", logit: "logit",
+      "norm.title": "|x| of the chosen token after each step", copied: "copied", "model.line": "{L} layers, {H} heads, {E} embd (d_k = {dk}), vocab {V}, {T} tokens",
+      residual: "residual stream in (x)", "heads.concat": "heads side by side (y)", proj: "projected: c_proj(y)",
+      mid: "x + attention", ln2: "ln_2(x): (x − mean) / √(var + 1e-5) · γ + β", gelu: "GELU(c_fc(ln_2(x)))", mlp: "mlp: c_proj(GELU(...))",
+      out: "x + mlp: the block's output", mean: "mean", variance: "variance", gamma: "γ (ln_2.weight)", beta: "β (ln_2.bias)",
+    },
+    ko: {
+      title: "tinygpt: 모델이 이 글을 읽는 방법",
+      "h.tokens": "1. 토큰", "h.embed": "2. 임베딩과 잔차 스트림", "h.attention": "3. 어텐션, 헤드 하나씩",
+      "h.maps": "4. 모든 층의 모든 헤드", "h.block": "5. 블록의 나머지", "h.output": "6. 다음 토큰", "h.training": "7. 학습하는 동안",
+      "p.tokens": "토크나이저가 글을 토큰으로 자릅니다. 토큰마다 id(임베딩 표의 행)와 위치가 있습니다. 토큰을 고르면 2, 5, 6절이 그 토큰을 따라갑니다.",
+      "p.embed": "각 토큰은 토큰 벡터(wte[id])와 위치 벡터(wpe[위치])의 합으로 시작합니다: 토큰마다 한 줄의 색. 아래: 고른 토큰의 벡터 길이 |x|가 단계마다 어떻게 바뀌는지.",
+      "p.attention": "헤드마다 각 토큰은 쿼리(찾는 것), 키(내보이는 것), 값(전달하는 것)을 만듭니다. 단계별로: 점수 Q·Kᵀ, √d_k로 나누기, 인과 마스크(뒤의 토큰은 볼 수 없음), 소프트맥스, 값의 가중합.",
+      "p.maps": "모든 헤드의 어텐션 가중치: 행은 쿼리 토큰, 열은 키 토큰입니다. 하나를 고르면 위에서 열립니다.",
+      "p.block": "어텐션 뒤에 헤드들을 나란히 붙여 투영(c_proj)하고, 잔차 스트림에 더하고, 정규화(LayerNorm)한 뒤 피드포워드 신경망(c_fc, GELU, c_proj)을 거쳐 다시 더합니다.",
+      "p.output": "고른 위치에서 마지막 LayerNorm과 출력층(토큰 임베딩을 공유)이 모든 토큰의 점수를 내고, 온도를 둔 소프트맥스가 확률로 바꿉니다.",
+      "p.training": "학습 중 저장한 스냅숏(train --snapshot-every): 슬라이더를 움직여 각 시점의 어텐션 지도와 확률을 봅니다.",
+      layer: "층", head: "헤드", prev: "◀ 이전", next: "다음 ▶", "copy.csv": "CSV로 복사", "copy.json": "JSON으로 복사",
+      "save.svg": "SVG로 저장", temperature: "온도", topk: "top-k (0: 전부)",
+      "detail.hint": "칸에 마우스를 올리거나 포커스하면(화살표 키로 이동) 정확한 값과 계산 과정을 보여 줍니다.",
+      step0: "Q, K, V", step1: "점수 Q·Kᵀ", step2: "÷ √d_k", step3: "인과 마스크", step4: "소프트맥스", step5: "가중치 · V",
+      query: "쿼리", key: "키", dims: "차원", token: "토큰", position: "위치", id: "id", bytes: "바이트",
+      masked: "마스크됨: 키 {j}는 쿼리 {i}보다 뒤에 있어 점수가 −∞, 가중치가 0입니다",
+      "check.ok": "자체 점검 통과: 가중치의 각 행의 합은 1, 마스크된 가중치는 0, 페이지의 소프트맥스가 모델과 일치",
+      "check.bad": "자체 점검 실패: ", "no.snapshots": "스냅숏이 없습니다: explain에 --ckpts run.step100.h5,run.step200.h5,... 를 주세요 (train --snapshot-every 100이 저장).",
+      "no.loss": "체크포인트 옆에 CSV 기록이 없습니다.", snapshot: "스냅숏", iteration: "반복",
+      "loss.title": "손실 (학습: 선, 검증: 점)", probability: "확률", logit: "로짓",
+      "norm.title": "단계마다 고른 토큰의 |x|", copied: "복사됨", "model.line": "{L}층, 헤드 {H}개, 임베딩 {E} (d_k = {dk}), 어휘 {V}, 토큰 {T}개",
+      residual: "들어오는 잔차 스트림 (x)", "heads.concat": "나란히 붙인 헤드 (y)", proj: "투영: c_proj(y)",
+      mid: "x + 어텐션", ln2: "ln_2(x): (x − 평균) / √(분산 + 1e-5) · γ + β", gelu: "GELU(c_fc(ln_2(x)))", mlp: "mlp: c_proj(GELU(...))",
+      out: "x + mlp: 블록의 출력", mean: "평균", variance: "분산", gamma: "γ (ln_2.weight)", beta: "β (ln_2.bias)",
+    },
+  };
+  const state = { lang: D.language === "ko" ? "ko" : "en", layer: 0, head: 0, step: 0, pos: T - 1, t: 1, k: 0, snap: -1, cell: [T - 1, 0] };
+  const tr = (key, vars) => {
+    let s = (TEXT[state.lang][key] !== undefined ? TEXT[state.lang][key] : TEXT.en[key]) || key;
+    for (const [k, v] of Object.entries(vars || {})) s = s.split("{" + k + "}").join(String(v));
+    return s;
+  };
+
+  // ---- the data: float32 arrays from base64 ----------------------------------------------------
+  function decode(entry) {
+    const bin = atob(entry.f32 || entry.i32);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; ++i) bytes[i] = bin.charCodeAt(i);
+    const values = entry.f32 ? new Float32Array(bytes.buffer) : new Int32Array(bytes.buffer);
+    return { shape: entry.shape, v: values };
+  }
+  function arrays(model) {
+    const out = {};
+    for (const [name, entry] of Object.entries(model.arrays)) out[name] = decode(entry);
+    return out;
+  }
+  const A = arrays(D.model);
+  const snapshots = D.snapshots.map((s) => ({ name: s.name, iteration: s.iteration, a: arrays(s) }));
+  // The shortest decimal that reads back as the same float32: the number the C++ wrote.
+  function exact(x) {
+    if (!isFinite(x)) return String(x);
+    for (let p = 1; p <= 9; ++p) {
+      const s = x.toPrecision(p);
+      if (Math.fround(Number(s)) === x) return String(Number(s));
+    }
+    return String(x);
+  }
+  const short = (x) => (Math.abs(x) >= 1e4 || (Math.abs(x) < 1e-3 && x !== 0) ? x.toExponential(2) : x.toFixed(4));
+  const tokenLabel = (i) => D.tokens[i].label;
+  const vocabLabel = (id) => (D.vocab ? D.vocab[id] : (D.candidate_labels || {})[id]) || "#" + id;
+
+  // ---- colour: a colour-blind-safe sequential scale (viridis) and a diverging one (blue-orange) --
+  const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  const DIVERGING = [[33, 102, 172], [103, 169, 207], [247, 247, 247], [244, 165, 96], [178, 24, 43]];
+  function ramp(stops, t) {
+    t = Math.min(1, Math.max(0, t)) * (stops.length - 1);
+    const i = Math.min(stops.length - 2, Math.floor(t)), f = t - i;
+    const c = stops[i].map((v, k) => Math.round(v + f * (stops[i + 1][k] - v)));
+    return `rgb(${c[0]},${c[1]},${c[2]})`;
+  }
+  // A scale for values: weights in [0, 1] sequential; anything signed diverging around 0.
+  function scaleFor(values, kind) {
+    if (kind === "weights") return { lo: 0, hi: 1, color: (x) => ramp(VIRIDIS, x), kind };
+    let m = 0;
+    for (const x of values) if (isFinite(x)) m = Math.max(m, Math.abs(x));
+    m = m || 1;
+    return { lo: -m, hi: m, color: (x) => ramp(DIVERGING, (x + m) / (2 * m)), kind };
+  }
+  function el(tag, attrs, children) {
+    const ns = ["svg", "rect", "g", "text", "line", "polyline", "circle", "path", "title", "pattern", "defs"].includes(tag);
+    const e = ns ? document.createElementNS(SVGNS, tag) : document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "text") e.textContent = v;
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v);
+    }
+    for (const c of children || []) if (c) e.appendChild(c);
+    return e;
+  }
+  function legend(scale, width) {
+    const g = el("g", { class: "legend" });
+    const n = 40;
+    for (let i = 0; i < n; ++i)
+      g.appendChild(el("rect", { x: (i * width) / n, y: 0, width: width / n + 0.5, height: 8, fill: scale.color(scale.lo + ((scale.hi - scale.lo) * (i + 0.5)) / n) }));
+    const ticks = scale.kind === "weights" ? [0, 0.5, 1] : [scale.lo, 0, scale.hi];
+    ticks.forEach((v, i) => g.appendChild(el("text", { x: (i * width) / 2, y: 20, "font-size": 10, "text-anchor": ["start", "middle", "end"][i], text: short(v) })));
+    return g;
+  }
+
+  // A heatmap of rows x cols as SVG, with a numeric legend; cell(i, j) -> value (or null: masked).
+  // onCell(i, j) on hover, focus movement with the arrow keys. Returns {svg, select(i, j)}.
+  function heatmap(o) {
+    const cs = o.cell || Math.max(3, Math.min(14, Math.floor((o.width || 420) / Math.max(o.cols, 1))));
+    const left = o.rowLabels ? 44 : 4, top = o.colLabels ? 40 : 4;
+    const w = left + o.cols * cs + 8, h = top + o.rows * cs + 34;
+    const svg = el("svg", { xmlns: SVGNS, width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: "img", "aria-label": o.label || "" });
+    const values = [];
+    for (let i = 0; i < o.rows; ++i) for (let j = 0; j < o.cols; ++j) { const v = o.value(i, j); if (v !== null) values.push(v); }
+    const scale = o.scale || scaleFor(values, o.kind);
+    const defs = el("defs", {}, [el("pattern", { id: "hatch" + (o.id || ""), width: 4, height: 4, patternUnits: "userSpaceOnUse" },
+      [el("rect", { width: 4, height: 4, fill: "#fff" }), el("path", { d: "M0,4 L4,0", stroke: "#999", "stroke-width": 1 })])]);
+    svg.appendChild(defs);
+    const g = el("g", { transform: `translate(${left},${top})` });
+    for (let i = 0; i < o.rows; ++i)
+      for (let j = 0; j < o.cols; ++j) {
+        const v = o.value(i, j);
+        const r = el("rect", { x: j * cs, y: i * cs, width: cs, height: cs, fill: v === null ? `url(#hatch${o.id || ""})` : scale.color(v), "data-i": i, "data-j": j });
+        g.appendChild(r);
+      }
+    const cursor = el("rect", { width: cs, height: cs, fill: "none", stroke: "#f2a900", "stroke-width": 2, visibility: "hidden" });
+    g.appendChild(cursor);
+    svg.appendChild(g);
+    if (o.rowLabels && cs >= 7)
+      for (let i = 0; i < o.rows; ++i) svg.appendChild(el("text", { x: left - 3, y: top + i * cs + cs * 0.8, "font-size": Math.min(11, cs), "text-anchor": "end", text: o.rowLabels(i) }));
+    if (o.colLabels && cs >= 7)
+      for (let j = 0; j < o.cols; ++j) svg.appendChild(el("text", { transform: `translate(${left + j * cs + cs * 0.75},${top - 3}) rotate(-60)`, "font-size": Math.min(11, cs), text: o.colLabels(j) }));
+    const lg = legend(scale, Math.min(160, o.cols * cs));
+    lg.setAttribute("transform", `translate(${left},${top + o.rows * cs + 6})`);
+    svg.appendChild(lg);
+    let at = null;
+    function select(i, j) {
+      i = Math.max(0, Math.min(o.rows - 1, i)); j = Math.max(0, Math.min(o.cols - 1, j));
+      at = [i, j];
+      cursor.setAttribute("x", j * cs); cursor.setAttribute("y", i * cs); cursor.setAttribute("visibility", "visible");
+      if (o.onCell) o.onCell(i, j);
+    }
+    if (o.onCell) {
+      svg.setAttribute("tabindex", "0");
+      g.addEventListener("mousemove", (e) => { const t = e.target; if (t.dataset && t.dataset.i !== undefined) select(+t.dataset.i, +t.dataset.j); });
+      svg.addEventListener("focus", () => select(at ? at[0] : 0, at ? at[1] : 0));
+      svg.addEventListener("keydown", (e) => {
+        const d = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
+        if (!d) return;
+        e.preventDefault(); e.stopPropagation();
+        select((at ? at[0] : 0) + d[0], (at ? at[1] : 0) + d[1]);
+      });
+    }
+    return { svg, select, scale };
+  }
+  const figure = (caption, node) => el("figure", {}, [el("figcaption", { text: caption }), node]);
+
+  // ---- attention: one layer and head, step by step ---------------------------------------------
+  const at = (arr, ...idx) => { let o = 0; for (let k = 0; k < idx.length; ++k) o = o * arr.shape[k] + idx[k]; return arr.v[o]; };
+  const qkv = (l, which, i, c) => at(A[`l${l}.qkv`], 0, i, which * E + state.head * dk + c);
+  const square = (name) => (i, j) => at(A[`l${state.layer}.${name}`], state.head, i, j);
+  const output = (i, c) => at(A[`l${state.layer}.y`], 0, i, state.head * dk + c);
+  const rootDk = Math.sqrt(dk);
+  const STEPS = [
+    { formula: () => `Q = ln_1(x)·W_q + b_q,  K = ln_1(x)·W_k + b_k,  V = ln_1(x)·W_v + b_v    [T, d_k] = [${T}, ${dk}]`,
+      figures: () => ["Q", "K", "V"].map((n, w) => ({ name: n, rows: T, cols: dk, value: (i, c) => qkv(state.layer, w, i, c), kind: "signed" })) },
+    { formula: () => `scores = Q·Kᵀ    [T, T]: row i, column j = Σ_c Q[i,c]·K[j,c]  (${dk} products)`,
+      figures: () => [{ name: "scores", rows: T, cols: T, value: square("scores"), kind: "signed" }] },
+    { formula: () => `scaled = scores / √d_k = scores / ${exact(Math.fround(rootDk))}`,
+      figures: () => [{ name: "scaled", rows: T, cols: T, value: square("scaled"), kind: "signed" }] },
+    { formula: () => `masked = scaled, with −∞ where key j > query i (hatched)`,
+      figures: () => [{ name: "masked", rows: T, cols: T, value: (i, j) => (j > i ? null : square("scaled")(i, j)), kind: "signed" }] },
+    { formula: () => `weights[i,j] = exp(masked[i,j] − max_j) / Σ_j exp(masked[i,j] − max_j)   (each row sums to 1)`,
+      figures: () => [{ name: "weights", rows: T, cols: T, value: (i, j) => (j > i ? null : square("weights")(i, j)), kind: "weights" }] },
+    { formula: () => `output = weights·V    [T, d_k]: row i = Σ_{j≤i} weights[i,j]·V[j,:]`,
+      figures: () => [{ name: "output", rows: T, cols: dk, value: output, kind: "signed" }] },
+  ];
+  function how(name, i, j) {
+    const p = tr("query") + " " + i + " " + JSON.stringify(tokenLabel(i));
+    if (name === "Q" || name === "K" || name === "V")
+      return `${name}[${i},${j}]: ${p}, ${tr("dims")} ${j}\n= ln_1(x)[${i}] · W_${name.toLowerCase()}[:, ${j}] + b (c_attn)`;
+    if (name === "masked" && j > i) return tr("masked", { i, j });
+    const s = square("scores")(i, j);
+    if (name === "scores") {
+      const terms = [];
+      for (let c = 0; c < dk; ++c) terms.push(`${exact(qkv(state.layer, 0, i, c))}·${exact(qkv(state.layer, 1, j, c))}`);
+      return `${p}, ${tr("key")} ${j} ${JSON.stringify(tokenLabel(j))}\nΣ of ${dk} products Q[${i},c]·K[${j},c]:\n${terms.join(" + ")}\n= ${exact(s)}`;
+    }
+    if (name === "scaled" || name === "masked") return `${exact(s)} / √${dk} = ${exact(s)} / ${exact(Math.fround(rootDk))} = ${exact(square("scaled")(i, j))}`;
+    if (name === "weights") {
+      let m = -Infinity, sum = 0;
+      for (let k = 0; k <= i; ++k) m = Math.max(m, square("scaled")(i, k));
+      for (let k = 0; k <= i; ++k) sum += Math.exp(square("scaled")(i, k) - m);
+      const e = Math.exp(square("scaled")(i, j) - m);
+      return `exp(${exact(square("scaled")(i, j))} − ${exact(m)}) = ${e.toPrecision(7)}\nΣ over keys 0..${i}: ${sum.toPrecision(7)}\n${e.toPrecision(7)} / ${sum.toPrecision(7)} = ${(e / sum).toPrecision(7)}`;
+    }
+    if (name === "output") {
+      const terms = [];
+      for (let k = 0; k <= i; ++k) terms.push(`${exact(square("weights")(i, k))}·${exact(qkv(state.layer, 2, k, j))}`);
+      return `Σ_{j≤${i}} weights[${i},j]·V[j,${j}]:\n${terms.join(" + ")}`;
+    }
+    return "";
+  }
+  let current = [];  // the step's figures: {spec, map}
+  function drawStep() {
+    const step = STEPS[state.step];
+    $("formula").textContent = step.formula();
+    [...$("steps").children].forEach((b, k) => b.setAttribute("aria-current", k === state.step ? "step" : "false"));
+    const box = $("step-figures");
+    box.textContent = "";
+    current = step.figures().map((spec) => {
+      const map = heatmap({ ...spec, id: spec.name, width: spec.cols === T ? 460 : 200, label: spec.name,
+        rowLabels: (i) => tokenLabel(i), colLabels: spec.cols === T ? (j) => tokenLabel(j) : null,
+        onCell: (i, j) => showCell(spec, i, j) });
+      map.svg.id = "map-" + spec.name;
+      box.appendChild(figure(`${spec.name} [${spec.rows}, ${spec.cols}]`, map.svg));
+      return { spec, map };
+    });
+    const [ci, cj] = state.cell;
+    const first = current[0];
+    first.map.select(Math.min(ci, first.spec.rows - 1), Math.min(cj, first.spec.cols - 1));
+    updateHash();
+  }
+  function showCell(spec, i, j) {
+    state.cell = [i, j];
+    const v = spec.value(i, j);
+    $("cell-value").textContent = v === null ? "−∞ → 0" : exact(v);
+    $("cell-value").dataset.value = v === null ? "" : exact(v);
+    $("cell-value").dataset.cell = `${spec.name}:${i}:${j}`;
+    $("cell-how").textContent = how(spec.name, i, j);
+  }
+  function matrixOf(spec) {
+    const rows = [];
+    for (let i = 0; i < spec.rows; ++i) { const r = []; for (let j = 0; j < spec.cols; ++j) { const v = spec.value(i, j); r.push(v === null ? null : Number(exact(v))); } rows.push(r); }
+    return rows;
+  }
+  function copyText(text, button) {
+    const done = () => { const old = button.textContent; button.textContent = tr("copied"); setTimeout(() => (button.textContent = old), 900); };
+    const fallback = () => { const t = el("textarea", {}); t.value = text; document.body.appendChild(t); t.select(); document.execCommand("copy"); t.remove(); done(); };
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, fallback);
+    else fallback();
+    window.tinygptLastCopy = text;
+  }
+
+  // ---- maps of every head, and the training slider ---------------------------------------------
+  const weightsOf = (a) => (l, h) => (i, j) => (j > i ? null : at(a[`l${l}.weights`], h, i, j));
+  function drawMaps() {
+    const box = $("maps");
+    box.textContent = "";
+    box.style.gridTemplateColumns = `repeat(${H}, max-content)`;
+    const a = state.snap >= 0 ? snapshots[state.snap].a : A;
+    const cs = Math.max(1, Math.min(4, Math.floor(120 / T)));
+    for (let l = 0; l < L; ++l)
+      for (let h = 0; h < H; ++h) {
+        const m = heatmap({ rows: T, cols: T, cell: cs, kind: "weights", value: weightsOf(a)(l, h), id: `m${l}-${h}`, label: `layer ${l} head ${h}` });
+        const b = el("button", { type: "button", "aria-current": String(l === state.layer && h === state.head), "data-layer": l, "data-head": h,
+          onclick: () => { state.layer = l; state.head = h; syncSelectors(); drawStep(); drawMaps(); drawBlock(); $("s-attention").scrollIntoView(); } },
+          [m.svg, el("span", { text: `${tr("layer")} ${l} · ${tr("head")} ${h}` })]);
+        box.appendChild(b);
+      }
+  }
+
+  // ---- the rest of the block for the chosen token ----------------------------------------------
+  function strip(name, arr, row, width, caption) {
+    const n = arr.shape[arr.shape.length - 1];
+    const value = (i, j) => arr.v[row * n + j];
+    const m = heatmap({ rows: 1, cols: n, cell: Math.max(1, Math.min(8, Math.floor(width / n))), value, kind: "signed", id: name, label: caption,
+      onCell: (i, j) => { $("block-value").textContent = `${caption} [${j}] = ${exact(value(0, j))}`; } });
+    m.svg.id = "strip-" + name;
+    return figure(caption, m.svg);
+  }
+  function drawBlock() {
+    const box = $("block");
+    box.textContent = "";
+    const l = state.layer, p = state.pos, pre = `l${l}.`;
+    box.appendChild(el("p", { class: "muted", text: `${tr("layer")} ${l}, ${tr("token")} ${p} ${JSON.stringify(tokenLabel(p))}` }));
+    const inx = l === 0 ? A.x0 : A[`l${l - 1}.out`];
+    const mean = A[pre + "ln2.mean"].v[p], variance = A[pre + "ln2.var"].v[p];
+    const rows = [
+      strip("x", inx, p, 520, tr("residual")), strip("y", A[pre + "y"], p, 520, tr("heads.concat")),
+      strip("attn", A[pre + "attn"], p, 520, tr("proj")), strip("mid", A[pre + "mid"], p, 520, tr("mid")),
+      el("p", { class: "formula", text: `${tr("mean")} = ${exact(mean)}, ${tr("variance")} = ${exact(variance)}, 1/√(var + 1e-5) = ${(1 / Math.sqrt(variance + 1e-5)).toPrecision(7)}` }),
+      strip("gamma", A[pre + "ln_2.weight"], 0, 520, tr("gamma")), strip("beta", A[pre + "ln_2.bias"], 0, 520, tr("beta")),
+      strip("ln2", A[pre + "ln2"], p, 520, tr("ln2")), strip("gelu", A[pre + "gelu"], p, 520, tr("gelu")),
+      strip("mlp", A[pre + "mlp"], p, 520, tr("mlp")), strip("out", A[pre + "out"], p, 520, tr("out")),
+      el("div", { class: "detail", id: "block-value" }),
+    ];
+    rows.forEach((r) => box.appendChild(r));
+  }
+
+  // ---- embeddings and the residual stream's length ---------------------------------------------
+  function drawEmbed() {
+    const box = $("embed");
+    box.textContent = "";
+    for (const [name, caption] of [["wte", "wte[id]"], ["wpe", "wpe[position]"], ["x0", "x = wte[id] + wpe[position]"]]) {
+      const arr = A[name];
+      const m = heatmap({ rows: T, cols: E, width: 300, value: (i, j) => arr.v[i * E + j], kind: "signed", id: name, label: caption,
+        rowLabels: (i) => tokenLabel(i), onCell: (i, j) => { $("embed-value").textContent = `${caption} ${tr("token")} ${i} [${j}] = ${exact(arr.v[i * E + j])}`; } });
+      box.appendChild(figure(caption, m.svg));
+    }
+    box.appendChild(el("div", { class: "detail", id: "embed-value" }));
+    drawNorms();
+  }
+  function drawNorms() {
+    const box = $("norms");
+    box.textContent = "";
+    const n = A.norms, stages = n.shape[0], p = state.pos;
+    const names = ["embedding"];
+    for (let l = 0; l < L; ++l) names.push(`${l}: + attn`, `${l}: + mlp`);
+    names.push("ln_f");
+    const vals = names.map((_, s) => n.v[s * T + p]);
+    const max = Math.max(...vals) || 1, w = 520, rowH = 16;
+    const svg = el("svg", { xmlns: SVGNS, width: w, height: stages * rowH + 24, role: "img", "aria-label": tr("norm.title") });
+    svg.appendChild(el("text", { x: 0, y: 12, "font-size": 12, text: `${tr("norm.title")}: ${tr("token")} ${p} ${JSON.stringify(tokenLabel(p))}` }));
+    vals.forEach((v, s) => {
+      svg.appendChild(el("text", { x: 0, y: 32 + s * rowH, "font-size": 11, text: names[s] }));
+      svg.appendChild(el("rect", { x: 110, y: 22 + s * rowH, width: ((w - 200) * v) / max, height: rowH - 4, fill: "#3b6fb6" }));
+      svg.appendChild(el("text", { x: 115 + ((w - 200) * v) / max, y: 32 + s * rowH, "font-size": 11, text: exact(v) }));
+    });
+    box.appendChild(svg);
+  }
+
+  // ---- next-token probabilities, recomputed here for a temperature and top-k -------------------
+  function probabilities(a, p) {
+    const lg = a.logits, V = lg.shape[1];
+    const ids = a.logit_ids ? Array.from(a.logit_ids.v.subarray(p * V, (p + 1) * V)) : [...Array(V).keys()];
+    const logits = Array.from(lg.v.subarray(p * V, (p + 1) * V));
+    let order = ids.map((_, k) => k).sort((x, y) => logits[y] - logits[x] || ids[x] - ids[y]);
+    if (state.k > 0) order = order.slice(0, state.k);
+    const m = logits[order[0]];
+    let sum = 0;
+    const e = order.map((k) => { const v = Math.exp((logits[k] - m) / state.t); sum += v; return v; });
+    return order.map((k, r) => ({ id: ids[k], logit: logits[k], p: e[r] / sum }));
+  }
+  function drawProbs() {
+    $("temperature-value").textContent = state.t.toFixed(2);
+    const a = state.snap >= 0 ? snapshots[state.snap].a : A;
+    const list = probabilities(a, state.pos);
+    const table = el("table", { class: "probs", id: "probs-table" });
+    table.appendChild(el("caption", { class: "muted", text: `${tr("position")} ${state.pos} ${JSON.stringify(tokenLabel(state.pos))} → ?` }));
+    for (const c of list.slice(0, 20))
+      table.appendChild(el("tr", { "data-id": c.id, "data-p": c.p }, [
+        el("td", { class: "tok", text: JSON.stringify(vocabLabel(c.id)) }), el("td", { class: "muted", text: "#" + c.id }),
+        el("td", { class: "bar" }, [el("div", { style: `width: ${Math.max(1, 300 * c.p)}px` })]),
+        el("td", { text: (100 * c.p).toFixed(2) + "%" }), el("td", { class: "muted", text: `${tr("logit")} ${exact(c.logit)}` })]));
+    const box = $("probs");
+    box.textContent = "";
+    box.appendChild(table);
+  }
+
+  // ---- training: the snapshot slider and the loss curve ----------------------------------------
+  function drawTraining() {
+    const controls = $("snapshot-controls"), box = $("training");
+    controls.textContent = "";
+    box.textContent = "";
+    if (!snapshots.length) { controls.appendChild(el("p", { class: "muted", text: tr("no.snapshots") })); }
+    else {
+      const slider = el("input", { type: "range", id: "snapshot", min: 0, max: snapshots.length - 1, step: 1, value: Math.max(0, state.snap), "aria-label": tr("snapshot") });
+      const label = el("output", { id: "snapshot-label" });
+      const set = () => { state.snap = +slider.value; label.textContent = `${snapshots[state.snap].name} (${tr("iteration")} ${snapshots[state.snap].iteration})`; drawMaps(); drawProbs(); drawLoss(); updateHash(); };
+      slider.addEventListener("input", set);
+      controls.appendChild(el("label", {}, [el("span", { text: tr("snapshot") }), slider, label]));
+      if (state.snap >= 0) label.textContent = `${snapshots[state.snap].name} (${tr("iteration")} ${snapshots[state.snap].iteration})`;
+    }
+    drawLoss();
+  }
+  function drawLoss() {
+    const box = $("training");
+    box.textContent = "";
+    if (!D.loss.length) { box.appendChild(el("p", { class: "muted", text: tr("no.loss") })); return; }
+    const w = 520, h = 220, pad = 36;
+    const xs = D.loss.map((r) => r[0]), ys = D.loss.flatMap((r) => [r[1], r[2]]).filter((v) => v !== null);
+    const x0 = Math.min(...xs), x1 = Math.max(...xs) || 1, y0 = Math.min(...ys), y1 = Math.max(...ys);
+    const X = (x) => pad + ((w - 2 * pad) * (x - x0)) / (x1 - x0 || 1), Y = (y) => h - pad - ((h - 2 * pad) * (y - y0)) / (y1 - y0 || 1);
+    const svg = el("svg", { xmlns: SVGNS, width: w, height: h, id: "loss-plot", role: "img", "aria-label": tr("loss.title") });
+    svg.appendChild(el("text", { x: pad, y: 14, "font-size": 12, text: tr("loss.title") }));
+    svg.appendChild(el("polyline", { fill: "none", stroke: "#3b6fb6", "stroke-width": 1.5, points: D.loss.map((r) => `${X(r[0])},${Y(r[1])}`).join(" ") }));
+    for (const r of D.loss) if (r[2] !== null) svg.appendChild(el("circle", { cx: X(r[0]), cy: Y(r[2]), r: 3, fill: "#e08214" }));
+    for (const [v, y] of [[y1, Y(y1)], [y0, Y(y0)]]) svg.appendChild(el("text", { x: 2, y: y + 4, "font-size": 10, text: v.toFixed(3) }));
+    for (const [v, x] of [[x0, X(x0)], [x1, X(x1)]]) svg.appendChild(el("text", { x, y: h - pad + 14, "font-size": 10, "text-anchor": "middle", text: String(v) }));
+    if (state.snap >= 0 && snapshots[state.snap].iteration >= 0) {
+      const x = X(snapshots[state.snap].iteration);
+      svg.appendChild(el("line", { id: "snapshot-marker", x1: x, x2: x, y1: pad - 10, y2: h - pad, stroke: "#1b1b1b", "stroke-dasharray": "3 3" }));
+    }
+    box.appendChild(svg);
+  }
+
+  // ---- self-check: the model's numbers hold what they must --------------------------------------
+  function selfCheck() {
+    const problems = [];
+    for (let l = 0; l < L; ++l)
+      for (let h = 0; h < H; ++h)
+        for (let i = 0; i < T; ++i) {
+          let sum = 0, m = -Infinity, esum = 0;
+          for (let j = 0; j < T; ++j) {
+            const w = at(A[`l${l}.weights`], h, i, j);
+            if (j > i && w !== 0) problems.push(`l${l} h${h}: masked weight [${i},${j}] = ${w}`);
+            if (j <= i) { sum += w; m = Math.max(m, at(A[`l${l}.scaled`], h, i, j)); }
+          }
+          if (Math.abs(sum - 1) > 1e-5) problems.push(`l${l} h${h} row ${i} sums to ${sum}`);
+          for (let j = 0; j <= i; ++j) esum += Math.exp(at(A[`l${l}.scaled`], h, i, j) - m);
+          for (let j = 0; j <= i; ++j) {
+            const mine = Math.exp(at(A[`l${l}.scaled`], h, i, j) - m) / esum, model = at(A[`l${l}.weights`], h, i, j);
+            if (Math.abs(mine - model) > 2e-6) problems.push(`l${l} h${h} weight [${i},${j}]: page ${mine} vs model ${model}`);
+          }
+        }
+    const probs = probabilities(A, T - 1).reduce((s, c) => s + c.p, 0);
+    if (Math.abs(probs - 1) > 1e-6) problems.push(`probabilities sum to ${probs}`);
+    const box = $("self-check");
+    box.className = "check " + (problems.length ? "bad" : "ok");
+    box.textContent = problems.length ? tr("check.bad") + problems.slice(0, 3).join("; ") : "✓ " + tr("check.ok");
+    box.dataset.problems = problems.length;
+  }
+
+  // ---- the chosen token, selectors, language, URL fragment -------------------------------------
+  function drawTokens() {
+    const box = $("tokens");
+    box.textContent = "";
+    D.tokens.forEach((t, i) => {
+      const b = el("button", { type: "button", class: "token" + (t.partial ? " partial" : ""), "aria-pressed": String(i === state.pos), "data-pos": i,
+        title: `${tr("id")} ${t.id}, ${tr("position")} ${i}, ${tr("bytes")} ${t.bytes}`,
+        onclick: () => { state.pos = i; drawTokens(); drawNorms(); drawBlock(); drawProbs(); updateHash(); } },
+        [el("span", { class: "t", text: t.partial ? `‹${t.bytes}›` : t.text }), el("span", { class: "meta", text: `${t.id} · ${i}` })]);
+      box.appendChild(b);
+    });
+  }
+  function syncSelectors() { $("layer").value = state.layer; $("head").value = state.head; }
+  function translate() {
+    document.documentElement.lang = state.lang;
+    document.querySelectorAll("[data-i18n]").forEach((e) => (e.textContent = tr(e.dataset.i18n)));
+    $("lang").textContent = state.lang === "en" ? "한국어" : "English";
+    $("model-line").textContent = tr("model.line", { L, H, E, dk, V: C.vocab_size, T });
+    [...$("steps").children].forEach((b, k) => (b.textContent = tr("step" + k)));
+  }
+  function drawAll() { translate(); drawTokens(); drawEmbed(); drawStep(); drawMaps(); drawBlock(); drawProbs(); drawTraining(); selfCheck(); }
+  function updateHash() {
+    const h = `#layer=${state.layer}&head=${state.head}&step=${state.step}&pos=${state.pos}&lang=${state.lang}&t=${state.t}&k=${state.k}&snap=${state.snap}`;
+    if (location.hash !== h) history.replaceState(null, "", h);
+  }
+  function readHash() {
+    const q = new URLSearchParams(location.hash.slice(1));
+    const int = (k, lo, hi, d) => { const v = parseInt(q.get(k), 10); return Number.isFinite(v) && v >= lo && v <= hi ? v : d; };
+    state.layer = int("layer", 0, L - 1, 0); state.head = int("head", 0, H - 1, 0); state.step = int("step", 0, STEPS.length - 1, 0);
+    state.pos = int("pos", 0, T - 1, T - 1); state.k = int("k", 0, 1e9, 0); state.snap = int("snap", -1, snapshots.length - 1, -1);
+    const t = parseFloat(q.get("t")); state.t = Number.isFinite(t) && t >= 0.1 && t <= 2 ? t : 1;
+    if (q.get("lang") === "ko" || q.get("lang") === "en") state.lang = q.get("lang");
+  }
+
+  readHash();
+  for (let l = 0; l < L; ++l) $("layer").appendChild(el("option", { value: l, text: String(l) }));
+  for (let h = 0; h < H; ++h) $("head").appendChild(el("option", { value: h, text: String(h) }));
+  STEPS.forEach((_, k) => $("steps").appendChild(el("button", { type: "button", role: "tab", "data-step": k, onclick: () => { state.step = k; drawStep(); } })));
+  syncSelectors();
+  $("layer").addEventListener("change", () => { state.layer = +$("layer").value; drawStep(); drawMaps(); drawBlock(); });
+  $("head").addEventListener("change", () => { state.head = +$("head").value; drawStep(); drawMaps(); });
+  $("prev").addEventListener("click", () => { state.step = Math.max(0, state.step - 1); drawStep(); });
+  $("next").addEventListener("click", () => { state.step = Math.min(STEPS.length - 1, state.step + 1); drawStep(); });
+  $("lang").addEventListener("click", () => { state.lang = state.lang === "en" ? "ko" : "en"; drawAll(); updateHash(); });
+  $("temperature").value = state.t; $("topk").value = state.k;
+  $("temperature").addEventListener("input", () => { state.t = +$("temperature").value; drawProbs(); updateHash(); });
+  $("topk").addEventListener("input", () => { state.k = Math.max(0, parseInt($("topk").value, 10) || 0); drawProbs(); updateHash(); });
+  $("copy-csv").addEventListener("click", (e) => copyText(current.map((f) => f.spec.name + "\n" + matrixOf(f.spec).map((r) => r.map((v) => (v === null ? "" : v)).join(",")).join("\n")).join("\n\n"), e.target));
+  $("copy-json").addEventListener("click", (e) => copyText(JSON.stringify(Object.fromEntries(current.map((f) => [f.spec.name, matrixOf(f.spec)]))), e.target));
+  $("save-svg").addEventListener("click", () => {
+    const svg = current[0].map.svg.cloneNode(true);
+    const blob = new Blob(['<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(svg)], { type: "image/svg+xml" });
+    const a = el("a", { href: URL.createObjectURL(blob), download: `tinygpt-layer${state.layer}-head${state.head}-${current[0].spec.name}.svg` });
+    document.body.appendChild(a); a.click(); a.remove();
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.target.closest && e.target.closest("input, select, textarea, svg")) return;
+    if (e.key === "ArrowRight" || e.key === "n") $("next").click();
+    else if (e.key === "ArrowLeft" || e.key === "p") $("prev").click();
+  });
+  $("notes").textContent = D.notes.join(" · ");
+  drawAll();
+  document.body.dataset.ready = "1";
+})();

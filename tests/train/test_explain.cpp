@@ -1,0 +1,130 @@
+// The explain page's contents: the numbers it carries are the model's (attention --steps and the
+// forward pass), its script is the one its CSP allows, it loads nothing from outside, and text or
+// snapshots that do not fit are cut or refused with a clear message. tests/browser/explain_page.js
+// uses the page in a real browser.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/data/json.h"
+#include "tinygpt/inspect/attention_steps.h"
+#include "tinygpt/inspect/explain.h"
+#include "tinygpt/io/detail/sha256.h"
+
+using namespace tinygpt;
+
+namespace {
+
+std::string between(const std::string& s, const std::string& open, const std::string& close) {
+  const size_t a = s.find(open);
+  REQUIRE(a != std::string::npos);
+  const size_t b = s.find(close, a + open.size());
+  REQUIRE(b != std::string::npos);
+  return s.substr(a + open.size(), b - a - open.size());
+}
+
+std::vector<uint8_t> unbase64(const std::string& text) {
+  std::vector<uint8_t> out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (const char ch : text) {
+    const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const char* at = std::strchr(digits, ch);
+    if (ch == '=' || !at) continue;
+    bits = (bits << 6) | static_cast<uint32_t>(at - digits);
+    if ((count += 6) >= 8) out.push_back(static_cast<uint8_t>(bits >> (count -= 8)));
+  }
+  return out;
+}
+
+// An array of the page's data: {"shape": [...], "f32": base64}.
+std::vector<float> floats(const data::json::Value& arrays, const std::string& name) {
+  const data::json::Value* entry = arrays.find(name);
+  REQUIRE(entry);
+  const std::vector<uint8_t> bytes = unbase64(entry->find("f32")->text);
+  std::vector<float> out(bytes.size() / 4);
+  std::memcpy(out.data(), bytes.data(), out.size() * 4);
+  return out;
+}
+
+struct Page {
+  std::string html;
+  data::json::Value data;
+  std::vector<std::string> notes;
+};
+
+Page page_of(const inspect::ExplainInput& in) {
+  inspect::ExplainPage p = inspect::explain_page(in);
+  std::string json = between(p.html, "<script type=\"application/json\" id=\"tinygpt-data\">", "</script>");
+  return {p.html, data::json::parse(json, "the page's data"), p.notes};
+}
+
+}  // namespace
+
+TEST_CASE("explain: the page carries the model's own attention steps, bit for bit", "[explain]") {
+  const std::string text = "to be or not to be, that is the question";
+  const data::CharTokenizer tokenizer = data::CharTokenizer::from_text(text);
+  nn::GPT model{nn::GPTConfig{.vocab_size = tokenizer.vocab_size(), .block_size = 16, .n_layer = 2, .n_head = 2, .n_embd = 8}, 3};
+  nn::GPT snapshot{model.config(), 4};
+  const std::string shown = text.substr(0, 16);
+  const Page page = page_of({shown, &tokenizer, {"run.h5", 100, &model}, {{"run.step50.h5", 50, &snapshot}}, {}, "en"});
+  const data::json::Value& arrays = *page.data.find("model")->find("arrays");
+  for (int64_t layer = 0; layer < 2; ++layer)
+    for (int64_t head = 0; head < 2; ++head) {
+      const inspect::AttentionSteps s = inspect::attention_steps(model, tokenizer, shown, layer, head);
+      const int64_t T = s.size();
+      for (const auto& [name, expected] : {std::pair{"scores", &s.scores}, {"scaled", &s.scaled}, {"weights", &s.weights}}) {
+        const std::vector<float> all = floats(arrays, fmt::format("l{}.{}", layer, name));
+        REQUIRE(all.size() == size_t(2 * T * T));
+        REQUIRE(std::vector<float>(all.begin() + head * T * T, all.begin() + (head + 1) * T * T) == *expected);
+      }
+    }
+  // The snapshot's maps are its own model's, not the main one's.
+  const data::json::Value& snap = *(*page.data.find("snapshots")->array)[0].find("arrays");
+  const inspect::AttentionSteps other = inspect::attention_steps(snapshot, tokenizer, shown, 1, 1);
+  const std::vector<float> weights = floats(snap, "l1.weights");
+  REQUIRE(std::vector<float>(weights.begin() + 16 * 16, weights.end()) == other.weights);
+  // The next-token logits are the forward pass's.
+  const std::vector<int32_t> ids = tokenizer.encode(shown);
+  NoGradGuard no_grad;
+  REQUIRE(floats(arrays, "logits") == model.forward(ids, 1, 16).logits.to_vector());
+}
+
+TEST_CASE("explain: the page's one script is what its CSP allows, and nothing loads from outside", "[explain]") {
+  const data::CharTokenizer tokenizer = data::CharTokenizer::from_text("abc</script><b>");
+  nn::GPT model{nn::GPTConfig{.vocab_size = tokenizer.vocab_size(), .block_size = 16, .n_layer = 1, .n_head = 1, .n_embd = 4}, 1};
+  const Page page = page_of({"ab</script><b>", &tokenizer, {"m.h5", -1, &model}, {}, {}, "ko"});
+  const std::string script = between(page.html, "<script>", "</script>\n</body>");
+  io::Sha256 sha;
+  sha.update(script.data(), script.size());
+  const auto digest = sha.digest();
+  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string b64;
+  for (size_t i = 0; i < digest.size(); i += 3) {
+    const uint32_t n = (uint32_t{digest[i]} << 16) | (i + 1 < 32 ? digest[i + 1] << 8 : 0) | (i + 2 < 32 ? digest[i + 2] : 0);
+    b64 += {kDigits[n >> 18 & 63], kDigits[n >> 12 & 63], i + 1 < 32 ? kDigits[n >> 6 & 63] : '=', i + 2 < 32 ? kDigits[n & 63] : '='};
+  }
+  REQUIRE_THAT(page.html, Catch::Contains("script-src 'sha256-" + b64 + "'"));
+  REQUIRE_THAT(page.html, Catch::Contains("default-src 'none'"));
+  REQUIRE_THAT(page.html, !Catch::Contains("src=\"http") && !Catch::Contains("href=\"http"));
+  // The text's "</script>" cannot end the data block early: the data parses, and holds it.
+  REQUIRE(page.data.find("text")->text == "ab</script><b>");
+  REQUIRE(page.data.find("language")->text == "ko");
+  REQUIRE(page.data.find("tokens")->array->size() == 14);
+}
+
+TEST_CASE("explain: a long text is cut to the block size with a note, a snapshot of another model is refused", "[explain]") {
+  const data::CharTokenizer tokenizer = data::CharTokenizer::from_text("abcdefgh");
+  nn::GPT model{nn::GPTConfig{.vocab_size = 8, .block_size = 6, .n_layer = 1, .n_head = 2, .n_embd = 4}, 1};
+  const Page page = page_of({"abcdefghab", &tokenizer, {"m.h5", 7, &model}, {}, {}, "en"});
+  REQUIRE(page.data.find("tokens")->array->size() == 6);
+  REQUIRE(page.notes.size() == 1);
+  REQUIRE_THAT(page.notes[0], Catch::Contains("10 tokens") && Catch::Contains("first 6"));
+  REQUIRE_THAT(page.html, Catch::Contains("first 6"));  // shown in the page too
+  nn::GPT wider{nn::GPTConfig{.vocab_size = 8, .block_size = 6, .n_layer = 1, .n_head = 2, .n_embd = 8}, 1};
+  REQUIRE_THROWS_WITH(inspect::explain_page({"abc", &tokenizer, {"m.h5", 7, &model}, {{"w.h5", 3, &wider}}, {}, "en"}),
+                      Catch::Contains("'w.h5' is not a snapshot of the model in 'm.h5'") && Catch::Contains("8 embd"));
+  REQUIRE_THROWS_WITH(inspect::explain_page({"", &tokenizer, {"m.h5", 7, &model}, {}, {}, "en"}),
+                      Catch::Contains("empty"));
+}
