@@ -56,8 +56,8 @@ bool bf16_instructions();
 bool bf16_native();
 
 // Which kernels bf16 products run on, for the whole process: measured (the default, above), or one
-// of them forced, as `tinygpt bench --bf16-kernels` does to show another CPU's choice. A thread
-// setting, like the thread count: set it before products run, not while they do.
+// of them forced, as `tinygpt bench --bf16-kernels` does to show another CPU's choice. Set it
+// before products run, not while they do, as the thread count.
 enum class Bf16Kernels { measured, native, rounded };
 const char* to_string(Bf16Kernels kernels);        // "measured", "native" or "rounded"
 Bf16Kernels parse_bf16_kernels(std::string_view text);  // throws on anything else, naming it

@@ -57,6 +57,8 @@ int main(int argc, char** argv) try {
   // of fresh pages each call, as OpenBLAS keeps its own buffer between calls.
   memory::Reuse reuse;
   const int rounds = argc > 1 ? static_cast<int>(io::parse_number<int64_t>("rounds", argv[1], {1, 1000})) : 5;
+  // A third, measured|native|rounded, forces the bf16 kernels (precision.h: Bf16Kernels).
+  if (argc > 3) set_bf16_kernels(parse_bf16_kernels(argv[3]));
   // A second argument, e.g. "4096x384x1152", times just that shape instead of the default ones.
   std::vector<std::array<int64_t, 3>> shapes = {{768, 128, 384}, {768, 512, 128}, {768, 128, 65}, {1024, 1024, 1024}};
   if (argc > 2) {
@@ -126,6 +128,6 @@ int main(int argc, char** argv) try {
   }
   set_num_threads(0);
 } catch (const std::exception& e) {
-  fmt::print(stderr, "bench_matmul: {}\nusage: bench_matmul [ROUNDS [MxKxN]]\n", e.what());
+  fmt::print(stderr, "bench_matmul: {}\nusage: bench_matmul [ROUNDS [MxKxN [measured|native|rounded]]]\n", e.what());
   return 2;
 }

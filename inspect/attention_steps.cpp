@@ -51,8 +51,7 @@ AttentionSteps head_steps(const Tensor& qkv, const AttentionResult& result, int6
   s.k = columns(qkv, C + head * d, d);      // [T, d_k]
   s.v = columns(qkv, 2 * C + head * d, d);  // [T, d_k]
   s.output = columns(result.y, head * d, d);  // [T, d_k]: the heads are merged side by side in y
-  const std::vector<float> all = result.weights.to_vector();  // [1, nh, T, T]
-  s.weights.assign(all.begin() + head * T * T, all.begin() + (head + 1) * T * T);
+  s.weights = result.weights.slice(1, head, head + 1).contiguous().to_vector();  // [T, T] of [1, nh, T, T]
 
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   s.scores.resize(T * T);

@@ -109,19 +109,19 @@ void add_logits(Arrays& a, const Tensor& logits, std::vector<int32_t>& candidate
   a.add_ids("logit_ids", {T, k}, ids);
 }
 
-// One layer's attention, every head: scores Q·Kᵀ, ÷√d_k, and the weights, [H, T, T] each.
+// One layer's attention, every head, [H, T, T] each: the weights, and with `steps` the scores Q·Kᵀ
+// and ÷√d_k, taken apart as attention --steps does (head_steps).
 void add_heads(Arrays& a, const std::string& prefix, const Tensor& qkv, const AttentionResult& result, int64_t n_head,
                bool steps) {
   const int64_t T = qkv.size(1);
-  std::vector<float> scores, scaled, weights;
+  a.add(prefix + "weights", {n_head, T, T}, result.weights.contiguous().to_vector());  // [1, nh, T, T]
+  if (!steps) return;
+  std::vector<float> scores, scaled;
   for (int64_t h = 0; h < n_head; ++h) {
     const AttentionSteps s = head_steps(qkv, result, n_head, h);
     scores.insert(scores.end(), s.scores.begin(), s.scores.end());
     scaled.insert(scaled.end(), s.scaled.begin(), s.scaled.end());
-    weights.insert(weights.end(), s.weights.begin(), s.weights.end());
   }
-  a.add(prefix + "weights", {n_head, T, T}, weights);
-  if (!steps) return;
   a.add(prefix + "scores", {n_head, T, T}, scores);
   a.add(prefix + "scaled", {n_head, T, T}, scaled);
 }
