@@ -142,6 +142,7 @@ void add_explain(CLI::App& app) {
   struct Args {
     std::string ckpt, text, file, out, log, lang = "en";
     std::vector<std::string> ckpts;
+    std::vector<int64_t> layers;
     bool force = false;
   };
   auto args = std::make_shared<Args>();
@@ -157,6 +158,11 @@ void add_explain(CLI::App& app) {
                   "snapshots of the same run for the training slider, comma-separated (train --snapshot-every writes "
                   "them)")
       ->delimiter(',');
+  cmd->add_option("--layers", args->layers,
+                  fmt::format("layers to take apart in full, comma-separated (default: as many as keep the page near "
+                              "{} MB; the others are shown as attention maps)",
+                              inspect::kPageBudget / 1000000))
+      ->delimiter(',');
   cmd->add_option("--log", args->log, "the run's CSV log for the loss curve (default: the one beside --ckpt, if any)");
   cmd->add_option("--lang", args->lang, "the page's first language (a button switches)")
       ->check(CLI::IsMember({"en", "ko"}))
@@ -167,7 +173,7 @@ void add_explain(CLI::App& app) {
     train::refuse_replacing(args->out, io::OutputKind::html, args->force);  // before any work
     const train::Checkpoint main = train::read_checkpoint(args->ckpt);
     inspect::ExplainInput in{file->count() ? data::read_text_file(args->file) : args->text, main.tokenizer.get(),
-                             explain_model(args->ckpt, main), {}, {}, args->lang};
+                             explain_model(args->ckpt, main), {}, {}, args->lang, args->layers};
     std::vector<train::Checkpoint> snapshots;
     for (const std::string& path : args->ckpts) snapshots.push_back(train::read_checkpoint(path));
     for (size_t i = 0; i < snapshots.size(); ++i) in.snapshots.push_back(explain_model(args->ckpts[i], snapshots[i]));

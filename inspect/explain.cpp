@@ -126,9 +126,11 @@ void add_heads(Arrays& a, const std::string& prefix, const Tensor& qkv, const At
   a.add(prefix + "scaled", {n_head, T, T}, scaled);
 }
 
-// GPT::forward in eval mode, opened up: every intermediate the page shows. `full`: the main
-// model (everything); otherwise a snapshot (the attention weights and the logits).
-std::string walk(nn::GPT& model, const std::vector<int32_t>& ids, bool full, std::vector<int32_t>& candidates) {
+// GPT::forward in eval mode, opened up: every intermediate the page shows. `full`: the main model,
+// whose layers in `detailed` keep every intermediate; a snapshot (not full) keeps its attention
+// weights, its residual norms and its logits. Every layer keeps its weights.
+std::string walk(nn::GPT& model, const std::vector<int32_t>& ids, bool full, const std::vector<bool>& detailed,
+                 std::vector<int32_t>& candidates) {
   const nn::GPTConfig& c = model.config();
   const auto T = static_cast<int64_t>(ids.size());
   NoGradGuard no_grad;
@@ -146,16 +148,18 @@ std::string walk(nn::GPT& model, const std::vector<int32_t>& ids, bool full, std
   for (int64_t l = 0; l < c.n_layer; ++l) {
     nn::Block& block = *model.h[l];
     const std::string p = fmt::format("l{}.", l);
+    const bool detail = full && detailed[l];
     const Tensor ln1 = block.ln_1.forward(x);
     const Tensor qkv = block.attn.c_attn.forward(ln1);  // [1, T, 3C]
     const AttentionResult heads = causal_self_attention(qkv, c.n_head, AttentionMemory::weights);
-    add_heads(a, p, qkv, heads, c.n_head, full);
+    add_heads(a, p, qkv, heads, c.n_head, detail);
     const Tensor attended = block.attn.c_proj.forward(heads.y);
     const Tensor mid = x + attended;
     const Tensor ln2 = block.ln_2.forward(mid);
     const Tensor hidden = gelu(block.mlp.c_fc.forward(ln2));  // [1, T, 4C]
     const Tensor thought = block.mlp.c_proj.forward(hidden);
-    if (full) {
+    if (detail) {
+      a.add(p + "in", x);
       a.add(p + "qkv", qkv);
       a.add(p + "y", heads.y);
       a.add(p + "attn", attended);
@@ -170,7 +174,7 @@ std::string walk(nn::GPT& model, const std::vector<int32_t>& ids, bool full, std
     x = mid + thought;
     append_row_norms(norms, mid);
     append_row_norms(norms, x);
-    if (full) a.add(p + "out", x);
+    if (detail) a.add(p + "out", x);
   }
   const Tensor final_norm = model.ln_f.forward(x);
   append_row_norms(norms, final_norm);
@@ -256,7 +260,29 @@ void replace_once(std::string& page, const std::string& mark, const std::string&
   page.replace(at, mark.size(), with);
 }
 
+// Bytes of base64 that n floats take in the page.
+int64_t page_bytes(int64_t floats) { return floats * 4 * 4 / 3; }
+
 }  // namespace
+
+std::vector<int64_t> explain_layers(const nn::GPTConfig& c, int64_t T, int64_t snapshots, std::vector<int64_t> asked) {
+  const int64_t L = c.n_layer, C = c.n_embd, H = c.n_head;
+  for (const int64_t l : asked)
+    if (l < 0 || l >= L)
+      throw std::invalid_argument(fmt::format("explain: --layers {}: the model's layers are 0..{}", l, L - 1));
+  std::sort(asked.begin(), asked.end());
+  asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
+  if (!asked.empty()) return asked;
+  // A layer in full: Q, K, V; scores and ÷√d_k of every head; seven [T, C] rows; the GELU's [T, 4C].
+  const int64_t per_layer = page_bytes(T * 3 * C + 2 * H * T * T + 7 * T * C + 4 * T * C);
+  // Every model: its maps and its logits (or each position's candidates and their ids); wte, wpe, x.
+  const int64_t logits = T * (c.vocab_size <= kFullVocab ? c.vocab_size : 2 * kTopCandidates);
+  const int64_t always = page_bytes((1 + snapshots) * (H * T * T * L + logits) + 3 * T * C);
+  const int64_t fit = std::clamp<int64_t>((kPageBudget - always) / per_layer, 1, L);
+  std::vector<int64_t> layers;
+  for (int64_t i = 0; i < fit; ++i) layers.push_back(fit == 1 ? 0 : (i * (L - 1) + (fit - 1) / 2) / (fit - 1));
+  return layers;
+}
 
 ExplainPage explain_page(const ExplainInput& in) {
   nn::GPT& model = *in.main.model;
@@ -264,10 +290,11 @@ ExplainPage explain_page(const ExplainInput& in) {
   ExplainPage page;
   std::vector<int32_t> ids = in.tokenizer->encode(in.text, "--text");
   if (ids.empty()) throw std::invalid_argument("explain: --text is empty: give at least one character");
-  if (static_cast<int64_t>(ids.size()) > c.block_size) {
-    page.notes.push_back(fmt::format("the text is {} tokens: only its first {} (the model's block size) are shown",
-                                     ids.size(), c.block_size));
-    ids.resize(c.block_size);
+  const int64_t most = std::min(c.block_size, kMostTokens);
+  if (static_cast<int64_t>(ids.size()) > most) {
+    page.notes.push_back(fmt::format("the text is {} tokens: only its first {} ({}) are shown", ids.size(), most,
+                                     most == c.block_size ? "the model's block size" : "the most a page shows"));
+    ids.resize(most);
   }
   for (const ExplainModel& s : in.snapshots) check_same_shape(in.main, s);
   if (c.vocab_size > kFullVocab)
@@ -275,21 +302,30 @@ ExplainPage explain_page(const ExplainInput& in) {
                                      "probabilities shown are over those",
                                      c.vocab_size, kTopCandidates));
 
+  const std::vector<int64_t> layers =
+      explain_layers(c, static_cast<int64_t>(ids.size()), static_cast<int64_t>(in.snapshots.size()), in.layers);
+  if (static_cast<int64_t>(layers.size()) < c.n_layer)
+    page.notes.push_back(fmt::format("layer{} {} shown in full, the others as attention maps only{}: give --layers to choose",
+                                     layers.size() > 1 ? "s" : "", fmt::join(layers, ", "),
+                                     in.layers.empty() ? fmt::format(", to keep the page near {} MB", kPageBudget / 1000000)
+                                                       : ""));
+  std::vector<bool> detailed(c.n_layer, false);
+  for (const int64_t l : layers) detailed[l] = true;
   std::vector<int32_t> candidates;  // of a large vocabulary: the ids whose labels the page needs
-  const std::string main_arrays = walk(model, ids, true, candidates);
+  const std::string main_arrays = walk(model, ids, true, detailed, candidates);
   std::string snapshots;
   for (const ExplainModel& s : in.snapshots)
-    snapshots += (snapshots.empty() ? "" : ", ") + model_json(s, walk(*s.model, ids, false, candidates));
+    snapshots += (snapshots.empty() ? "" : ", ") + model_json(s, walk(*s.model, ids, false, detailed, candidates));
   const std::string labels = candidate_labels_json(*in.tokenizer, std::move(candidates));
   std::string notes;
   for (const std::string& n : page.notes) notes += (notes.empty() ? "" : ", ") + data::json::quote(n);
   const std::string data = fmt::format(
       "{{\"format\": \"tinygpt-explain\", \"version\": 1, \"language\": {}, \"text\": {}, \"config\": {{\"vocab_size\": {}, "
       "\"block_size\": {}, \"n_layer\": {}, \"n_head\": {}, \"n_embd\": {}, \"d_k\": {}}}, \"tokenizer\": \"{}\", "
-      "\"tokens\": {}, \"vocab\": {}, \"candidate_labels\": {}, \"notes\": [{}], \"loss\": {}, \"model\": {}, "
-      "\"snapshots\": [{}]}}",
+      "\"detail_layers\": [{}], \"tokens\": {}, \"vocab\": {}, \"candidate_labels\": {}, \"notes\": [{}], \"loss\": {}, "
+      "\"model\": {}, \"snapshots\": [{}]}}",
       data::json::quote(in.language), data::json::quote(data::sanitize_utf8(in.tokenizer->decode(ids))), c.vocab_size,
-      c.block_size, c.n_layer, c.n_head, c.n_embd, c.n_embd / c.n_head, in.tokenizer->kind(),
+      c.block_size, c.n_layer, c.n_head, c.n_embd, c.n_embd / c.n_head, in.tokenizer->kind(), fmt::join(layers, ", "),
       tokens_json(token_views(*in.tokenizer, ids)), vocab_json(*in.tokenizer, c.vocab_size), labels, notes,
       loss_json(in.loss), model_json(in.main, main_arrays), snapshots);
 

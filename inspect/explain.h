@@ -21,13 +21,20 @@ struct ExplainModel {
 };
 
 struct ExplainInput {
-  std::string text;                      // cut to the model's block_size tokens, with a note
+  std::string text;                      // cut to the block size or kMostTokens, with a note
   const data::Tokenizer* tokenizer = nullptr;
   ExplainModel main;                     // taken apart in full
   std::vector<ExplainModel> snapshots;   // the slider's checkpoints: attention maps and probabilities
   std::vector<io::LogRow> loss;          // the run's CSV log (may be empty)
   std::string language = "en";           // the page's first language: en or ko
+  // The layers shown in full (the stepper, the rest of the block); empty: as many as keep the page
+  // near kPageBudget, spread from the first layer to the last. Every layer keeps its attention maps.
+  std::vector<int64_t> layers;
 };
+
+// A page a browser opens in a second or two whatever the model: at most kMostTokens tokens (a
+// T x T map of 128 is 16k cells), full detail for the layers that fit in about kPageBudget bytes.
+constexpr int64_t kMostTokens = 128, kPageBudget = 20'000'000;
 
 // Most next-token candidates kept per position when the vocabulary is larger than kFullVocab: the
 // page then renormalizes over them and says so.
@@ -38,10 +45,17 @@ struct ExplainPage {
   std::vector<std::string> notes;  // what was cut or left out, also shown in the page
 };
 
+// The layers a page takes apart in full: `asked` (sorted, checked against the model), or when it is
+// empty as many as fit kPageBudget beside what every page holds for a T-token text and `snapshots`
+// more models (their maps and logits), spread evenly from the first layer to the last.
+std::vector<int64_t> explain_layers(const nn::GPTConfig& config, int64_t T, int64_t snapshots,
+                                    std::vector<int64_t> asked);
+
 // Runs every model on the text (no gradient, eval mode) and writes the page. Every number in it is
 // what the C++ model computed, stored as float32 bits (base64), so that hovering a cell shows the
 // exact value; the page's own arithmetic (softmax with a temperature, top-k) is checked against it.
-// Throws when a snapshot's configuration differs from the main model's.
+// Throws when a snapshot's configuration differs from the main model's, or a layer asked for is not
+// the model's.
 ExplainPage explain_page(const ExplainInput& input);
 
 }  // namespace tinygpt::inspect

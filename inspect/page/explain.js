@@ -4,6 +4,7 @@
 (function () {
   const D = JSON.parse(document.getElementById("tinygpt-data").textContent);
   const C = D.config, T = D.tokens.length, H = C.n_head, L = C.n_layer, dk = C.d_k, E = C.n_embd;
+  const DETAILED = D.detail_layers;  // the layers shown in full; every layer has its maps
   const SVGNS = "http://www.w3.org/2000/svg";
   const $ = (id) => document.getElementById(id);
 
@@ -17,7 +18,7 @@
       "p.tokens": "The tokenizer cuts the text into tokens; each has an id (its row in the embedding table) and a position. Choose a token: sections 2, 5 and 6 follow it.",
       "p.embed": "Each token starts as its token vector (wte[id]) plus its position vector (wpe[position]): one row of colours per token. Below: the length |x| of the chosen token's vector in the residual stream after each step.",
       "p.attention": "In each head, every token makes a query (what it looks for), a key (what it offers) and a value (what it passes on). Step through: scores Q·Kᵀ, divided by √d_k, the causal mask (a token cannot see later ones), softmax, and the weighted sum of values.",
-      "p.maps": "The attention weights of every head: a row is a query token, a column a key token. Choose one to open it above.",
+      "p.maps": "The attention weights of every head: a row is a query token, a column a key token. Choose one to open it above (* marks a layer this page holds as maps only).",
       "p.block": "After attention, the heads are put side by side and projected (c_proj), added to the residual stream, normalized (LayerNorm) and passed through the feed-forward network (c_fc, GELU, c_proj), which is added again.",
       "p.output": "At the chosen position, the final LayerNorm and the output layer (the token embeddings, tied) give a score for every token; softmax with a temperature turns them into probabilities.",
       "p.training": "Snapshots saved during training (train --snapshot-every): move the slider to see the attention maps and the probabilities at each.",
@@ -31,6 +32,7 @@
       "check.bad": "self-check failed: ", "no.snapshots": "No snapshots were given: run explain with --ckpts run.step100.h5,run.step200.h5,... (saved by train --snapshot-every 100).",
       "no.loss": "No CSV log was found beside the checkpoint.", snapshot: "snapshot", iteration: "iteration",
       "loss.title": "loss (train: line, validation: dots)", probability: "probability", logit: "logit",
+      "maps.only": "layer {l} is in this page as maps only: run explain with --layers {l} to take it apart",
       "norm.title": "|x| of the chosen token after each step", copied: "copied", "model.line": "{L} layers, {H} heads, {E} embd (d_k = {dk}), vocab {V}, {T} tokens",
       residual: "residual stream in (x)", "heads.concat": "heads side by side (y)", proj: "projected: c_proj(y)",
       mid: "x + attention", ln2: "ln_2(x): (x − mean) / √(var + 1e-5) · γ + β", gelu: "GELU(c_fc(ln_2(x)))", mlp: "mlp: c_proj(GELU(...))",
@@ -43,7 +45,7 @@
       "p.tokens": "토크나이저가 글을 토큰으로 자릅니다. 토큰마다 id(임베딩 표의 행)와 위치가 있습니다. 토큰을 고르면 2, 5, 6절이 그 토큰을 따라갑니다.",
       "p.embed": "각 토큰은 토큰 벡터(wte[id])와 위치 벡터(wpe[위치])의 합으로 시작합니다: 토큰마다 한 줄의 색. 아래: 고른 토큰의 벡터 길이 |x|가 단계마다 어떻게 바뀌는지.",
       "p.attention": "헤드마다 각 토큰은 쿼리(찾는 것), 키(내보이는 것), 값(전달하는 것)을 만듭니다. 단계별로: 점수 Q·Kᵀ, √d_k로 나누기, 인과 마스크(뒤의 토큰은 볼 수 없음), 소프트맥스, 값의 가중합.",
-      "p.maps": "모든 헤드의 어텐션 가중치: 행은 쿼리 토큰, 열은 키 토큰입니다. 하나를 고르면 위에서 열립니다.",
+      "p.maps": "모든 헤드의 어텐션 가중치: 행은 쿼리 토큰, 열은 키 토큰입니다. 하나를 고르면 위에서 열립니다(*: 이 페이지에 지도로만 있는 층).",
       "p.block": "어텐션 뒤에 헤드들을 나란히 붙여 투영(c_proj)하고, 잔차 스트림에 더하고, 정규화(LayerNorm)한 뒤 피드포워드 신경망(c_fc, GELU, c_proj)을 거쳐 다시 더합니다.",
       "p.output": "고른 위치에서 마지막 LayerNorm과 출력층(토큰 임베딩을 공유)이 모든 토큰의 점수를 내고, 온도를 둔 소프트맥스가 확률로 바꿉니다.",
       "p.training": "학습 중 저장한 스냅숏(train --snapshot-every): 슬라이더를 움직여 각 시점의 어텐션 지도와 확률을 봅니다.",
@@ -57,6 +59,7 @@
       "check.bad": "자체 점검 실패: ", "no.snapshots": "스냅숏이 없습니다: explain에 --ckpts run.step100.h5,run.step200.h5,... 를 주세요 (train --snapshot-every 100이 저장).",
       "no.loss": "체크포인트 옆에 CSV 기록이 없습니다.", snapshot: "스냅숏", iteration: "반복",
       "loss.title": "손실 (학습: 선, 검증: 점)", probability: "확률", logit: "로짓",
+      "maps.only": "{l}층은 이 페이지에 지도로만 있습니다: explain에 --layers {l}을 주면 자세히 봅니다",
       "norm.title": "단계마다 고른 토큰의 |x|", copied: "복사됨", "model.line": "{L}층, 헤드 {H}개, 임베딩 {E} (d_k = {dk}), 어휘 {V}, 토큰 {T}개",
       residual: "들어오는 잔차 스트림 (x)", "heads.concat": "나란히 붙인 헤드 (y)", proj: "투영: c_proj(y)",
       mid: "x + 어텐션", ln2: "ln_2(x): (x − 평균) / √(분산 + 1e-5) · γ + β", gelu: "GELU(c_fc(ln_2(x)))", mlp: "mlp: c_proj(GELU(...))",
@@ -101,20 +104,23 @@
   // ---- colour: a colour-blind-safe sequential scale (viridis) and a diverging one (blue-orange) --
   const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
   const DIVERGING = [[33, 102, 172], [103, 169, 207], [247, 247, 247], [244, 165, 96], [178, 24, 43]];
-  function ramp(stops, t) {
+  function rampRGB(stops, t) {
     t = Math.min(1, Math.max(0, t)) * (stops.length - 1);
     const i = Math.min(stops.length - 2, Math.floor(t)), f = t - i;
-    const c = stops[i].map((v, k) => Math.round(v + f * (stops[i + 1][k] - v)));
-    return `rgb(${c[0]},${c[1]},${c[2]})`;
+    return stops[i].map((v, k) => Math.round(v + f * (stops[i + 1][k] - v)));
   }
+  const css = ([r, g, b]) => `rgb(${r},${g},${b})`;
   // A scale for values: weights in [0, 1] sequential; anything signed diverging around 0.
+  // rgb(x) gives [r, g, b]; color(x) the same as CSS.
   function scaleFor(values, kind) {
-    if (kind === "weights") return { lo: 0, hi: 1, color: (x) => ramp(VIRIDIS, x), kind };
+    if (kind === "weights") return withColor({ lo: 0, hi: 1, rgb: (x) => rampRGB(VIRIDIS, x), kind });
     let m = 0;
     for (const x of values) if (isFinite(x)) m = Math.max(m, Math.abs(x));
     m = m || 1;
-    return { lo: -m, hi: m, color: (x) => ramp(DIVERGING, (x + m) / (2 * m)), kind };
+    return withColor({ lo: -m, hi: m, rgb: (x) => rampRGB(DIVERGING, (x + m) / (2 * m)), kind });
   }
+  const withColor = (scale) => ({ ...scale, color: (x) => css(scale.rgb(x)) });
+  const WEIGHTS = scaleFor([], "weights");
   function el(tag, attrs, children) {
     const ns = ["svg", "rect", "g", "text", "line", "polyline", "circle", "path", "title", "pattern", "defs"].includes(tag);
     const e = ns ? document.createElementNS(SVGNS, tag) : document.createElement(tag);
@@ -277,20 +283,38 @@
 
   // ---- maps of every head, and the training slider ---------------------------------------------
   const weightsOf = (a) => (l, h) => (i, j) => (j > i ? null : at(a[`l${l}.weights`], h, i, j));
+  // rows x cols cells as one pixel each of a canvas, scaled up by CSS to w x h: for maps too many or
+  // too large for an SVG element per cell. A masked cell (null) is white.
+  function pixels(rows, cols, value, scale, w, h) {
+    const canvas = el("canvas", { width: cols, height: rows, style: `display: block; width: ${w}px; height: ${h}px; image-rendering: pixelated` });
+    const ctx = canvas.getContext("2d"), img = ctx.createImageData(cols, rows);
+    for (let i = 0; i < rows; ++i)
+      for (let j = 0; j < cols; ++j) {
+        const v = value(i, j), o = 4 * (i * cols + j);
+        const [r, g, b] = v === null ? [255, 255, 255] : scale.rgb(v);
+        img.data[o] = r; img.data[o + 1] = g; img.data[o + 2] = b; img.data[o + 3] = 255;
+      }
+    ctx.putImageData(img, 0, 0);
+    return canvas;
+  }
   function drawMaps() {
     const box = $("maps");
     box.textContent = "";
     box.style.gridTemplateColumns = `repeat(${H}, max-content)`;
     const a = state.snap >= 0 ? snapshots[state.snap].a : A;
-    const cs = Math.max(1, Math.min(4, Math.floor(120 / T)));
+    const cell = Math.max(1, Math.min(4, Math.floor(120 / T)));
     for (let l = 0; l < L; ++l)
       for (let h = 0; h < H; ++h) {
-        const m = heatmap({ rows: T, cols: T, cell: cs, kind: "weights", value: weightsOf(a)(l, h), id: `m${l}-${h}`, label: `layer ${l} head ${h}` });
+        const full = DETAILED.includes(l);
         const b = el("button", { type: "button", "aria-current": String(l === state.layer && h === state.head), "data-layer": l, "data-head": h,
-          onclick: () => { state.layer = l; state.head = h; syncSelectors(); drawStep(); drawMaps(); drawBlock(); $("s-attention").scrollIntoView(); } },
-          [m.svg, el("span", { text: `${tr("layer")} ${l} · ${tr("head")} ${h}` })]);
+          title: full ? "" : tr("maps.only", { l }),
+          onclick: () => { if (!full) return; state.layer = l; state.head = h; syncSelectors(); drawStep(); drawMaps(); drawBlock(); $("s-attention").scrollIntoView(); } },
+          [pixels(T, T, weightsOf(a)(l, h), WEIGHTS, T * cell, T * cell), el("span", { text: `${tr("layer")} ${l} · ${tr("head")} ${h}${full ? "" : " *"}` })]);
+        if (!full) b.setAttribute("aria-disabled", "true");
         box.appendChild(b);
       }
+    $("maps-legend").textContent = "";
+    $("maps-legend").appendChild(el("svg", { xmlns: SVGNS, width: 180, height: 24 }, [legend(WEIGHTS, 160)]));
   }
 
   // ---- the rest of the block for the chosen token ----------------------------------------------
@@ -307,7 +331,7 @@
     box.textContent = "";
     const l = state.layer, p = state.pos, pre = `l${l}.`;
     box.appendChild(el("p", { class: "muted", text: `${tr("layer")} ${l}, ${tr("token")} ${p} ${JSON.stringify(tokenLabel(p))}` }));
-    const inx = l === 0 ? A.x0 : A[`l${l - 1}.out`];
+    const inx = A[pre + "in"];
     const mean = A[pre + "ln2.mean"].v[p], variance = A[pre + "ln2.var"].v[p];
     const rows = [
       strip("x", inx, p, 520, tr("residual")), strip("y", A[pre + "y"], p, 520, tr("heads.concat")),
@@ -325,11 +349,21 @@
   function drawEmbed() {
     const box = $("embed");
     box.textContent = "";
+    // Pixels, not an SVG element per cell: T x C is 98k cells for GPT-2's width and 128 tokens.
+    const cw = Math.max(1, Math.floor(360 / E)), ch = Math.max(2, Math.min(8, Math.floor(300 / T)));
     for (const [name, caption] of [["wte", "wte[id]"], ["wpe", "wpe[position]"], ["x0", "x = wte[id] + wpe[position]"]]) {
-      const arr = A[name];
-      const m = heatmap({ rows: T, cols: E, width: 300, value: (i, j) => arr.v[i * E + j], kind: "signed", id: name, label: caption,
-        rowLabels: (i) => tokenLabel(i), onCell: (i, j) => { $("embed-value").textContent = `${caption} ${tr("token")} ${i} [${j}] = ${exact(arr.v[i * E + j])}`; } });
-      box.appendChild(figure(caption, m.svg));
+      const arr = A[name], value = (i, j) => arr.v[i * E + j];
+      const scale = scaleFor(arr.v, "signed");
+      const canvas = pixels(T, E, value, scale, E * cw, T * ch);
+      canvas.id = "embed-" + name;
+      canvas.addEventListener("mousemove", (e) => {
+        const i = Math.min(T - 1, Math.floor(e.offsetY / ch)), j = Math.min(E - 1, Math.floor(e.offsetX / cw));
+        $("embed-value").textContent = `${caption}: ${tr("token")} ${i} ${JSON.stringify(tokenLabel(i))} [${j}] = ${exact(value(i, j))}`;
+      });
+      const labels = el("div", { class: "row-labels", style: `font-size: ${ch}px; line-height: ${ch}px` },
+        ch >= 7 ? D.tokens.map((_, i) => el("div", { text: tokenLabel(i) })) : []);
+      box.appendChild(figure(caption, el("div", {}, [el("div", { style: "display: flex; gap: 4px" }, [labels, canvas]),
+        el("svg", { xmlns: SVGNS, width: 180, height: 24 }, [legend(scale, 160)])])));
     }
     box.appendChild(el("div", { class: "detail", id: "embed-value" }));
     drawNorms();
@@ -428,9 +462,11 @@
           for (let j = 0; j < T; ++j) {
             const w = at(A[`l${l}.weights`], h, i, j);
             if (j > i && w !== 0) problems.push(`l${l} h${h}: masked weight [${i},${j}] = ${w}`);
-            if (j <= i) { sum += w; m = Math.max(m, at(A[`l${l}.scaled`], h, i, j)); }
+            if (j <= i) sum += w;
           }
           if (Math.abs(sum - 1) > 1e-5) problems.push(`l${l} h${h} row ${i} sums to ${sum}`);
+          if (!DETAILED.includes(l)) continue;  // the page's softmax needs the scaled scores
+          for (let j = 0; j <= i; ++j) m = Math.max(m, at(A[`l${l}.scaled`], h, i, j));
           for (let j = 0; j <= i; ++j) esum += Math.exp(at(A[`l${l}.scaled`], h, i, j) - m);
           for (let j = 0; j <= i; ++j) {
             const mine = Math.exp(at(A[`l${l}.scaled`], h, i, j) - m) / esum, model = at(A[`l${l}.weights`], h, i, j);
@@ -473,14 +509,15 @@
   function readHash() {
     const q = new URLSearchParams(location.hash.slice(1));
     const int = (k, lo, hi, d) => { const v = parseInt(q.get(k), 10); return Number.isFinite(v) && v >= lo && v <= hi ? v : d; };
-    state.layer = int("layer", 0, L - 1, 0); state.head = int("head", 0, H - 1, 0); state.step = int("step", 0, STEPS.length - 1, 0);
+    state.layer = int("layer", 0, L - 1, DETAILED[0]);
+    if (!DETAILED.includes(state.layer)) state.layer = DETAILED[0]; state.head = int("head", 0, H - 1, 0); state.step = int("step", 0, STEPS.length - 1, 0);
     state.pos = int("pos", 0, T - 1, T - 1); state.k = int("k", 0, 1e9, 0); state.snap = int("snap", -1, snapshots.length - 1, -1);
     const t = parseFloat(q.get("t")); state.t = Number.isFinite(t) && t >= 0.1 && t <= 2 ? t : 1;
     if (q.get("lang") === "ko" || q.get("lang") === "en") state.lang = q.get("lang");
   }
 
   readHash();
-  for (let l = 0; l < L; ++l) $("layer").appendChild(el("option", { value: l, text: String(l) }));
+  for (const l of DETAILED) $("layer").appendChild(el("option", { value: l, text: String(l) }));
   for (let h = 0; h < H; ++h) $("head").appendChild(el("option", { value: h, text: String(h) }));
   STEPS.forEach((_, k) => $("steps").appendChild(el("button", { type: "button", role: "tab", "data-step": k, onclick: () => { state.step = k; drawStep(); } })));
   syncSelectors();

@@ -30,6 +30,7 @@ async function main() {
   const steps = JSON.parse(run("attention", "--ckpt", "run.h5", "--text", text, "--steps", "--json", "--layer", "1", "--head", "1"));
   run("explain", "--ckpt", "run.h5", "--text", text, "--out", "page.html", "--ckpts", "run.step20.h5,run.step10.h5");
   run("explain", "--ckpt", "run.h5", "--text", "안녕하세요", "--out", "ko.html", "--lang", "ko");
+  run("explain", "--ckpt", "run.h5", "--text", text, "--out", "layer1.html", "--layers", "1");
   const html = fs.readFileSync(path.join(work, "page.html"), "utf8");
   check(!/(src|href)\s*=\s*["']?https?:/i.test(html), "no http(s) reference in any src or href");
   check(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'/.test(html), "a CSP that forbids outside loads");
@@ -97,10 +98,10 @@ async function main() {
     check(await page.$eval("#probs-table tr[data-p]", (r) => Number(r.dataset.p)) === 1, "top-k 1 leaves one candidate at 1");
 
     // The snapshot slider redraws the maps, the probabilities and the marker on the loss curve.
-    const mapBefore = await page.$eval("#maps svg", (s) => s.innerHTML);
+    const mapBefore = await page.$eval("#maps canvas", (c) => c.toDataURL());
     await page.$eval("#snapshot", (s) => { s.value = "0"; s.dispatchEvent(new Event("input")); });
     check((await page.$eval("#snapshot-label", (e) => e.textContent)).includes("run.step10.h5"), "the slider's first snapshot is iteration 10");
-    check((await page.$eval("#maps svg", (s) => s.innerHTML)) !== mapBefore, "moving the slider redraws the maps");
+    check((await page.$eval("#maps canvas", (c) => c.toDataURL())) !== mapBefore, "moving the slider redraws the maps");
     check(await page.$("#snapshot-marker") !== null && await page.$("#loss-plot polyline") !== null, "the loss curve marks the snapshot");
 
     // English and Korean.
@@ -109,6 +110,21 @@ async function main() {
     check(requests.length === 0, "no request but file: and data: (" + requests.join(" ") + ")");
     check(errors.length === 0, "no console error (" + errors.join(" | ") + ")");
     check((await page.evaluate(() => window.__csp)).length === 0, "no CSP violation");
+
+    // A page that takes apart layer 1 only: the stepper offers it alone, layer 0 stays as maps.
+    const part = await context.newPage();
+    part.on("pageerror", (e) => errors.push(e.message));
+    await part.goto("file://" + path.join(work, "layer1.html") + "#layer=0");
+    await part.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
+    check(JSON.stringify(await part.$$eval("#layer option", (o) => o.map((e) => e.value))) === '["1"]',
+          "with --layers 1 the stepper offers layer 1 alone (a link to layer 0 opens layer 1)");
+    check(await part.$eval('#maps button[data-layer="0"]', (b) => b.getAttribute("aria-disabled") === "true" && b.title.includes("--layers 0")),
+          "layer 0's maps are there, marked as maps only, saying how to take it apart");
+    await part.click('#maps button[data-layer="0"][data-head="1"]', { force: true });  // aria-disabled: clicked anyway
+    check((await part.$eval("#layer", (s) => s.value)) === "1", "choosing a maps-only head leaves the stepper where it was");
+    check(await part.$eval("#self-check", (e) => e.dataset.problems === "0"), "its self-check passes");
+    check((await part.$eval("#notes", (e) => e.textContent)).includes("layer 1 shown in full"), "the page says which layer it holds in full");
+    check(errors.length === 0, "no error on that page (" + errors.join(" | ") + ")");
 
     const ko = await context.newPage();
     await ko.goto("file://" + path.join(work, "ko.html"));

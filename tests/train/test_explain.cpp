@@ -4,6 +4,8 @@
 // uses the page in a real browser.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "tinygpt/data/char_tokenizer.h"
@@ -127,4 +129,37 @@ TEST_CASE("explain: a long text is cut to the block size with a note, a snapshot
                       Catch::Contains("'w.h5' is not a snapshot of the model in 'm.h5'") && Catch::Contains("8 embd"));
   REQUIRE_THROWS_WITH(inspect::explain_page({"", &tokenizer, {"m.h5", 7, &model}, {}, {}, "en"}),
                       Catch::Contains("empty"));
+}
+
+TEST_CASE("explain: a large model keeps full detail for the layers that fit, spread first to last", "[explain]") {
+  // GPT-2 124M's shape, 64 tokens: a layer in full is about 4.2 MB of the page, every layer's maps 3.1 MB.
+  const nn::GPTConfig gpt2{.vocab_size = 50257, .block_size = 1024, .n_layer = 12, .n_head = 12, .n_embd = 768};
+  REQUIRE(inspect::explain_layers(gpt2, 64, 0, {}) == std::vector<int64_t>{0, 6, 11});
+  // Longer text or more snapshots leave room for fewer layers, never none; a short text keeps all.
+  REQUIRE(inspect::explain_layers(gpt2, 64, 3, {}) == std::vector<int64_t>{0});
+  REQUIRE(inspect::explain_layers(gpt2, 128, 0, {}) == std::vector<int64_t>{0});
+  REQUIRE(inspect::explain_layers(gpt2, 16, 0, {}).size() == 12);
+  // The small default model with a 64-token text and three snapshots keeps every layer.
+  REQUIRE(inspect::explain_layers(nn::GPTConfig{}, 64, 3, {}) == std::vector<int64_t>{0, 1, 2, 3});
+  // Layers asked for are kept, sorted and once each, whatever the size; others are refused.
+  REQUIRE(inspect::explain_layers(gpt2, 128, 0, {7, 3, 7}) == std::vector<int64_t>{3, 7});
+  REQUIRE_THROWS_WITH(inspect::explain_layers(gpt2, 128, 0, {12}), Catch::Contains("--layers 12: the model's layers are 0..11"));
+}
+
+TEST_CASE("explain: layers left out of full detail keep their maps and say how to get the rest", "[explain]") {
+  const data::CharTokenizer tokenizer = data::CharTokenizer::from_text("abcdefgh");
+  nn::GPT model{nn::GPTConfig{.vocab_size = 8, .block_size = 8, .n_layer = 3, .n_head = 2, .n_embd = 4}, 1};
+  inspect::ExplainInput in{"abcdefgh", &tokenizer, {"m.h5", 7, &model}, {}, {}, "en", {2}};
+  const Page page = page_of(in);
+  const data::json::Value& arrays = *page.data.find("model")->find("arrays");
+  for (const char* name : {"l0.weights", "l1.weights", "l2.weights", "l2.qkv", "l2.scaled", "l2.in", "l2.out", "norms"})
+    REQUIRE(arrays.find(name));
+  for (const char* name : {"l0.qkv", "l1.scaled", "l0.in", "l1.gelu"}) REQUIRE_FALSE(arrays.find(name));
+  REQUIRE(page.data.find("detail_layers")->array->size() == 1);
+  REQUIRE_THAT(page.notes.at(0), Catch::Contains("layer 2 shown in full") && Catch::Contains("--layers"));
+  // l2.in is the residual stream after layer 1, as the norms saw it.
+  const std::vector<float> x = floats(arrays, "l2.in"), norms = floats(arrays, "norms");
+  double sum = 0;
+  for (int c = 0; c < 4; ++c) sum += double(x[c]) * x[c];
+  REQUIRE(static_cast<float>(std::sqrt(sum)) == norms[4 * 8]);  // stage 4: after block 1's MLP, token 0
 }
