@@ -41,7 +41,7 @@ async function main() {
            "--disable-component-update", "--disable-sync"],
   });
   try {
-    const context = await browser.newContext({ viewport: { width: 1300, height: 900 } });
+    const context = await browser.newContext({ viewport: { width: 1300, height: 900 }, acceptDownloads: true });
     const page = await context.newPage();
     const requests = [], errors = [];
     page.on("request", (r) => { if (!/^(file|data|blob):/.test(r.url())) requests.push(r.url()); });
@@ -87,6 +87,21 @@ async function main() {
     await page.keyboard.press("ArrowDown");
     check((await page.$eval("#cell-value", (e) => e.dataset.cell)) === `weights:2:3`, "arrow keys move the inspected cell");
     check((await page.evaluate(() => location.hash)).includes("layer=1&head=1&step=4"), "the view is in the URL fragment");
+
+    // Export: the step's matrix as JSON holds the C++ values; SVG saves the step's figure.
+    await page.click("#copy-json");
+    const copied = JSON.parse(await page.evaluate(() => window.tinygptLastCopy));
+    check(f32(copied.weights[i][j]) === f32(steps.weights[i][j]) && copied.weights[1][3] === null,
+          "copy as JSON gives the step's matrix: the C++ weights, null where masked");
+    await page.click("#copy-csv");
+    const csv = await page.evaluate(() => window.tinygptLastCopy);
+    check(csv.startsWith("weights\n") && f32(csv.split("\n")[1 + i].split(",")[j]) === f32(steps.weights[i][j]),
+          "copy as CSV gives the same rows");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#save-svg")]);
+    const svgText = fs.readFileSync(await download.path(), "utf8");
+    check(download.suggestedFilename() === "tinygpt-layer1-head1-weights.svg" && svgText.startsWith("<?xml") &&
+          svgText.includes("<svg") && (svgText.match(/<rect /g) || []).length > 20 * 20 / 2,
+          "save as SVG writes the step's heatmap (" + download.suggestedFilename() + ")");
 
     // Temperature and top-k recompute the probabilities in the page.
     const before = await page.$eval("#probs-table tr[data-p]", (r) => Number(r.dataset.p));
