@@ -124,6 +124,9 @@ void tokenize_into(const data::Tokenizer& tokenizer, const std::vector<std::stri
     std::fflush(stdout);
   });
   if (terminal) fmt::print("\r\033[K");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print("tokenized {:.1f} MB of {} text in {:.2f} s: {:.1f} MB/s on {} thread{}\n", done_bytes / 1e6, what, s,
+             s > 0 ? done_bytes / 1e6 / s : 0.0, num_threads(), num_threads() == 1 ? "" : "s");
 }
 
 // Moves the last n tokens of the train shards into val shards: the train split is cut short (its

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <queue>
 #include <set>
+#include <unordered_map>
 
 #include "tinygpt/data/utf8.h"
 
@@ -12,6 +13,8 @@ namespace tinygpt::data {
 
 namespace {
 uint64_t pair_key(int32_t a, int32_t b) { return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(b); }
+constexpr uint64_t kNoPair = ~uint64_t{0};  // token ids are below 2^24: no pair has this key
+size_t pair_slot(uint64_t key, size_t mask) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 17) & mask; }
 }  // namespace
 
 // ---- training ----------------------------------------------------------------------------------
@@ -118,9 +121,21 @@ BpeTokenizer::BpeTokenizer(std::vector<Merge> merges, Split split, std::vector<i
       throw std::invalid_argument(fmt::format("bpe tokenizer: by merge {} the tokens' text exceeds {} MiB", k,
                                               kMaxTokenBytes >> 20));
     bytes_.push_back(bytes_[a] + bytes_[b]);
-    ranks_.emplace(pair_key(a, b), static_cast<int32_t>(k));
   }
+  set_ranks();
   set_special_tokens();
+}
+
+void BpeTokenizer::set_ranks() {
+  size_t slots = 16;  // a power of two, at most half full
+  while (slots < 2 * merges_.size()) slots *= 2;
+  ranks_.assign(slots, RankSlot{kNoPair, -1});
+  for (size_t k = 0; k < merges_.size(); ++k) {
+    const uint64_t key = pair_key(merges_[k].first, merges_[k].second);
+    size_t at = pair_slot(key, slots - 1);
+    while (ranks_[at].pair != kNoPair && ranks_[at].pair != key) at = (at + 1) & (slots - 1);
+    if (ranks_[at].pair == kNoPair) ranks_[at] = {key, static_cast<int32_t>(k)};  // a repeated pair keeps its first rank
+  }
 }
 
 void BpeTokenizer::set_byte_tokens() {
@@ -173,8 +188,12 @@ BpeTokenizer BpeTokenizer::train(std::string_view text, int64_t vocab_size, Spli
 }
 
 int32_t BpeTokenizer::rank(int32_t a, int32_t b) const {
-  const auto it = ranks_.find(pair_key(a, b));
-  return it == ranks_.end() ? -1 : it->second;
+  const uint64_t key = pair_key(a, b);
+  const size_t mask = ranks_.size() - 1;
+  for (size_t at = pair_slot(key, mask);; at = (at + 1) & mask) {
+    if (ranks_[at].pair == key) return ranks_[at].rank;
+    if (ranks_[at].pair == kNoPair) return -1;
+  }
 }
 
 // Symbols in a linked list and a min-heap of (merge index, position): each pop is the lowest

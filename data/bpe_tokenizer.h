@@ -6,7 +6,6 @@
 // found in the text before chunking and become their own ids, never split or merged.
 #include <array>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
 #include "tinygpt/data/pretokenize.h"
@@ -68,6 +67,7 @@ class BpeTokenizer : public Tokenizer {
   void encode_ordinary(std::string_view text, std::vector<int32_t>& out) const;  // no special tokens
   void set_byte_tokens();
   void set_special_tokens();
+  void set_ranks();
   int32_t rank(int32_t a, int32_t b) const;  // merge index of the pair, or -1
 
   std::vector<Merge> merges_;
@@ -76,7 +76,12 @@ class BpeTokenizer : public Tokenizer {
   std::array<int32_t, 256> byte_token_;            // byte -> token id
   std::vector<SpecialToken> specials_;
   std::vector<std::string> bytes_;                  // what each token stands for
-  std::unordered_map<uint64_t, int32_t> ranks_;     // pair -> merge index
+  // pair -> merge index, by open addressing in one flat table: the encoder's most frequent lookup
+  struct RankSlot {
+    uint64_t pair;
+    int32_t rank;
+  };
+  std::vector<RankSlot> ranks_;
 };
 
 }  // namespace tinygpt::data

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <stdexcept>
+
+#include <tbb/parallel_pipeline.h>
 
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/data/bpe_tokenizer.h"
@@ -52,57 +55,92 @@ std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& o, int64_t 
 
 namespace {
 
-// A block read from a file, waiting for its turn to be tokenized.
-struct PendingBlock {
-  size_t file;
-  std::string text;
-  int64_t line_offset;
+// A block of text on its way through the pipeline: read, encoded, delivered.
+struct Piece {
+  size_t file = 0;
+  TextBlock block;
+  std::vector<int32_t> ids;
+  std::exception_ptr error;  // reading or encoding failed: delivered (thrown) in its turn
 };
 
 // The block's ids; an unknown character is placed in its file, not in the block.
-void encode_block(const Tokenizer& tokenizer, const PendingBlock& b, const std::string& path, std::vector<int32_t>& ids) {
+void encode_piece(const Tokenizer& tokenizer, const std::string& path, Piece& p) {
+  p.ids.clear();
   try {
-    tokenizer.encode(b.text, ids, path);
+    tokenizer.encode(p.block.text, p.ids, path);
   } catch (const UnknownCharacter& e) {
-    const TextPosition at = position_of(b.text, e.offset);
+    const TextPosition at = position_of(p.block.text, e.offset);
     throw std::invalid_argument(fmt::format("'{}': {} at line {}, column {} is not in the character vocabulary", path,
-                                            describe_code_point(e.code_point), at.line + b.line_offset, at.column));
+                                            describe_code_point(e.code_point), at.line + p.block.line_offset,
+                                            at.column));
   }
 }
+
+// The files' blocks one after another, each block read into a free Piece.
+class BlockSource {
+ public:
+  BlockSource(const Tokenizer& tokenizer, const std::vector<std::string>& files) : cut_(cut_for(tokenizer)), files_(files) {}
+  // False once every file is read or an error was handed on.
+  bool fill(Piece& p) {
+    if (failed_) return false;
+    try {
+      while (file_ < files_.size()) {
+        if (!blocks_) blocks_.emplace(files_[file_], cut_, kBlockBytes);
+        if (blocks_->next(p.block)) {
+          p.file = file_, p.error = nullptr;
+          return true;
+        }
+        blocks_.reset();
+        ++file_;
+      }
+      return false;
+    } catch (...) {
+      failed_ = true, p.error = std::current_exception();
+      return true;
+    }
+  }
+
+ private:
+  static constexpr size_t kBlockBytes = size_t{1} << 20;  // small enough that every thread gets blocks of a 10 MB file
+  BlockCut cut_;
+  const std::vector<std::string>& files_;
+  size_t file_ = 0;
+  std::optional<TextBlocks> blocks_;
+  bool failed_ = false;
+};
 
 }  // namespace
 
 void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string>& files,
                        const std::function<void(size_t file, std::span<const int32_t> ids, size_t bytes)>& deliver) {
-  constexpr size_t kBlockBytes = size_t{1} << 20;  // small enough that every thread gets blocks of a 10 MB file
-  const size_t group = 4 * static_cast<size_t>(std::max(1, num_threads()));  // blocks encoded together
-  std::vector<PendingBlock> pending;
-  std::vector<std::vector<int32_t>> ids;
-  auto flush = [&] {
-    ids.resize(pending.size());
-    std::vector<std::exception_ptr> errors(pending.size());
-    parallel_for(static_cast<int64_t>(pending.size()), 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        ids[b].clear();
-        try {
-          encode_block(tokenizer, pending[b], files[pending[b].file], ids[b]);
-        } catch (...) {
-          errors[b] = std::current_exception();
-        }
-      }
-    });
-    for (size_t b = 0; b < pending.size(); ++b) {  // in file order: the first error is the one reported
-      if (errors[b]) std::rethrow_exception(errors[b]);
-      deliver(pending[b].file, ids[b], pending[b].text.size());
-    }
-    pending.clear();
-  };
-  for (size_t f = 0; f < files.size(); ++f)
-    for_each_block(files[f], cut_for(tokenizer), [&](std::string_view text, int64_t, int64_t line_offset) {
-      pending.push_back({f, std::string(text), line_offset});
-      if (pending.size() == group) flush();
-    }, kBlockBytes);
-  flush();
+  // Read in order, encode in parallel, deliver in order: no thread waits for a group of blocks to
+  // finish, and the ids are the same for any number of threads. Pieces leave in the order they
+  // came, so the piece n places back is free when a new one is read.
+  const size_t in_flight = 4 * static_cast<size_t>(std::max(1, num_threads()));
+  std::vector<Piece> pieces(in_flight);
+  size_t next_piece = 0;
+  BlockSource source(tokenizer, files);
+  tbb::parallel_pipeline(
+      in_flight,
+      tbb::make_filter<void, Piece*>(tbb::filter_mode::serial_in_order,
+                                     [&](tbb::flow_control& fc) -> Piece* {
+                                       Piece& p = pieces[next_piece++ % in_flight];
+                                       if (!source.fill(p)) fc.stop();
+                                       return &p;
+                                     }) &
+          tbb::make_filter<Piece*, Piece*>(tbb::filter_mode::parallel,
+                                           [&](Piece* p) {
+                                             if (!p->error) try {
+                                                 encode_piece(tokenizer, files[p->file], *p);
+                                               } catch (...) {
+                                                 p->error = std::current_exception();
+                                               }
+                                             return p;
+                                           }) &
+          tbb::make_filter<Piece*, void>(tbb::filter_mode::serial_in_order, [&](Piece* p) {
+            if (p->error) std::rethrow_exception(p->error);  // the first error in file order
+            deliver(p->file, p->ids, p->block.text.size());
+          }));
 }
 
 TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::string>& files) {

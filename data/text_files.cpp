@@ -27,36 +27,43 @@ size_t cut_point(std::string_view buf, BlockCut cut) {
 }
 }  // namespace
 
+TextBlocks::TextBlocks(const std::string& path, BlockCut cut, size_t block_bytes)
+    : in_(path), path_(path), cut_(cut), block_bytes_(block_bytes) {}
+
+bool TextBlocks::next(TextBlock& block) {
+  while (!eof_ || !buf_.empty()) {
+    if (!eof_ && (buf_.size() < block_bytes_ || cut_ == BlockCut::whole_file)) {
+      const size_t old = buf_.size();
+      buf_.resize(old + block_bytes_);
+      const size_t got = in_.read(buf_.data() + old, block_bytes_);
+      buf_.resize(old + got);
+      eof_ = got < block_bytes_;
+      continue;
+    }
+    const size_t end = eof_ ? buf_.size() : cut_point(buf_, cut_);
+    if (end == 0) {  // no place to cut yet: read on
+      block_bytes_ *= 2;
+      continue;
+    }
+    const std::string_view text(buf_.data(), end);
+    if (size_t bad = find_invalid_utf8(text); bad != std::string_view::npos)
+      throw std::runtime_error(fmt::format("'{}' is not valid UTF-8 at byte offset {}", path_, offset_ + bad));
+    block.text.assign(text);
+    block.byte_offset = offset_, block.line_offset = lines_;
+    offset_ += static_cast<int64_t>(end);
+    lines_ += std::count(text.begin(), text.end(), '\n');
+    buf_.erase(0, end);
+    return true;
+  }
+  if (offset_ == 0) throw std::runtime_error(fmt::format("'{}' is empty", path_));
+  return false;
+}
+
 void for_each_block(const std::string& path, BlockCut cut,
                     const std::function<void(std::string_view, int64_t, int64_t)>& block, size_t block_bytes) {
-  InputFile in(path);
-  std::string buf;
-  int64_t offset = 0, lines = 0;
-  bool eof = false, any = false;
-  while (!eof || !buf.empty()) {
-    if (!eof && (buf.size() < block_bytes || cut == BlockCut::whole_file)) {
-      const size_t old = buf.size();
-      buf.resize(old + block_bytes);
-      const size_t got = in.read(buf.data() + old, block_bytes);
-      buf.resize(old + got);
-      eof = got < block_bytes;
-      continue;
-    }
-    const size_t end = eof ? buf.size() : cut_point(buf, cut);
-    if (end == 0) {  // no place to cut yet: read on
-      block_bytes *= 2;
-      continue;
-    }
-    const std::string_view text(buf.data(), end);
-    if (size_t bad = find_invalid_utf8(text); bad != std::string_view::npos)
-      throw std::runtime_error(fmt::format("'{}' is not valid UTF-8 at byte offset {}", path, offset + bad));
-    block(text, offset, lines);
-    any = any || end > 0;
-    offset += static_cast<int64_t>(end);
-    lines += std::count(text.begin(), text.end(), '\n');
-    buf.erase(0, end);
-  }
-  if (!any) throw std::runtime_error(fmt::format("'{}' is empty", path));
+  TextBlocks blocks(path, cut, block_bytes);
+  TextBlock b;
+  while (blocks.next(b)) block(b.text, b.byte_offset, b.line_offset);
 }
 
 std::string read_text_file(const std::string& path) {

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tinygpt/data/input_file.h"
+
 namespace tinygpt::data {
 
 // How a file may be cut into blocks that are tokenized on their own.
@@ -15,9 +17,32 @@ enum class BlockCut {
   whole_file,    // never: the file is one block
 };
 
+// A block of a text file: valid UTF-8, cut where the BlockCut allows.
+struct TextBlock {
+  std::string text;
+  int64_t byte_offset = 0, line_offset = 0;  // where it starts in its file
+};
+
+// The blocks of one file, read on demand (a pipeline pulls them one at a time).
+class TextBlocks {
+ public:
+  TextBlocks(const std::string& path, BlockCut cut, size_t block_bytes = size_t{8} << 20);
+  // Fills `block` with the next block (reusing its memory) and returns true; false after the last.
+  // Throws, naming the file, when it cannot be read, is empty, or is not valid UTF-8 (with the byte
+  // offset). Control characters are valid text.
+  bool next(TextBlock& block);
+
+ private:
+  InputFile in_;
+  std::string path_, buf_;
+  BlockCut cut_;
+  size_t block_bytes_;
+  int64_t offset_ = 0, lines_ = 0;
+  bool eof_ = false;
+};
+
 // Calls block(text, byte_offset, line_offset) for consecutive blocks of about `block_bytes` that
-// cover the file. Throws, naming the file, when it cannot be read, is empty, or is not valid UTF-8
-// (with the byte offset). Control characters are valid text.
+// cover the file, with TextBlocks' checks.
 void for_each_block(const std::string& path, BlockCut cut,
                     const std::function<void(std::string_view text, int64_t byte_offset, int64_t line_offset)>& block,
                     size_t block_bytes = size_t{8} << 20);

@@ -107,6 +107,30 @@ TEST_CASE("corpus: bad input names the file and the place", "[corpus][errors]") 
                       Catch::Contains("eval.txt': 'X' (U+0058) at line 3, column 3 is not in the character vocabulary"));
 }
 
+TEST_CASE("corpus: on any thread count the first error in file order is the one reported", "[corpus][errors]") {
+  TempDir dir;
+  Corpus c = load_corpus({.files = {dir.write("train.txt", "abc\n")}});
+  // An unknown character in a late block of the first file, invalid UTF-8 early in the second: the
+  // second file's error may be found first, but the first file's is reported.
+  std::string first(3'500'000, 'a');
+  for (size_t i = 79; i < first.size(); i += 80) first[i] = '\n';
+  first[3'400'005] = 'X';
+  const std::vector<std::string> files = {dir.write("first.txt", first), dir.write("second.txt", "ab\xC3(")};
+  for (int threads : {1, 2, 4}) {
+    set_num_threads(threads);
+    INFO(threads << " threads");
+    int64_t delivered = 0;
+    REQUIRE_THROWS_WITH(tokenize_in_order(*c.tokenizer, files,
+                                          [&](size_t, std::span<const int32_t> ids, size_t) {
+                                            delivered += static_cast<int64_t>(ids.size());
+                                          }),
+                        Catch::Contains("first.txt': 'X' (U+0058) at line 42501, column 6"));
+    REQUIRE(delivered < 3'400'005);  // the blocks before the error, and none after it
+    REQUIRE(delivered >= 3'000'000);  // three blocks of about 1 MB, cut at lines
+  }
+  set_num_threads(0);
+}
+
 TEST_CASE("batches: windows are shifted by one and the sampler state restores exactly", "[batches]") {
   TokenArray tokens(100);
   std::vector<int32_t> ids(500);
