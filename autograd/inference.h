@@ -9,6 +9,16 @@ namespace tinygpt {
 // y = (x - mean) * rstd * weight + bias over one row of C (layer_norm's forward, ops/layernorm.cpp).
 void layer_norm_row(const float* x, int64_t C, const float* weight, const float* bias, float eps, float* y);
 
+// y = x * rstd * weight, rstd = 1 / sqrt(mean(x²) + eps), over one row of C (rms_norm's forward).
+void rms_norm_row(const float* x, int64_t C, const float* weight, float eps, float* y);
+
+// The first `heads` heads of size hs of one position's row x turned in place by RoPE's angles at
+// `pos` (rope's forward, ops/rope.cpp); angles: scratch of hs floats.
+void rope_row(float* x, int64_t heads, int64_t hs, int64_t pos, float theta, float* angles);
+
+// y[0..H) = silu(gate) * up for one row gate_up [2H] (swiglu's forward, ops/swiglu.cpp).
+void swiglu_row(const float* gate_up, int64_t H, float* y);
+
 // y = gelu_tanh(x) elementwise over n values (gelu's forward, ops/elementwise.cpp).
 void gelu_row(const float* x, int64_t n, float* y);
 

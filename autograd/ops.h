@@ -24,6 +24,7 @@ Tensor sqrt(const Tensor& x);
 Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x);  // tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 Tensor sigmoid(const Tensor& x);        // 1 / (1 + exp(-x))
+Tensor silu(const Tensor& x);           // x * sigmoid(x) (also called swish)
 Tensor pow(const Tensor& x, float p);   // x^p elementwise
 Tensor abs(const Tensor& x);
 
@@ -85,8 +86,21 @@ Tensor log_softmax(const Tensor& x);
 // rows whose target is ignore_index are left out of the mean (ops/cross_entropy.cpp).
 Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets, int32_t ignore_index = -100);
 
-// LayerNorm over the last axis with weight and bias [C] (ops/layernorm.cpp).
+// LayerNorm over the last axis with weight and bias [C], bias undefined for none (ops/layernorm.cpp).
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps = 1e-5f);
+
+// RMSNorm over the last axis with weight [C]: x / sqrt(mean(x²) + eps) * weight (ops/rmsnorm.cpp).
+Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps = 1e-5f);
+
+// Rotary position embedding (ops/rope.cpp), llama2.c's pairing: x [..., T, D] holds heads of
+// head_size side by side (a fused qkv's queries, then keys, then values); in each of the first
+// rotated_heads heads the pair (2i, 2i+1) of position pos = start + t turns by the angle
+// pos * theta^(-2i / head_size). The other columns pass through unchanged.
+Tensor rope(const Tensor& x, int64_t head_size, int64_t rotated_heads, float theta = 10000.0f, int64_t start = 0);
+
+// SwiGLU (ops/swiglu.cpp): x [..., 2H] is a gate and an up projection side by side;
+// y [..., H] = silu(gate) * up.
+Tensor swiglu(const Tensor& x);
 
 // Rows of weight [V, C] picked by ids: result [ids_shape..., C] (ops/embedding.cpp).
 Tensor embedding(const Tensor& weight, std::span<const int32_t> ids, const Shape& ids_shape);
@@ -108,14 +122,21 @@ constexpr int64_t kTiledAttentionFrom = 512;
 inline bool attention_is_tiled(AttentionMemory memory, int64_t T) {
   return memory == AttentionMemory::tiled || (memory == AttentionMemory::automatic && T >= kTiledAttentionFrom);
 }
+// Grouped-query attention: key and value may have fewer heads, [B, g, T, hs] with g dividing nh;
+// query head h then reads key/value head h / (nh / g) (g = 1: multi-query attention).
 AttentionResult causal_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                  AttentionMemory memory = AttentionMemory::automatic);
-// The same from a Linear layer's fused output qkv [B, T, 3C] (query, key, value side by side, each
-// split into n_head heads of C / n_head): y comes back with its heads merged, [B, T, C]. The heads
-// are read in place and their gradients written straight into qkv's, so the split, the head views
-// and their gradient copies cost nothing. weights as above.
-AttentionResult causal_self_attention(const Tensor& qkv, int64_t n_head,
+// The same from a Linear layer's fused output qkv [B, T, (n_head + 2 n_kv_head) hs]: the n_head
+// query heads, then the n_kv_head key heads, then as many value heads, side by side. y comes back
+// with its heads merged, [B, T, n_head hs]. The heads are read in place and their gradients written
+// straight into qkv's, so the split, the head views and their gradient copies cost nothing.
+AttentionResult causal_self_attention(const Tensor& qkv, int64_t n_head, int64_t n_kv_head,
                                       AttentionMemory memory = AttentionMemory::automatic);
+// Every head its own key and value: qkv [B, T, 3C].
+inline AttentionResult causal_self_attention(const Tensor& qkv, int64_t n_head,
+                                             AttentionMemory memory = AttentionMemory::automatic) {
+  return causal_self_attention(qkv, n_head, n_head, memory);
+}
 
 // Attention over every key, for encoders (ops/full_attention.cpp): weights = softmax(q kᵀ / sqrt(d_k))
 // over the keys, y = weights v; query [B, nh, Tq, d_k], key [B, nh, Tk, d_k], value [B, nh, Tk, d_v].

@@ -120,15 +120,17 @@ struct AttentionBackward {
   GradHeads<float> dq, dk, dv;  // accumulated into, or written where fresh (kept weights only)
   GradHeads<const float> dy;    // the gradient of y
 
-  // With the kept weights. Scratch: T x T (dS) + packed Vᵀ, K, Q and dY.
-  void with_weights(int64_t bh, const float* P, float* scratch) const {
+  // With the kept weights. Scratch: T x T (dS) + packed Vᵀ, K, Q and dY. `first`: the first query
+  // head of its key/value head's group, the one that writes a fresh dK and dV (the others add).
+  void with_weights(int64_t bh, const float* P, float* scratch, bool first) const {
     const HeadView Q{q}, K{k}, V{v};
     const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh;
+    const int64_t kvh = h / (nh / k.size(1));  // the key/value head this query head reads
     const float* gh = dy.at(b, h);
     const int64_t g_row = dy.row, per = head_panels(T, hs);
     float *dS = scratch, *panels = dS + T * T;
-    const SmallB value_t = head_transposed(V.at(b, h), V.row(), T, hs, panels, form);
-    const SmallB keys = head_rows(K.at(b, h), K.row(), T, hs, panels + per, form);
+    const SmallB value_t = head_transposed(V.at(b, kvh), V.row(), T, hs, panels, form);
+    const SmallB keys = head_rows(K.at(b, kvh), K.row(), T, hs, panels + per, form);
     const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 2 * per, form);
     const SmallB grads = head_rows(gh, g_row, T, hs, panels + 3 * per, form);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
@@ -143,11 +145,11 @@ struct AttentionBackward {
       const int64_t rows = std::min(kRows, T - j0), k = T - j0;
       // dK += dSᵀ Q and dV += Pᵀ dY: the transposes are stride swaps
       if (dk.data)
-        small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, queries.from_row(j0), dk.at(b, h) + j0 * dk.row, dk.row, 1.0f,
-                    !dk.fresh});
+        small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, queries.from_row(j0), dk.at(b, kvh) + j0 * dk.row, dk.row,
+                    1.0f, !(dk.fresh && first)});
       if (dv.data)
-        small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, grads.from_row(j0), dv.at(b, h) + j0 * dv.row, dv.row, 1.0f,
-                    !dv.fresh});
+        small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, grads.from_row(j0), dv.at(b, kvh) + j0 * dv.row, dv.row, 1.0f,
+                    !(dv.fresh && first)});
     }
   }
 
@@ -157,12 +159,13 @@ struct AttentionBackward {
   void tiled(int64_t bh, float* scratch) const {
     const HeadView Q{q}, K{k}, V{v};
     const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh;
+    const int64_t kvh = h / (nh / k.size(1));
     const float* gh = dy.at(b, h);
     const int64_t g_row = dy.row, per = head_panels(T, hs);
     float *P = scratch, *dS = P + kRows * T, *panels = dS + kRows * T;
-    const SmallB key_t = head_transposed(K.at(b, h), K.row(), T, hs, panels, form);
-    const SmallB value_t = head_transposed(V.at(b, h), V.row(), T, hs, panels + per, form);
-    const SmallB keys = head_rows(K.at(b, h), K.row(), T, hs, panels + 2 * per, form);
+    const SmallB key_t = head_transposed(K.at(b, kvh), K.row(), T, hs, panels, form);
+    const SmallB value_t = head_transposed(V.at(b, kvh), V.row(), T, hs, panels + per, form);
+    const SmallB keys = head_rows(K.at(b, kvh), K.row(), T, hs, panels + 2 * per, form);
     const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 3 * per, form);
     const SmallB grads = head_rows(gh, g_row, T, hs, panels + 4 * per, form);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
@@ -173,9 +176,9 @@ struct AttentionBackward {
       if (dq.data)  // dQ += dS K
         small_gemm({rows, hs, n, dS, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true});
       if (dk.data)  // dK += dSᵀ Q
-        small_gemm({n, hs, rows, dS, 1, T, queries.from_row(i0), dk.at(b, h), dk.row, 1.0f, true});
+        small_gemm({n, hs, rows, dS, 1, T, queries.from_row(i0), dk.at(b, kvh), dk.row, 1.0f, true});
       if (dv.data)  // dV += Pᵀ dY
-        small_gemm({n, hs, rows, P, 1, T, grads.from_row(i0), dv.at(b, h), dv.row, 1.0f, true});
+        small_gemm({n, hs, rows, P, 1, T, grads.from_row(i0), dv.at(b, kvh), dv.row, 1.0f, true});
     }
   }
   static int64_t weights_scratch(int64_t T, int64_t hs) { return T * T + 4 * head_panels(T, hs); }
@@ -206,10 +209,10 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
   parallel_for_slots(B * nh, grain_for(T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
     float *panels = scratch[slot], *strip = panels + 2 * per;
     for (int64_t bh = t0; bh < t1; ++bh) {
-      const int64_t b = bh / nh, h = bh % nh;
+      const int64_t b = bh / nh, h = bh % nh, kvh = h / (nh / k.size(1));  // query head h reads key/value head kvh
       const float* qh = Q.at(b, h);
-      const SmallB key_t = head_transposed(K.at(b, h), K.row(), T, hs, panels, form);
-      const SmallB values = head_rows(V.at(b, h), V.row(), T, hs, panels + per, form);
+      const SmallB key_t = head_transposed(K.at(b, kvh), K.row(), T, hs, panels, form);
+      const SmallB values = head_rows(V.at(b, kvh), V.row(), T, hs, panels + per, form);
       float* yh = out.y.data() + b * out.y.strides()[0] + h * out.y.strides()[1];
       const int64_t y_row = out.y.strides()[2];
       for (int64_t i0 = 0; i0 < T; i0 += kRows) {
@@ -224,16 +227,22 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
   return out;
 }
 
-// Runs the backward over every head, in parallel (each head's gradients are its own).
+// Runs the backward in parallel over key/value heads: the query heads that share one (grouped-query
+// attention) add to its dK and dV one after another, in order, so the sums never depend on threads.
 void run_backward(const AttentionBackward& bw, const Tensor& weights, bool tiled) {
   const int64_t B = bw.q.size(0), nh = bw.q.size(1), T = bw.q.size(2), hs = bw.q.size(3);
+  const int64_t n_kv = bw.k.size(1), group = nh / n_kv;
   const int64_t share = tiled ? AttentionBackward::tiled_scratch(T, hs) : AttentionBackward::weights_scratch(T, hs);
   SlotScratch scratch(share);
-  parallel_for_slots(B * nh, grain_for(2 * T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
+  parallel_for_slots(B * n_kv, grain_for(2 * T * T * hs * group), [&](int slot, int64_t t0, int64_t t1) {
     float* mine = scratch[slot];
-    for (int64_t bh = t0; bh < t1; ++bh) {
-      if (tiled) bw.tiled(bh, mine);
-      else bw.with_weights(bh, weights.data() + bh * T * T, mine);
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t b = task / n_kv, first_head = task % n_kv * group;
+      for (int64_t h = first_head; h < first_head + group; ++h) {
+        const int64_t bh = b * nh + h;
+        if (tiled) bw.tiled(bh, mine);
+        else bw.with_weights(bh, weights.data() + bh * T * T, mine, h == first_head);
+      }
     }
   });
 }
@@ -243,9 +252,13 @@ void run_backward(const AttentionBackward& bw, const Tensor& weights, bool tiled
 AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, const Tensor& value_in,
                                  AttentionMemory memory) {
   OpTimer timer("causal_attention");
-  if (query_in.dim() != 4 || key_in.shape() != query_in.shape() || value_in.shape() != query_in.shape())
-    throw std::invalid_argument(fmt::format("causal_attention: query, key, value must share one [B, nh, T, hs] "
-                                            "shape, got {}, {}, {}", to_string(query_in.shape()),
+  const bool shapes_fit = query_in.dim() == 4 && key_in.dim() == 4 && value_in.shape() == key_in.shape() &&
+                         key_in.size(0) == query_in.size(0) && key_in.size(1) > 0 &&
+                         query_in.size(1) % key_in.size(1) == 0 && key_in.size(2) == query_in.size(2) &&
+                         key_in.size(3) == query_in.size(3);
+  if (!shapes_fit)
+    throw std::invalid_argument(fmt::format("causal_attention: query [B, nh, T, hs] needs key and value [B, g, T, hs] "
+                                            "with g dividing nh, got {}, {}, {}", to_string(query_in.shape()),
                                             to_string(key_in.shape()), to_string(value_in.shape())));
   const Tensor q = unit_last_stride(query_in), k = unit_last_stride(key_in), v = unit_last_stride(value_in);
   const float scale = 1.0f / std::sqrt(static_cast<float>(q.size(3)));
@@ -263,7 +276,7 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
     auto heads = [&](const Tensor& t) {
       bool fresh = false;
       float* sink = tiled ? grad_sink(t) : grad_sink(t, fresh);
-      return contiguous_heads(sink, nh, T, hs, fresh);
+      return contiguous_heads(sink, t.size(1), T, hs, fresh);
     };
     bw.dq = heads(bw.q);
     bw.dk = heads(bw.k);
@@ -274,36 +287,39 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   return {y, f.weights};
 }
 
-AttentionResult causal_self_attention(const Tensor& qkv_in, int64_t n_head, AttentionMemory memory) {
+AttentionResult causal_self_attention(const Tensor& qkv_in, int64_t n_head, int64_t n_kv_head, AttentionMemory memory) {
   OpTimer timer("causal_attention");
-  if (qkv_in.dim() != 3 || n_head <= 0 || qkv_in.size(2) % (3 * n_head) != 0)
-    throw std::invalid_argument(fmt::format("causal_self_attention: qkv must be [B, T, 3 C] with C divisible by "
-                                            "{} heads, got {}", n_head, to_string(qkv_in.shape())));
+  const int64_t width = qkv_in.dim() == 3 ? qkv_in.size(2) : 0, parts = n_head + 2 * n_kv_head;
+  if (qkv_in.dim() != 3 || n_head <= 0 || n_kv_head <= 0 || n_head % n_kv_head != 0 || width % parts != 0)
+    throw std::invalid_argument(fmt::format("causal_self_attention: qkv must be [B, T, (n_head + 2 n_kv_head) hs] with "
+                                            "n_kv_head dividing n_head, got {} for {} heads and {} key/value heads",
+                                            to_string(qkv_in.shape()), n_head, n_kv_head));
   const Tensor qkv = qkv_in.contiguous();
-  const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, hs = C / n_head;
-  // Query, key and value heads read in place: [B, nh, T, hs] views of [B, T, 3C] at offsets 0, C, 2C.
-  auto heads = [&](int64_t part) {
-    return make_view(qkv, {B, n_head, T, hs}, {T * 3 * C, hs, 3 * C, 1}, qkv.offset() + part * C);
+  const int64_t B = qkv.size(0), T = qkv.size(1), hs = width / parts, C = n_head * hs, KV = n_kv_head * hs;
+  // Query, key and value heads read in place: [B, heads, T, hs] views of [B, T, C + 2 KV] at
+  // offsets 0, C and C + KV.
+  auto heads = [&](int64_t count, int64_t at) {
+    return make_view(qkv, {B, count, T, hs}, {T * width, hs, width, 1}, qkv.offset() + at);
   };
-  const Tensor q = heads(0), k = heads(1), v = heads(2);
+  const Tensor q = heads(n_head, 0), k = heads(n_kv_head, C), v = heads(n_kv_head, C + KV);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const bool tiled = attention_is_tiled(memory, T);
   const SmallForm form = small_form(matmul_precision());  // backward multiplies as forward did
   AttentionForward f = attend(q, k, v, scale, tiled, form);
   const Tensor y = make_view(f.y_storage, {B, T, C}, {T * C, C, 1}, 0);  // heads merged: [B, T, C]
   const AttentionBackward backward{q, k, v, scale, form, {}, {}, {}, {}};
-  Tensor out = attach(y, "causal_attention", {qkv}, [backward, qkv, weights = f.weights, tiled](const Tensor&,
-                                                                                               const Tensor& g) {
-    // The three gradients go straight into their places in [B, T, 3C]; a fresh buffer is written
-    // (=) by the backward with kept weights, which makes every element in one product.
+  Tensor out = attach(y, "causal_attention", {qkv}, [backward, qkv, weights = f.weights, tiled, C, KV](const Tensor&,
+                                                                                                       const Tensor& g) {
+    // The three gradients go straight into their places in [B, T, C + 2 KV]; a fresh buffer is
+    // written (=) by the backward with kept weights, which makes every element in one product.
     bool fresh = false;
     float* dqkv = tiled ? grad_sink(qkv) : grad_sink(qkv, fresh);
     if (!dqkv) return;
     AttentionBackward bw = backward;
-    const int64_t T = qkv.size(1), C3 = qkv.size(2), C = C3 / 3, hs = bw.q.size(3);
-    bw.dq = {dqkv, T * C3, hs, C3, fresh};
-    bw.dk = {dqkv + C, T * C3, hs, C3, fresh};
-    bw.dv = {dqkv + 2 * C, T * C3, hs, C3, fresh};
+    const int64_t T = qkv.size(1), W = qkv.size(2), hs = bw.q.size(3);
+    bw.dq = {dqkv, T * W, hs, W, fresh};
+    bw.dk = {dqkv + C, T * W, hs, W, fresh};
+    bw.dv = {dqkv + C + KV, T * W, hs, W, fresh};
     bw.dy = {g.data(), T * C, hs, C};  // the gradient is contiguous [B, T, C] = [B, T, nh, hs]
     run_backward(bw, weights, tiled);
   });

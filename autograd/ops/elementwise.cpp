@@ -146,6 +146,13 @@ Tensor sqrt(const Tensor& x) {
 Tensor sigmoid(const Tensor& x) {
   return unary(x, "sigmoid", stable_sigmoid, [](float, float y) { return y * (1.0f - y); });
 }
+Tensor silu(const Tensor& x) {  // x sigmoid(x); slope s (1 + x (1 - s)), s = sigmoid(x)
+  return unary(x, "silu", [](float v) { return v * stable_sigmoid(v); },
+               [](float v, float) {
+                 const float s = stable_sigmoid(v);
+                 return s * (1.0f + v * (1.0f - s));
+               });
+}
 Tensor pow(const Tensor& x, float p) {
   return unary(x, "pow", [p](float v) { return std::pow(v, p); },
                [p](float v, float) { return p == 0.0f ? 0.0f : p * std::pow(v, p - 1.0f); });

@@ -111,11 +111,12 @@ void layer_norm_row(const float* x, int64_t C, const float* weight, const float*
 Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, float eps) {
   OpTimer timer("layer_norm");
   const int64_t C = input.dim() ? input.shape().back() : 0;
-  if (input.dim() < 1 || weight.shape() != Shape{C} || bias.shape() != Shape{C})
+  if (input.dim() < 1 || weight.shape() != Shape{C} || (bias.defined() && bias.shape() != Shape{C}))
     throw std::invalid_argument(fmt::format("layer_norm: input {} needs weight and bias [{}], got {} and {}",
                                             to_string(input.shape()), C, to_string(weight.shape()),
-                                            to_string(bias.shape())));
-  const Tensor x = input.contiguous(), w = weight.contiguous(), b = bias.contiguous();
+                                            bias.defined() ? to_string(bias.shape()) : "none"));
+  // Without a bias: a zero one, which takes no gradient.
+  const Tensor x = input.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor::zeros({C});
   const int64_t rows = C ? x.numel() / C : 0;
   Tensor out = Tensor::empty(x.shape());
   auto mean = memory::make_shared<memory::Vector<float>>(rows);

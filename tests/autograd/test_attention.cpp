@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "gradcheck.h"
+#include "tinygpt/autograd/parallel.h"
 
 using namespace tinygpt;
 using tinygpt::testing::check_gradients;
@@ -116,6 +117,51 @@ TEST_CASE("attention from qkv: gradients, and the same bits as the split-and-vie
   }
   REQUIRE_THROWS_WITH(causal_self_attention(Tensor::ones({1, 2, 7}), 1), Catch::Contains("causal_self_attention") &&
                                                                                Catch::Contains("[1, 2, 7]"));
+}
+
+TEST_CASE("grouped-query attention: key/value heads shared by groups of query heads", "[attention][gqa][grad]") {
+  const int64_t B = 2, nh = 4, hs = 3, T = 9;
+  for (int64_t g : {1, 2}) {
+    INFO("key/value heads: " << g);
+    // Against ordinary attention on key/value heads repeated for each query head of their group.
+    const Tensor q = Tensor::uniform({B, nh, T, hs}, 1, -1, 1), k = Tensor::uniform({B, g, T, hs}, 2, -1, 1),
+                 v = Tensor::uniform({B, g, T, hs}, 3, -1, 1);
+    auto repeated = [&](const Tensor& t) {
+      std::vector<Tensor> heads;
+      for (int64_t h = 0; h < nh; ++h) heads.push_back(t.slice(1, h / (nh / g), h / (nh / g) + 1));
+      return concat(heads, 1);
+    };
+    require_close(causal_attention(q, k, v).y.to_vector(), unfused_attention(q, repeated(k), repeated(v)).to_vector(),
+                  1e-5);
+    for (AttentionMemory memory : {AttentionMemory::weights, AttentionMemory::tiled})
+      for (int64_t t : {int64_t{1}, int64_t{5}, int64_t{37}}) {
+        INFO("T = " << t);
+        check_gradients([&](const std::vector<Tensor>& in) { return causal_self_attention(in[0], nh, g, memory).y; },
+                        {Tensor::uniform({1, t, (nh + 2 * g) * hs}, 4, -1, 1)});
+      }
+    // The fused layout reads the same heads as the separate tensors, to the bit, and the shared
+    // heads' gradients do not depend on the number of threads.
+    const Tensor qkv = Tensor::uniform({B, T, (nh + 2 * g) * hs}, 5, -2, 2);
+    auto parts = [&](const Tensor& t, int64_t at, int64_t heads) {
+      return t.slice(2, at * hs, (at + heads) * hs).contiguous().view({B, T, heads, hs}).transpose(1, 2);
+    };
+    const std::vector<float> fused = causal_self_attention(qkv, nh, g).y.to_vector();
+    const Tensor apart = causal_attention(parts(qkv, 0, nh), parts(qkv, nh, g), parts(qkv, nh + g, g)).y;
+    REQUIRE(fused == apart.transpose(1, 2).reshape({B, T, nh * hs}).to_vector());
+    std::vector<std::vector<float>> grads;
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      Tensor in = Tensor::uniform({B, T, (nh + 2 * g) * hs}, 5, -2, 2).set_requires_grad(true);
+      causal_self_attention(in, nh, g).y.backward(Tensor::uniform({B, T, nh * hs}, 6, -1, 1));
+      grads.push_back(in.grad().to_vector());
+    }
+    set_num_threads(0);
+    REQUIRE(grads[0] == grads[1]);
+  }
+  REQUIRE_THROWS_WITH(causal_self_attention(Tensor::ones({1, 2, 21}), 4, 3),
+                      Catch::Contains("n_kv_head dividing n_head") && Catch::Contains("[1, 2, 21]"));
+  REQUIRE_THROWS_WITH(causal_attention(Tensor::ones({1, 4, 3, 2}), Tensor::ones({1, 3, 3, 2}), Tensor::ones({1, 3, 3, 2})),
+                      Catch::Contains("g dividing nh"));
 }
 
 TEST_CASE("attention, tiled: gradients for T = 1, 5 and 37 (several partial row blocks)", "[attention][grad]") {

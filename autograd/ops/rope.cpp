@@ -1,0 +1,81 @@
+// Rotary position embedding (RoPE), llama2.c's pairing: in each rotated head of size hs, the pair
+// (x[2i], x[2i+1]), i = 0 .. hs/2 - 1, of the token at position pos turns by the angle
+//   a = pos * theta^(-2i / hs):   (x0, x1) -> (x0 cos a - x1 sin a,  x0 sin a + x1 cos a)
+// so that the product of a query at position m with a key at position n depends on m - n only.
+// Backward turns the gradient back by -a. The angles are computed in double, then rounded.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/inference.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/detail/profile.h"
+
+namespace tinygpt {
+
+namespace {
+
+// cos and sin of each pair's angle at one position: cs[2i], cs[2i + 1].
+void rope_angles(int64_t pos, int64_t hs, float theta, float* cs) {
+  for (int64_t i = 0; i < hs / 2; ++i) {
+    const double angle =
+        static_cast<double>(pos) * std::pow(static_cast<double>(theta), -2.0 * static_cast<double>(i) / hs);
+    cs[2 * i] = static_cast<float>(std::cos(angle));
+    cs[2 * i + 1] = static_cast<float>(std::sin(angle));
+  }
+}
+
+// One position's row: the first `heads` heads turned by the angles cs (direction +1 forward, -1
+// back), the rest of the row as it is; written to y, or added to it. y may be x when writing.
+void turn_row(const float* x, int64_t D, int64_t heads, int64_t hs, const float* cs, float direction, float* y,
+              bool add) {
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < hs / 2; ++i) {
+      const float c = cs[2 * i], s = direction * cs[2 * i + 1];
+      const float x0 = x[h * hs + 2 * i], x1 = x[h * hs + 2 * i + 1];
+      const float y0 = x0 * c - x1 * s, y1 = x0 * s + x1 * c;
+      y[h * hs + 2 * i] = add ? y[h * hs + 2 * i] + y0 : y0;
+      y[h * hs + 2 * i + 1] = add ? y[h * hs + 2 * i + 1] + y1 : y1;
+    }
+  for (int64_t j = heads * hs; j < D; ++j) y[j] = add ? y[j] + x[j] : x[j];
+}
+
+}  // namespace
+
+void rope_row(float* x, int64_t heads, int64_t hs, int64_t pos, float theta, float* angles) {
+  rope_angles(pos, hs, theta, angles);
+  turn_row(x, heads * hs, heads, hs, angles, 1.0f, x, false);
+}
+
+Tensor rope(const Tensor& input, int64_t head_size, int64_t rotated_heads, float theta, int64_t start) {
+  OpTimer timer("rope");
+  const int64_t D = input.dim() >= 2 ? input.shape().back() : 0;
+  if (input.dim() < 2 || D == 0 || head_size <= 0 || head_size % 2 != 0 || rotated_heads < 0 || rotated_heads * head_size > D ||
+      !(theta > 0.0f) || start < 0)
+    throw std::invalid_argument(fmt::format("rope: input {} (need [..., T, D]) cannot rotate {} heads of size {} (even) "
+                                            "with theta {} from position {}",
+                                            to_string(input.shape()), rotated_heads, head_size, theta, start));
+  const Tensor x = input.contiguous();
+  const int64_t T = x.shape()[x.dim() - 2], rows = x.numel() / D, hs = head_size, heads = rotated_heads;
+  auto angles = memory::make_shared<memory::Vector<float>>(T * hs);  // [T, hs]: cos, sin of each pair
+  for (int64_t t = 0; t < T; ++t) rope_angles(start + t, hs, theta, angles->data() + t * hs);
+  Tensor out = Tensor::empty(x.shape());
+  parallel_for(rows, grain_for(2 * D), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      turn_row(x.data() + r * D, D, heads, hs, angles->data() + (r % T) * hs, 1.0f, out.data() + r * D, false);
+  });
+  return attach(out, "rope", {x}, [x, angles, rows, T, D, heads, hs](const Tensor&, const Tensor& g) {
+    bool fresh = false;
+    float* sink = grad_sink(x, fresh);
+    if (!sink) return;
+    parallel_for(rows, grain_for(2 * D), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        turn_row(g.data() + r * D, D, heads, hs, angles->data() + (r % T) * hs, -1.0f, sink + r * D, !fresh);
+    });
+  });
+}
+
+}  // namespace tinygpt

@@ -1,0 +1,56 @@
+// SwiGLU, Llama's feed-forward gate: a fused Linear's output x [..., 2H] holds the gate g (first H
+// columns) and the up projection u (last H) side by side, and
+//   y = silu(g) * u,   silu(g) = g / (1 + e^-g)                                  [..., H]
+//   dg = dy * u * silu'(g),  silu'(g) = s (1 + g (1 - s)),  s = 1 / (1 + e^-g);   du = dy * silu(g)
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/inference.h"
+#include "tinygpt/autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/detail/profile.h"
+
+namespace tinygpt {
+
+void swiglu_row(const float* gate_up, int64_t H, float* y) {
+  const float *g = gate_up, *u = gate_up + H;
+  for (int64_t j = 0; j < H; ++j) y[j] = g[j] / (1.0f + vector_exp(-g[j])) * u[j];
+}
+
+Tensor swiglu(const Tensor& input) {
+  OpTimer timer("swiglu");
+  const int64_t H2 = input.dim() ? input.shape().back() : 0;
+  if (input.dim() < 1 || H2 % 2 != 0 || H2 == 0)
+    throw std::invalid_argument(fmt::format("swiglu: input {} needs a last axis of 2H (gate, then up projection)",
+                                            to_string(input.shape())));
+  const Tensor x = input.contiguous();
+  const int64_t H = H2 / 2, rows = x.numel() / H2;
+  Shape shape = x.shape();
+  shape.back() = H;
+  Tensor out = Tensor::empty(shape);
+  parallel_for(rows, grain_for(4 * H), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) swiglu_row(x.data() + r * H2, H, out.data() + r * H);
+  });
+  return attach(out, "swiglu", {x}, [x, rows, H](const Tensor&, const Tensor& dy) {
+    bool fresh = false;
+    float* sink = grad_sink(x, fresh);
+    if (!sink) return;
+    parallel_for(rows, grain_for(8 * H), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float *g = x.data() + r * 2 * H, *u = g + H, *d = dy.data() + r * H;
+        float *dg = sink + r * 2 * H, *du = dg + H;
+        for (int64_t j = 0; j < H; ++j) {
+          const float s = 1.0f / (1.0f + vector_exp(-g[j]));
+          const float grad_g = d[j] * u[j] * s * (1.0f + g[j] * (1.0f - s)), grad_u = d[j] * g[j] * s;
+          dg[j] = fresh ? grad_g : dg[j] + grad_g;
+          du[j] = fresh ? grad_u : du[j] + grad_u;
+        }
+      }
+    });
+  });
+}
+
+}  // namespace tinygpt
