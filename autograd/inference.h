@@ -6,7 +6,8 @@
 
 namespace tinygpt {
 
-// y = (x - mean) * rstd * weight + bias over one row of C (layer_norm's forward, ops/layernorm.cpp).
+// y = (x - mean) * rstd * weight + bias over one row of C (layer_norm's forward, ops/layernorm.cpp);
+// bias null: none.
 void layer_norm_row(const float* x, int64_t C, const float* weight, const float* bias, float eps, float* y);
 
 // y = x * rstd * weight, rstd = 1 / sqrt(mean(x²) + eps), over one row of C (rms_norm's forward).

@@ -84,7 +84,7 @@ int main(int argc, char** argv) try {
   std::vector<int32_t> positions(T);
   for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(t);
   const std::vector<Part> parts = {
-      {"embedding (wte + wpe)", 1, [&] { return model.wte.forward(ids, {B, T}) + model.wpe.forward(positions, {T}); }},
+      {"embedding (wte + wpe)", 1, [&] { return model.wte.forward(ids, {B, T}) + model.wpe->forward(positions, {T}); }},
       {"layer norm", 2 * c.n_layer + 1, [&] { return block.ln_1.forward(x); }},
       {"attention: c_attn", c.n_layer, [&] { return block.attn.c_attn.forward(x); }},
       {"attention: heads (QK^T, softmax, PV)", c.n_layer,

@@ -32,24 +32,28 @@ AttentionSteps attention_steps(nn::GPT& model, const data::Tokenizer& tokenizer,
   const auto no_dropout = [](const Tensor& t) { return t; };
   Tensor x = model.embed(ids, 1, static_cast<int64_t>(ids.size()));  // [1, T, C]
   for (int64_t l = 0; l < layer; ++l) x = model.h[l]->forward(x, no_dropout);
-  // CausalSelfAttention::forward, opened up: c_attn makes Q, K and V for every head at once.
-  const Tensor qkv = model.h[layer]->attn.c_attn.forward(model.h[layer]->ln_1.forward(x));  // [1, T, 3C]
-  AttentionSteps s = head_steps(qkv, causal_self_attention(qkv, config.n_head, AttentionMemory::weights),
-                                config.n_head, head);
+  // CausalSelfAttention::forward, opened up: c_attn makes Q, K and V for every head at once (turned
+  // by position with RoPE).
+  const Tensor qkv = model.h[layer]->attn.qkv(model.h[layer]->ln_1.forward(x));  // [1, T, (nh + 2 g) d_k]
+  AttentionSteps s = head_steps(
+      qkv, causal_self_attention(qkv, config.n_head, config.kv_heads(), AttentionMemory::weights), config.n_head,
+      config.kv_heads(), head);
   s.ids = ids;
   s.tokens = token_views(tokenizer, ids);
   s.layer = layer;
   return s;
 }
 
-AttentionSteps head_steps(const Tensor& qkv, const AttentionResult& result, int64_t n_head, int64_t head) {
-  const int64_t T = qkv.size(1), C = qkv.size(2) / 3, d = C / n_head;
+AttentionSteps head_steps(const Tensor& qkv, const AttentionResult& result, int64_t n_head, int64_t n_kv_head,
+                          int64_t head) {
+  const int64_t T = qkv.size(1), d = qkv.size(2) / (n_head + 2 * n_kv_head), C = n_head * d, KV = n_kv_head * d;
+  const int64_t kv = head / (n_head / n_kv_head);  // the key/value head this query head reads
   AttentionSteps s;
   s.head = head;
   s.d_k = d;
-  s.q = columns(qkv, head * d, d);          // [T, d_k]
-  s.k = columns(qkv, C + head * d, d);      // [T, d_k]
-  s.v = columns(qkv, 2 * C + head * d, d);  // [T, d_k]
+  s.q = columns(qkv, head * d, d);            // [T, d_k]
+  s.k = columns(qkv, C + kv * d, d);          // [T, d_k]
+  s.v = columns(qkv, C + KV + kv * d, d);     // [T, d_k]
   s.output = columns(result.y, head * d, d);  // [T, d_k]: the heads are merged side by side in y
   s.weights = result.weights.slice(1, head, head + 1).contiguous().to_vector();  // [T, T] of [1, nh, T, T]
 

@@ -34,7 +34,8 @@ AttentionSteps attention_steps(nn::GPT& model, const data::Tokenizer& tokenizer,
 // The steps of `head` (ids, tokens and layer left empty) from its layer's c_attn output qkv
 // [1, T, 3C] and causal_self_attention's result on it, its weights kept: attention_steps and
 // `tinygpt explain` both take the heads apart here.
-AttentionSteps head_steps(const Tensor& qkv, const AttentionResult& result, int64_t n_head, int64_t head);
+AttentionSteps head_steps(const Tensor& qkv, const AttentionResult& result, int64_t n_head, int64_t n_kv_head,
+                          int64_t head);
 
 // The steps as text tables: Q, K, V and the output show their first `dims` columns.
 std::string attention_steps_text(const AttentionSteps& steps, int64_t dims);

@@ -118,7 +118,7 @@ void add_heads(Arrays& a, const std::string& prefix, const Tensor& qkv, const At
   if (!steps) return;
   std::vector<float> scores, scaled;
   for (int64_t h = 0; h < n_head; ++h) {
-    const AttentionSteps s = head_steps(qkv, result, n_head, h);
+    const AttentionSteps s = head_steps(qkv, result, n_head, n_head, h);
     scores.insert(scores.end(), s.scores.begin(), s.scores.end());
     scaled.insert(scaled.end(), s.scaled.begin(), s.scaled.end());
   }
@@ -142,7 +142,7 @@ std::string walk(nn::GPT& model, const std::vector<int32_t>& ids, bool full, con
   if (full) {
     a.add("wte", model.wte.forward(ids, {1, T}));
     const std::vector<int32_t> positions = [&] { std::vector<int32_t> p(T); std::iota(p.begin(), p.end(), 0); return p; }();
-    a.add("wpe", model.wpe.forward(positions, {1, T}));
+    a.add("wpe", model.wpe->forward(positions, {1, T}));
     a.add("x0", x);
   }
   for (int64_t l = 0; l < c.n_layer; ++l) {
@@ -287,6 +287,12 @@ std::vector<int64_t> explain_layers(const nn::GPTConfig& c, int64_t T, int64_t s
 ExplainPage explain_page(const ExplainInput& in) {
   nn::GPT& model = *in.main.model;
   const nn::GPTConfig& c = model.config();
+  if (!c.gpt2_shaped())  // the page draws wpe, LayerNorm's γ and β, GELU and full heads
+    throw std::invalid_argument(fmt::format(
+        "explain: the page opens up GPT-2-shaped models; this one has norm {}, position {}, mlp {}, {} key/value "
+        "heads, bias {}, tied output {} (attention --steps and --trace show every model)",
+        nn::name(c.norm), nn::name(c.position), nn::name(c.mlp), c.kv_heads(), c.bias ? "on" : "off",
+        c.tie_embeddings ? "yes" : "no"));
   ExplainPage page;
   std::vector<int32_t> ids = in.tokenizer->encode(in.text, "--text");
   if (ids.empty()) throw std::invalid_argument("explain: --text is empty: give at least one character");

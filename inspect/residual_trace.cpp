@@ -35,7 +35,7 @@ ResidualTrace residual_trace(nn::GPT& model, const data::Tokenizer& tokenizer, c
   model.eval();
   // GPT::forward in eval mode, one addition to the residual stream at a time.
   Tensor x = model.embed(ids, 1, T);  // [1, T, C]
-  trace.stages.push_back({"embedding: wte[token] + wpe[position]", norm_at(x, position), 0});
+  trace.stages.push_back({model.wpe ? "embedding: wte[token] + wpe[position]" : "embedding: wte[token]", norm_at(x, position), 0});
   for (size_t l = 0; l < model.h.size(); ++l) {
     nn::Block& block = *model.h[l];
     const Tensor attended = block.attn.forward(block.ln_1.forward(x));  // tokens gather context
@@ -49,7 +49,7 @@ ResidualTrace residual_trace(nn::GPT& model, const data::Tokenizer& tokenizer, c
   trace.stages.push_back({"ln_f(x)", norm_at(last, 0), 0});
 
   // The tied output layer, as GPT::forward: logits = ln_f(x) wteᵀ, then softmax in double.
-  const std::vector<float> logits = matmul(last, model.wte.weight.transpose(0, 1)).to_vector();  // [V]
+  const std::vector<float> logits = matmul(last, model.output_weight().transpose(0, 1)).to_vector();  // [V]
   const double peak = *std::max_element(logits.begin(), logits.end());
   std::vector<double> p(logits.size());
   double sum = 0;

@@ -18,6 +18,18 @@ class GELU : public Module {  // the tanh approximation (as GPT-2's)
   Tensor forward(const Tensor& x) const { return gelu(x); }
 };
 
+class SiLU : public Module {  // x * sigmoid(x), also called swish
+ public:
+  Tensor forward(const Tensor& x) const { return silu(x); }
+};
+
+// [..., 2H] -> [..., H]: silu(gate) * up, the gate and the up projection side by side (one Linear
+// of 2H outputs makes both, as the GPT's mlp.c_fc does).
+class SwiGLU : public Module {
+ public:
+  Tensor forward(const Tensor& x) const { return swiglu(x); }
+};
+
 class Tanh : public Module {
  public:
   Tensor forward(const Tensor& x) const { return tanh(x); }

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/random.h"
 
 namespace tinygpt::nn {
@@ -27,54 +28,159 @@ void GPTConfig::validate() const {
                     n_head));
   if (!(dropout >= 0.0f && dropout < 1.0f))
     throw std::invalid_argument(fmt::format("GPT config: dropout {} is not in [0, 1)", dropout));
+  if (ffn_hidden != 0) in_range(ffn_hidden, "ffn_hidden", 4 * kMaxEmbd);
+  if (n_kv_head != 0) in_range(n_kv_head, "n_kv_head", kMaxHeads);
+  if (n_head % kv_heads() != 0)
+    throw std::invalid_argument(fmt::format("GPT config: n_kv_head {} does not divide n_head {} (each key/value head "
+                                            "serves n_head / n_kv_head query heads)",
+                                            kv_heads(), n_head));
+  if (position == PositionKind::rope && head_size() % 2 != 0)
+    throw std::invalid_argument(fmt::format("GPT config: RoPE turns pairs, but the head size n_embd / n_head = {} is odd",
+                                            head_size()));
+  if (!(norm_eps > 0.0f && std::isfinite(norm_eps)))
+    throw std::invalid_argument(fmt::format("GPT config: norm_eps {} is not a positive number", norm_eps));
+  if (!(rope_theta > 0.0f && std::isfinite(rope_theta)))
+    throw std::invalid_argument(fmt::format("GPT config: rope_theta {} is not a positive number", rope_theta));
 }
 
+bool GPTConfig::gpt2_shaped() const {
+  return norm == NormKind::layernorm && norm_eps == 1e-5f && position == PositionKind::learned &&
+         rope_theta == 10000.0f && mlp == MlpKind::gelu && hidden() == 4 * n_embd && kv_heads() == n_head && bias &&
+         tie_embeddings;
+}
+
+int64_t llama_hidden(int64_t n_embd, int64_t multiple_of) {
+  const int64_t two_thirds = 2 * (4 * n_embd) / 3;
+  return (two_thirds + multiple_of - 1) / multiple_of * multiple_of;
+}
+
+GPTConfig llama_style(GPTConfig c, int64_t multiple_of) {
+  c.norm = NormKind::rmsnorm;
+  c.position = PositionKind::rope;
+  c.mlp = MlpKind::swiglu;
+  if (c.ffn_hidden == 0) c.ffn_hidden = llama_hidden(c.n_embd, multiple_of);
+  c.bias = false;
+  c.tie_embeddings = true;
+  return c;
+}
+
+namespace {
+template <class Kind>
+Kind parse_kind(const std::string& text, const char* what, std::initializer_list<Kind> kinds) {
+  for (Kind k : kinds)
+    if (text == name(k)) return k;
+  std::string names;
+  for (Kind k : kinds) names += (names.empty() ? "" : " or ") + std::string(name(k));
+  throw std::invalid_argument(fmt::format("unknown {} '{}' (expected {})", what, text, names));
+}
+}  // namespace
+
+const char* name(NormKind kind) { return kind == NormKind::layernorm ? "layernorm" : "rmsnorm"; }
+const char* name(PositionKind kind) { return kind == PositionKind::learned ? "learned" : "rope"; }
+const char* name(MlpKind kind) { return kind == MlpKind::gelu ? "gelu" : "swiglu"; }
+NormKind parse_norm(const std::string& text) {
+  return parse_kind(text, "norm", {NormKind::layernorm, NormKind::rmsnorm});
+}
+PositionKind parse_position(const std::string& text) {
+  return parse_kind(text, "position", {PositionKind::learned, PositionKind::rope});
+}
+MlpKind parse_mlp(const std::string& text) { return parse_kind(text, "mlp", {MlpKind::gelu, MlpKind::swiglu}); }
+
 std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& c) {
-  const int64_t C = c.n_embd;
-  std::vector<std::pair<std::string, Shape>> out = {{"transformer.wte.weight", {c.vocab_size, C}},
-                                                    {"transformer.wpe.weight", {c.block_size, C}}};
-  const std::vector<std::pair<std::string, Shape>> block = {
-      {"ln_1.weight", {C}},          {"ln_1.bias", {C}},          {"attn.c_attn.weight", {3 * C, C}},
-      {"attn.c_attn.bias", {3 * C}}, {"attn.c_proj.weight", {C, C}}, {"attn.c_proj.bias", {C}},
-      {"ln_2.weight", {C}},          {"ln_2.bias", {C}},          {"mlp.c_fc.weight", {4 * C, C}},
-      {"mlp.c_fc.bias", {4 * C}},    {"mlp.c_proj.weight", {C, 4 * C}}, {"mlp.c_proj.bias", {C}}};
-  for (int64_t i = 0; i < c.n_layer; ++i)
-    for (const auto& [name, shape] : block) out.emplace_back(fmt::format("transformer.h.{}.{}", i, name), shape);
-  out.emplace_back("transformer.ln_f.weight", Shape{C});
-  out.emplace_back("transformer.ln_f.bias", Shape{C});
+  const int64_t C = c.n_embd, H = c.hidden(), qkv = (c.n_head + 2 * c.kv_heads()) * c.head_size();
+  const int64_t fc = c.mlp == MlpKind::swiglu ? 2 * H : H;
+  const bool norm_bias = c.bias && c.norm == NormKind::layernorm;
+  std::vector<std::pair<std::string, Shape>> out = {{"transformer.wte.weight", {c.vocab_size, C}}};
+  if (c.position == PositionKind::learned) out.emplace_back("transformer.wpe.weight", Shape{c.block_size, C});
+  auto norm = [&](const std::string& prefix) {
+    out.emplace_back(prefix + ".weight", Shape{C});
+    if (norm_bias) out.emplace_back(prefix + ".bias", Shape{C});
+  };
+  auto linear = [&](const std::string& prefix, int64_t out_features, int64_t in_features) {
+    out.emplace_back(prefix + ".weight", Shape{out_features, in_features});
+    if (c.bias) out.emplace_back(prefix + ".bias", Shape{out_features});
+  };
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    const std::string block = fmt::format("transformer.h.{}.", i);
+    norm(block + "ln_1");
+    linear(block + "attn.c_attn", qkv, C);
+    linear(block + "attn.c_proj", C, C);
+    norm(block + "ln_2");
+    linear(block + "mlp.c_fc", fc, C);
+    linear(block + "mlp.c_proj", C, H);
+  }
+  norm("transformer.ln_f");
+  if (!c.tie_embeddings) out.emplace_back("lm_head.weight", Shape{c.vocab_size, C});
   return out;
+}
+
+// ---- Norm --------------------------------------------------------------------------------------
+
+Norm::Norm(const GPTConfig& c) : kind_(c.norm), eps_(c.norm_eps) {
+  weight = register_parameter("weight", Tensor::ones({c.n_embd}));
+  if (c.bias && kind_ == NormKind::layernorm) bias = register_parameter("bias", Tensor::zeros({c.n_embd}));
+}
+
+Tensor Norm::forward(const Tensor& x) const {
+  return kind_ == NormKind::layernorm ? layer_norm(x, weight, bias, eps_) : rms_norm(x, weight, eps_);
+}
+
+void Norm::forward_row(const float* x, float* y) const {
+  const int64_t C = weight.numel();
+  if (kind_ == NormKind::rmsnorm) return rms_norm_row(x, C, weight.data(), eps_, y);
+  layer_norm_row(x, C, weight.data(), bias.defined() ? bias.data() : nullptr, eps_, y);
+}
+
+void Norm::reset_parameters(uint64_t) {
+  weight.fill_(1.0f);
+  if (bias.defined()) bias.fill_(0.0f);
 }
 
 // ---- MLP -------------------------------------------------------------------------------------
 
-MLP::MLP(const GPTConfig& c, Init init) : c_fc(c.n_embd, 4 * c.n_embd, true, 0, init), c_proj(4 * c.n_embd, c.n_embd, true, 0, init) {
+MLP::MLP(const GPTConfig& c, Init init)
+    : c_fc(c.n_embd, (c.mlp == MlpKind::swiglu ? 2 : 1) * c.hidden(), c.bias, 0, init),
+      c_proj(c.hidden(), c.n_embd, c.bias, 0, init),
+      kind_(c.mlp) {
   register_module("c_fc", c_fc);
   register_module("c_proj", c_proj);
 }
 
 Tensor MLP::forward(const Tensor& x) const {
-  return c_proj.forward(gelu(c_fc.forward(x)));  // [B, T, C] -> [B, T, 4C] -> [B, T, C]
+  const Tensor h = c_fc.forward(x);  // [B, T, H] (gelu) or [B, T, 2H]: the gate, then the up projection
+  return c_proj.forward(kind_ == MlpKind::swiglu ? swiglu(h) : gelu(h));  // [B, T, H] -> [B, T, C]
 }
 
 // ---- CausalSelfAttention -----------------------------------------------------------------------
 
 CausalSelfAttention::CausalSelfAttention(const GPTConfig& c, Init init)
-    : c_attn(c.n_embd, 3 * c.n_embd, true, 0, init), c_proj(c.n_embd, c.n_embd, true, 0, init), n_head_(c.n_head) {
+    : c_attn(c.n_embd, (c.n_head + 2 * c.kv_heads()) * c.head_size(), c.bias, 0, init),
+      c_proj(c.n_embd, c.n_embd, c.bias, 0, init),
+      n_head_(c.n_head),
+      n_kv_head_(c.kv_heads()),
+      rope_(c.position == PositionKind::rope),
+      rope_theta_(c.rope_theta) {
   register_module("c_attn", c_attn);
   register_module("c_proj", c_proj);
 }
 
+Tensor CausalSelfAttention::qkv(const Tensor& x) const {
+  const Tensor qkv = c_attn.forward(x);  // [B, T, (nh + 2 g) hs]: queries, keys, values side by side
+  if (!rope_) return qkv;
+  // Each query and key head turns by its token's position; the values pass through.
+  return rope(qkv, c_attn.weight.size(0) / (n_head_ + 2 * n_kv_head_), n_head_ + n_kv_head_, rope_theta_);
+}
+
 Tensor CausalSelfAttention::forward(const Tensor& x) {
-  const Tensor qkv = c_attn.forward(x);  // [B, T, 3C]: query, key, value side by side
-  // Each of the n_head heads attends over its C / n_head slice of them; heads merged: [B, T, C].
-  AttentionResult att = causal_self_attention(qkv, n_head_, memory_);
+  // Each query head attends over the keys and values of its group's head; heads merged: [B, T, C].
+  AttentionResult att = causal_self_attention(qkv(x), n_head_, n_kv_head_, memory_);
   weights_ = att.weights;  // [B, nh, T, T]
   return c_proj.forward(att.y);
 }
 
 // ---- Block -------------------------------------------------------------------------------------
 
-Block::Block(const GPTConfig& c, Init init) : ln_1(c.n_embd), attn(c, init), ln_2(c.n_embd), mlp(c, init) {
+Block::Block(const GPTConfig& c, Init init) : ln_1(c), attn(c, init), ln_2(c), mlp(c, init) {
   register_module("ln_1", ln_1);
   register_module("attn", attn);
   register_module("ln_2", ln_2);
@@ -103,16 +209,17 @@ std::shared_ptr<GPT> GPT::unwritten(const GPTConfig& config) {
 
 GPT::GPT(const GPTConfig& c, uint64_t seed, Init init)
     : wte(validated(c).vocab_size, c.n_embd, 0, init),  // a bad config fails before anything is allocated
-      wpe(c.block_size, c.n_embd, 0, init),
-      ln_f(c.n_embd),
+      ln_f(c),
       config_(c),
       dropout_seed_(0) {
   set_dropout_seed(seed);
   register_module("transformer.wte", wte);
-  register_module("transformer.wpe", wpe);
+  if (c.position == PositionKind::learned)
+    wpe = &add_module<Embedding>("transformer.wpe", c.block_size, c.n_embd, 0, init);
   for (int64_t i = 0; i < c.n_layer; ++i)
     h.push_back(&add_module<Block>(fmt::format("transformer.h.{}", i), c, init));
   register_module("transformer.ln_f", ln_f);
+  if (!c.tie_embeddings) lm_head = &add_module<Linear>("lm_head", c.n_embd, c.vocab_size, false, 0, init);
 }
 
 void GPT::init_weights(uint64_t seed) {
@@ -124,7 +231,7 @@ void GPT::init_weights(uint64_t seed) {
   for (auto& [name, p] : named_parameters()) {
     const uint64_t p_seed = splitmix64(seed + 0x9e37 * ++index);  // each tensor its own stream
     if (ends_with(name, ".bias")) p.fill_(0.0f);
-    else if (name.find(".ln_") != std::string::npos) p.fill_(1.0f);  // LayerNorm weights
+    else if (name.find(".ln_") != std::string::npos) p.fill_(1.0f);  // norm weights
     else if (ends_with(name, "c_proj.weight")) p.normal_(p_seed, residual_std);
     else p.normal_(p_seed, 0.02f);
   }
@@ -154,10 +261,10 @@ Tensor GPT::embed(std::span<const int32_t> idx, int64_t B, int64_t T) {
     if (idx[i] < 0 || idx[i] >= config_.vocab_size)
       throw std::out_of_range(fmt::format("GPT: token id {} at position {} is out of range for vocab_size {}",
                                           idx[i], i, config_.vocab_size));
+  if (!wpe) return dropout_(wte.forward(idx, {B, T}));  // RoPE: positions enter inside attention
   memory::Vector<int32_t> positions(T);
   std::iota(positions.begin(), positions.end(), 0);
-
-  return dropout_(wte.forward(idx, {B, T}) + wpe.forward(positions, {T}));  // [B, T, C]
+  return dropout_(wte.forward(idx, {B, T}) + wpe->forward(positions, {T}));  // [B, T, C]
 }
 
 GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets) {
@@ -166,9 +273,9 @@ GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::
   for (auto& block : h) x = block->forward(x, residual_dropout);
   x = ln_f.forward(x);
   GPTOutput out;
-  // [B, T, V], tied to the token embedding: x Wᵀ with W = wte [V, C] read in place, and its
-  // gradient written straight into wte's (a transposed view would pass it through a [C, V] copy).
-  out.logits = linear(x, wte.weight, Tensor());
+  // [B, T, V]: x Wᵀ with W = wte [V, C] (tied) or lm_head's, read in place, and its gradient
+  // written straight into W's (a transposed view would pass it through a [C, V] copy).
+  out.logits = linear(x, output_weight(), Tensor());
   if (!targets.empty()) {
     if (static_cast<int64_t>(targets.size()) != B * T)
       throw std::invalid_argument(fmt::format("GPT: {} targets for {} positions", targets.size(), B * T));

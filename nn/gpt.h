@@ -3,6 +3,9 @@
 //   x = wte[idx] + wpe[0..T-1]
 //   per block: x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
 //   logits = ln_f(x) wteᵀ  (the output layer is tied to the token embedding)
+// and the Llama family's pieces, each switched on by the config on its own (docs/architectures.md):
+// RMSNorm for LayerNorm, rotary positions (RoPE) for wpe, SwiGLU for the GELU MLP, fewer key/value
+// heads than query heads (grouped-query attention), no biases, an output layer of its own.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +23,10 @@ namespace tinygpt::nn {
 constexpr int64_t kMaxVocab = int64_t{1} << 24, kMaxBlock = 65536, kMaxLayers = 1024, kMaxHeads = 1024,
                   kMaxEmbd = 65536;
 
+enum class NormKind { layernorm, rmsnorm };
+enum class PositionKind { learned, rope };  // a wpe table, or queries and keys turned by position
+enum class MlpKind { gelu, swiglu };
+
 struct GPTConfig {
   int64_t vocab_size = 65;
   int64_t block_size = 64;  // longest context
@@ -27,27 +34,83 @@ struct GPTConfig {
   int64_t n_head = 4;
   int64_t n_embd = 128;
   float dropout = 0.0f;
-  // Throws on a size outside [1, its kMax], n_embd % n_head != 0, dropout outside [0, 1).
+  // The Llama family's settings (SPEC.md, format_version 3); each default is GPT-2's.
+  NormKind norm = NormKind::layernorm;
+  float norm_eps = 1e-5f;
+  PositionKind position = PositionKind::learned;
+  float rope_theta = 10000.0f;
+  MlpKind mlp = MlpKind::gelu;
+  int64_t ffn_hidden = 0;      // the MLP's hidden width H; 0: 4 n_embd
+  int64_t n_kv_head = 0;       // key/value heads, dividing n_head (1: multi-query); 0: n_head
+  bool bias = true;            // on every Linear and LayerNorm
+  bool tie_embeddings = true;  // logits = ln_f(x) wteᵀ; false: an lm_head [V, C] of its own
+
+  int64_t hidden() const { return ffn_hidden ? ffn_hidden : 4 * n_embd; }
+  int64_t kv_heads() const { return n_kv_head ? n_kv_head : n_head; }
+  int64_t head_size() const { return n_embd / n_head; }
+  // Every Llama-family setting at its default: a GPT-2, stored as format_version 1 or 2.
+  bool gpt2_shaped() const;
+  // Throws on a size outside [1, its kMax], n_embd % n_head != 0, n_head % n_kv_head != 0, an odd
+  // head size with RoPE, dropout outside [0, 1), an eps or theta that is not positive and finite.
   void validate() const;
 };
+
+// llama2.c's model on these sizes: RMSNorm, RoPE, SwiGLU whose width is 2/3 of 4C rounded up to
+// a multiple of `multiple_of` (unless ffn_hidden is set), no biases, the output layer tied to wte.
+GPTConfig llama_style(GPTConfig sizes, int64_t multiple_of = 32);
+int64_t llama_hidden(int64_t n_embd, int64_t multiple_of = 32);
+
+const char* name(NormKind kind);  // "layernorm", "rmsnorm"; parse_* throw on other names
+const char* name(PositionKind kind);
+const char* name(MlpKind kind);
+NormKind parse_norm(const std::string& name);
+PositionKind parse_position(const std::string& name);
+MlpKind parse_mlp(const std::string& name);
 
 // The names and shapes of a GPT's parameters for `config`, in named_parameters() order, without
 // building one: a checkpoint's datasets are checked against them before a model is allocated.
 std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& config);
 
-// Feed-forward: c_fc (C -> 4C), GELU (tanh), c_proj (4C -> C).
+// The normalization before each sublayer and at the end: LayerNorm (GPT-2's; with a bias when
+// the config has biases) or RMSNorm (Llama's: weight only).
+class Norm : public Module {
+ public:
+  explicit Norm(const GPTConfig& config);
+  Tensor forward(const Tensor& x) const;  // [..., C] -> [..., C]
+  void forward_row(const float* x, float* y) const;  // one position, as forward computes it
+  void reset_parameters(uint64_t seed) override;
+  NormKind kind() const { return kind_; }
+  float eps() const { return eps_; }
+  Tensor weight, bias;  // bias undefined without one
+
+ private:
+  NormKind kind_;
+  float eps_;
+};
+
+// Feed-forward, each token on its own. gelu: c_fc (C -> H), GELU (tanh), c_proj (H -> C).
+// swiglu: c_fc (C -> 2H: the gate, then the up projection), silu(gate) * up, c_proj (H -> C).
 class MLP : public Module {
  public:
   explicit MLP(const GPTConfig& config, Init init = Init::pytorch);
   Tensor forward(const Tensor& x) const;  // [B, T, C] -> [B, T, C]
+  MlpKind kind() const { return kind_; }
   Linear c_fc, c_proj;
+
+ private:
+  MlpKind kind_;
 };
 
-// Masked multi-head self-attention: c_attn makes query, key and value for every head at once.
+// Masked multi-head self-attention: c_attn makes query, key and value for every head at once
+// (n_head query heads, then n_kv_head key heads and as many value heads); with RoPE the queries
+// and keys are turned by their positions before they meet.
 class CausalSelfAttention : public Module {
  public:
   explicit CausalSelfAttention(const GPTConfig& config, Init init = Init::pytorch);
   Tensor forward(const Tensor& x);          // [B, T, C] -> [B, T, C]
+  // The queries, keys and values the heads attend with: c_attn(x), turned by RoPE where the config
+  // says so. [B, T, (n_head + 2 n_kv_head) hs]
+  Tensor qkv(const Tensor& x) const;
   const Tensor& weights() const { return weights_; }  // [B, nh, T, T] of the last forward
   // automatic: the weights are kept below T = 512 and recomputed in backward from there on
   // (ops.h); weights: always kept, so that weights() can show them.
@@ -55,19 +118,21 @@ class CausalSelfAttention : public Module {
   Linear c_attn, c_proj;
 
  private:
-  int64_t n_head_;
+  int64_t n_head_, n_kv_head_;
+  bool rope_;
+  float rope_theta_;
   AttentionMemory memory_ = AttentionMemory::automatic;
   Tensor weights_;
 };
 
-// Pre-LayerNorm transformer block with two residual connections.
+// Pre-norm transformer block with two residual connections.
 class Block : public Module {
  public:
   explicit Block(const GPTConfig& config, Init init = Init::pytorch);
   Tensor forward(const Tensor& x, const std::function<Tensor(const Tensor&)>& residual_dropout);
-  LayerNorm ln_1;
+  Norm ln_1;
   CausalSelfAttention attn;
-  LayerNorm ln_2;
+  Norm ln_2;
   MLP mlp;
 };
 
@@ -85,14 +150,15 @@ class GPT : public Module {
   const GPTConfig& config() const { return config_; }
 
   // GPT-2's initialization from a seed: weights N(0, 0.02), the residual projections
-  // (attn.c_proj, mlp.c_proj) N(0, 0.02 / sqrt(2 n_layer)), biases 0, LayerNorm weight 1, bias 0.
+  // (attn.c_proj, mlp.c_proj) N(0, 0.02 / sqrt(2 n_layer)), biases 0, norm weights 1.
   void init_weights(uint64_t seed);
   void reset_parameters(uint64_t seed) override { init_weights(seed); }
 
   // idx, targets: B*T token ids, row-major [B, T]; 1 <= T <= block_size.
   GPTOutput forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets = {});
   // The residual stream's start, forward's first step: x = wte[idx] + wpe[0..T-1], [B, T, C]
-  // (dropout applied while training). The blocks, ln_f and the tied output layer follow.
+  // (wte[idx] alone with RoPE; dropout applied while training). The blocks, ln_f and the output
+  // layer follow.
   Tensor embed(std::span<const int32_t> idx, int64_t B, int64_t T);
 
   // After a forward pass: the attention weights of `layer`, [B, nh, T, T]; row i of head h of
@@ -107,9 +173,14 @@ class GPT : public Module {
   void set_dropout_seed(uint64_t seed);  // the seed given to the constructor sets it too
   void set_dropout(float p);             // a training setting, not part of a checkpoint's /config
 
-  Embedding wte, wpe;
-  std::vector<Block*> h;  // the blocks, owned by the module tree
-  LayerNorm ln_f;
+  // The output layer's weight [V, C]: wte's, or lm_head's when untied.
+  const Tensor& output_weight() const { return lm_head ? lm_head->weight : wte.weight; }
+
+  Embedding wte;
+  Embedding* wpe = nullptr;  // learned positions only; owned by the module tree, as h and lm_head
+  std::vector<Block*> h;
+  Norm ln_f;
+  Linear* lm_head = nullptr;  // untied only
 
  private:
   GPT(const GPTConfig& config, uint64_t seed, Init init);  // every layer built, none written

@@ -31,14 +31,18 @@ Tensor Embedding::forward(std::span<const int32_t> ids, const Shape& ids_shape) 
   return embedding(weight, ids, ids_shape);
 }
 
-LayerNorm::LayerNorm(int64_t dim, float eps) : eps_(eps) {
+LayerNorm::LayerNorm(int64_t dim, float eps, bool has_bias) : eps_(eps) {
   weight = register_parameter("weight", Tensor::ones({dim}));
-  bias = register_parameter("bias", Tensor::zeros({dim}));
+  if (has_bias) bias = register_parameter("bias", Tensor::zeros({dim}));
 }
 
 void LayerNorm::reset_parameters(uint64_t) {
   init::ones_(weight);
-  init::zeros_(bias);
+  if (bias.defined()) init::zeros_(bias);
 }
+
+RMSNorm::RMSNorm(int64_t dim, float eps) : eps_(eps) { weight = register_parameter("weight", Tensor::ones({dim})); }
+
+void RMSNorm::reset_parameters(uint64_t) { init::ones_(weight); }
 
 }  // namespace tinygpt::nn

@@ -1,5 +1,5 @@
 #pragma once
-// The basic layers: Linear, Embedding, LayerNorm. Each starts with PyTorch's default
+// The basic layers: Linear, Embedding, LayerNorm, RMSNorm. Each starts with PyTorch's default
 // initialization, drawn from `seed` (reset_parameters draws it again from another seed).
 #include <cstdint>
 #include <span>
@@ -31,14 +31,28 @@ class Embedding : public Module {
   Tensor weight;
 };
 
-// Normalizes the last axis, then scales by weight (starts at 1) and shifts by bias (starts at 0).
+// Normalizes the last axis, then scales by weight (starts at 1) and shifts by bias (starts at 0;
+// none when constructed without one).
 class LayerNorm : public Module {
  public:
-  explicit LayerNorm(int64_t dim, float eps = 1e-5f);
+  explicit LayerNorm(int64_t dim, float eps = 1e-5f, bool bias = true);
   Tensor forward(const Tensor& x) const { return layer_norm(x, weight, bias, eps_); }
   void reset_parameters(uint64_t seed) override;
   float eps() const { return eps_; }
   Tensor weight, bias;
+
+ private:
+  float eps_;
+};
+
+// Llama's norm: x / sqrt(mean(x²) + eps) * weight over the last axis (no centring, no bias).
+class RMSNorm : public Module {
+ public:
+  explicit RMSNorm(int64_t dim, float eps = 1e-5f);
+  Tensor forward(const Tensor& x) const { return rms_norm(x, weight, eps_); }
+  void reset_parameters(uint64_t seed) override;
+  float eps() const { return eps_; }
+  Tensor weight;
 
  private:
   float eps_;

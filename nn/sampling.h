@@ -31,8 +31,8 @@ class Generator {
 
   const GPT& model_;
   int64_t length_ = 0;
-  std::vector<std::vector<float>> keys_, values_;  // per layer: [block_size, C]
-  std::vector<float> x_, normed_, qkv_, heads_, hidden_, out_, scores_, logits_;
+  std::vector<std::vector<float>> keys_, values_;  // per layer: [block_size, n_kv_head hs]
+  std::vector<float> x_, normed_, qkv_, heads_, angles_, hidden_, out_, scores_, logits_;
 };
 
 // Choosing the next token from a model's logits [V]. The caller draws `uniform` in [0, 1) (from

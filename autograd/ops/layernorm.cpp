@@ -19,7 +19,7 @@ constexpr int64_t kRowsPerChunk = 32;  // fixed, so the weight/bias gradient sum
 constexpr int kGroup = 4;              // rows whose sums run side by side (row_sums)
 static_assert(kRowsPerChunk % kGroup == 0, "a group of rows never spans two chunks");
 
-// Rows [0, G) of x [G, C] into y, with each row's mean and rstd. A row's bits do not depend on how
+// Rows [0, G) of x [G, C] into y, with each row's mean and rstd; b null: no bias. A row's bits do not depend on how
 // rows are grouped (row_sums).
 template <int G>
 void normalize_rows(const float* x, int64_t C, const float* w, const float* b, float eps, float* y, float* mean,
@@ -38,7 +38,10 @@ void normalize_rows(const float* x, int64_t C, const float* w, const float* b, f
     const float s = 1.0f / std::sqrt(v[g] / static_cast<float>(C) + eps);
     const float* xr = x + g * C;
     float* yr = y + g * C;
-    for (int64_t j = 0; j < C; ++j) yr[j] = (xr[j] - m[g]) * s * w[j] + b[j];
+    if (b)
+      for (int64_t j = 0; j < C; ++j) yr[j] = (xr[j] - m[g]) * s * w[j] + b[j];
+    else
+      for (int64_t j = 0; j < C; ++j) yr[j] = (xr[j] - m[g]) * s * w[j];
     mean[g] = m[g];
     rstd[g] = s;
   }
@@ -115,8 +118,8 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
     throw std::invalid_argument(fmt::format("layer_norm: input {} needs weight and bias [{}], got {} and {}",
                                             to_string(input.shape()), C, to_string(weight.shape()),
                                             bias.defined() ? to_string(bias.shape()) : "none"));
-  // Without a bias: a zero one, which takes no gradient.
-  const Tensor x = input.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor::zeros({C});
+  const Tensor x = input.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
+  const float* bias_data = b.defined() ? b.data() : nullptr;
   const int64_t rows = C ? x.numel() / C : 0;
   Tensor out = Tensor::empty(x.shape());
   auto mean = memory::make_shared<memory::Vector<float>>(rows);
@@ -124,10 +127,10 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   parallel_for(rows, grain_for(4 * C), [&](int64_t r0, int64_t r1) {
     int64_t r = r0;
     for (; r + kGroup <= r1; r += kGroup)
-      normalize_rows<kGroup>(x.data() + r * C, C, w.data(), b.data(), eps, out.data() + r * C, mean->data() + r,
+      normalize_rows<kGroup>(x.data() + r * C, C, w.data(), bias_data, eps, out.data() + r * C, mean->data() + r,
                              rstd->data() + r);
     for (; r < r1; ++r)
-      normalize_rows<1>(x.data() + r * C, C, w.data(), b.data(), eps, out.data() + r * C, mean->data() + r,
+      normalize_rows<1>(x.data() + r * C, C, w.data(), bias_data, eps, out.data() + r * C, mean->data() + r,
                         rstd->data() + r);
   });
 

@@ -132,6 +132,17 @@ TEST_CASE("activations and dropout as modules", "[nn][containers]") {
   REQUIRE(GELU().forward(x).to_vector() == gelu(x).to_vector());
   REQUIRE(Tanh().forward(x).to_vector() == tinygpt::tanh(x).to_vector());
   REQUIRE(Sigmoid().forward(x).to_vector() == sigmoid(x).to_vector());
+  REQUIRE(SiLU().forward(x).to_vector() == silu(x).to_vector());
+  REQUIRE(SwiGLU().forward(x).to_vector() == swiglu(x).to_vector());  // silu(-2, -0.5) * (0.5, 2)
+  REQUIRE(SwiGLU().forward(x).shape() == Shape{2});
+  // The norms as modules: RMSNorm, and LayerNorm without a bias (one parameter, weight).
+  const Tensor rows = Tensor::randn({3, 5}, 4);
+  RMSNorm rms(5, 1e-6f);
+  REQUIRE(rms.forward(rows).to_vector() == rms_norm(rows, Tensor::ones({5}), 1e-6f).to_vector());
+  REQUIRE(rms.named_parameters().size() == 1);
+  LayerNorm plain(5, 1e-5f, false);
+  REQUIRE(plain.named_parameters().size() == 1);
+  REQUIRE(plain.forward(rows).to_vector() == layer_norm(rows, Tensor::ones({5}), Tensor::zeros({5})).to_vector());
   Dropout drop(0.5f, 11);
   const Tensor ones = Tensor::ones({1000});
   const std::vector<float> a = drop.forward(ones).to_vector(), b = drop.forward(ones).to_vector();

@@ -4,41 +4,15 @@
 
 #include "tinygpt/autograd/random.h"
 #include "gradcheck.h"
+#include "random_ids.h"
 #include "tinygpt/nn/gpt.h"
 
 using namespace tinygpt;
 using namespace tinygpt::nn;
 
-namespace {
-std::vector<int32_t> random_ids(int64_t n, int64_t vocab, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<int32_t> ids(n);
-  for (auto& id : ids) id = static_cast<int32_t>(rng.below(vocab));
-  return ids;
-}
-}  // namespace
+using tinygpt::testing::random_ids;
 
-TEST_CASE("gpt: whole-model gradients match finite differences for every parameter", "[gpt][grad]") {
-  GPTConfig c{.vocab_size = 7, .block_size = 6, .n_layer = 2, .n_head = 2, .n_embd = 6};
-  GPT model(c, 3);
-  // Larger weights than GPT-2's init, so that attention and GELU are far from linear.
-  uint64_t seed = 100;
-  for (Tensor& p : model.parameters()) {
-    NoGradGuard no_grad;
-    p.copy_from_(p + Tensor::randn(p.shape(), ++seed, 0.3f));
-  }
-  const int64_t B = 2, T = 5;
-  const auto ids = random_ids(B * T, c.vocab_size, 1), targets = random_ids(B * T, c.vocab_size, 2);
-  model.forward(ids, B, T, targets).loss.backward();
-  std::vector<std::string> names;
-  std::vector<Tensor> params;
-  for (auto& [name, p] : model.named_parameters()) names.push_back(name), params.push_back(p);
-  auto loss = [&] {
-    NoGradGuard no_grad;
-    return static_cast<double>(model.forward(ids, B, T, targets).loss.item());
-  };
-  tinygpt::testing::check_against_finite_differences(loss, params, names, {.eps = 1e-2, .atol = 1e-3, .rtol = 2e-2});
-}
+// Whole-model gradients against finite differences: tests/nn/test_llama.cpp, for GPT-2 and each Llama piece.
 
 TEST_CASE("gpt: logits at position t do not depend on later tokens (bitwise)", "[gpt]") {
   GPTConfig c{.vocab_size = 13, .block_size = 16, .n_layer = 2, .n_head = 4, .n_embd = 16};
