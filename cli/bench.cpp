@@ -120,6 +120,8 @@ void add_bench(CLI::App& app) {
   add_number(cmd, "--vocab-size", o->config.vocab_size, io::Range{1, double(nn::kMaxVocab)}, "vocabulary size");
   add_number(cmd, "--iters", o->steps, cli::kBenchStepsRange, "timed training steps (after 3 warm-up steps)");
   add_number(cmd, "--threads", o->threads, train::kThreadRange, "worker threads (0: all cores)");
+  auto arch = std::make_shared<train::ArchOptions>();
+  add_arch_flags(cmd, *arch);
   auto attention = std::make_shared<std::string>("auto");
   cmd->add_option("--attention", *attention,
                   "what attention keeps for backward: auto (tiled from block 512 on), weights, tiled")
@@ -138,7 +140,9 @@ void add_bench(CLI::App& app) {
       ->check(CLI::IsMember({"measured", "native", "rounded"}))
       ->capture_default_str();
   cmd->add_flag("--json", *json, "print one JSON object");
-  cmd->callback([o, json, attention, precision, kernels] {
+  cmd->callback([o, json, attention, precision, kernels, arch, cmd] {
+    train::apply_arch(*arch, given_arch_flags(cmd));
+    o->config = train::with_arch(o->config, *arch);
     set_bf16_kernels(parse_bf16_kernels(*kernels));
     o->precisions = *precision == "both" ? std::vector<Precision>{Precision::fp32, Precision::bf16}
                                          : std::vector<Precision>{parse_precision(*precision)};

@@ -21,4 +21,18 @@ template CLI::Option* add_number(CLI::App*, const std::string&, int64_t&, const 
 template CLI::Option* add_number(CLI::App*, const std::string&, uint64_t&, const io::Range&, const std::string&);
 template CLI::Option* add_number(CLI::App*, const std::string&, double&, const io::Range&, const std::string&);
 
+void add_arch_flags(CLI::App* cmd, train::ArchOptions& o) {
+  train::for_each_arch_option(o, [&](const char* name, auto& field, const char* help, const io::Range& range,
+                                     train::Choices choices) { add_option_flag(cmd, name, field, help, range, choices); });
+}
+
+std::vector<std::string> given_arch_flags(const CLI::App* cmd) {
+  std::vector<std::string> given;
+  train::ArchOptions probe;
+  train::for_each_arch_option(probe, [&](const char* name, auto&, const char*, const io::Range&, train::Choices) {
+    if (cmd->count(std::string("--") + name) > 0) given.emplace_back(name);
+  });
+  return given;
+}
+
 }  // namespace tinygpt::cli

@@ -3,8 +3,13 @@
 // each flag with its stated range, and one message style: "--batch must be at least 1 (got 0)".
 #include <CLI/CLI.hpp>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "tinygpt/train/options.h"
 
@@ -15,5 +20,27 @@ namespace tinygpt::cli {
 template <class T>
 CLI::Option* add_number(CLI::App* cmd, const std::string& flag, T& field, const io::Range& range,
                         const std::string& help);
+
+// The flag of one option of for_each_option / for_each_arch_option: a number with its range, text
+// with its choices (the last one given wins), a switch (also --no-NAME when it is on by default).
+template <class T>
+void add_option_flag(CLI::App* cmd, const char* name, T& field, const char* help, const io::Range& range,
+                     train::Choices choices) {
+  const std::string flag = std::string("--") + name;
+  if constexpr (std::is_same_v<T, bool>) {
+    cmd->add_flag(field ? fmt::format("{},!--no-{}", flag, name) : flag, field, help);
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    add_number(cmd, flag, field, range, help);
+  } else {
+    CLI::Option* option = cmd->add_option(flag, field, help)->capture_default_str();
+    if constexpr (std::is_same_v<T, std::string>) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    if (!choices.empty()) option->type_name(fmt::format("{}", fmt::join(choices, "|")));
+  }
+}
+
+// The architecture flags (--arch, --norm, ..., --tie), for commands that build a model.
+void add_arch_flags(CLI::App* cmd, train::ArchOptions& o);
+// The names (without --) of the architecture flags given on this command line.
+std::vector<std::string> given_arch_flags(const CLI::App* cmd);
 
 }  // namespace tinygpt::cli

@@ -67,6 +67,22 @@ std::string tokenizer_json(const data::Tokenizer& tokenizer) {
   return "{" + fields + "}";
 }
 
+// The architecture's pieces (SPEC.md's format_version 3 fields), GPT-2's defaults included.
+std::string architecture_text(const nn::GPTConfig& c) {
+  return fmt::format("{} (eps {}), {} positions{}, {} feed-forward of {}, {} key/value heads of {}, {}, {}",
+                     nn::name(c.norm), c.norm_eps, nn::name(c.position),
+                     c.position == nn::PositionKind::rope ? fmt::format(" (theta {})", c.rope_theta) : "",
+                     nn::name(c.mlp), c.hidden(), c.kv_heads(), c.n_head, c.bias ? "biases" : "no biases",
+                     c.tie_embeddings ? "output tied to wte" : "an lm_head of its own");
+}
+
+std::string architecture_json(const nn::GPTConfig& c) {
+  return fmt::format("\"norm\": {}, \"norm_eps\": {}, \"position\": {}, \"rope_theta\": {}, \"mlp\": {}, "
+                     "\"ffn_hidden\": {}, \"n_kv_head\": {}, \"bias\": {}, \"tie_embeddings\": {}",
+                     quote(nn::name(c.norm)), c.norm_eps, quote(nn::name(c.position)), c.rope_theta,
+                     quote(nn::name(c.mlp)), c.hidden(), c.kv_heads(), c.bias, c.tie_embeddings);
+}
+
 void print_text(const std::string& path, const train::Checkpoint& ck) {
   const nn::GPTConfig& c = ck.config;
   fmt::print("checkpoint   {}\n", path);
@@ -75,6 +91,7 @@ void print_text(const std::string& path, const train::Checkpoint& ck) {
                                               "tinygpt; read in a child process first)");
   fmt::print("model        {} layers, {} heads, {} embd, block {}, vocab {}\n", c.n_layer, c.n_head, c.n_embd,
              c.block_size, c.vocab_size);
+  fmt::print("architecture {}\n", architecture_text(c));
   fmt::print("parameters   {}\n", ck.model->parameter_count());
   fmt::print("tokenizer    {}\n", tokenizer_text(*ck.tokenizer));
   if (!ck.train) {
@@ -94,9 +111,14 @@ void print_text(const std::string& path, const train::Checkpoint& ck) {
     fmt::print("data         {} '{}' ({} bytes, SHA-256 {})\n", f.split, f.path, f.size, f.sha256);
   // Every setting as the flag that sets it, wrapped: the lines read as the run's command line.
   std::string line;
-  for (const auto& [name, value] : settings(s.options, false)) {
-    if (value.empty() || value == "false") continue;  // no files, or a switch that is off
-    const std::string item = value == "true" ? fmt::format("--{}", name) : fmt::format("--{} {}", name, value);
+  const auto defaults = settings(train::TrainOptions{}, false);
+  for (size_t i = 0; const auto& [name, value] : settings(s.options, false)) {
+    const bool on_by_default = defaults[i++].second == "true";
+    if (value.empty() || (value == "false" && !on_by_default)) continue;  // no files, or a switch that is off
+    if (value == "true" && on_by_default) continue;
+    const std::string item = value == "true"    ? fmt::format("--{}", name)
+                             : value == "false" ? fmt::format("--no-{}", name)
+                                                : fmt::format("--{} {}", name, value);
     if (!line.empty() && line.size() + 1 + item.size() > 90) {
       fmt::print("settings     {}\n", line);
       line.clear();
@@ -126,8 +148,8 @@ void print_json(const std::string& path, const train::Checkpoint& ck) {
         fmt::join(changes, ", "));
   }
   fmt::print("{{\"checkpoint\": {}, \"sealed\": {}, \"model\": {{\"vocab_size\": {}, \"block_size\": {}, \"n_layer\": {}, "
-             "\"n_head\": {}, \"n_embd\": {}, \"parameters\": {}}}, \"tokenizer\": {}, \"training\": {}}}\n",
-             quote(path), ck.sealed, c.vocab_size, c.block_size, c.n_layer, c.n_head, c.n_embd,
+             "\"n_head\": {}, \"n_embd\": {}, {}, \"parameters\": {}}}, \"tokenizer\": {}, \"training\": {}}}\n",
+             quote(path), ck.sealed, c.vocab_size, c.block_size, c.n_layer, c.n_head, c.n_embd, architecture_json(c),
              ck.model->parameter_count(), tokenizer_json(*ck.tokenizer), training);
 }
 

@@ -28,6 +28,7 @@ struct TrainCommand {
   void run() {
     const auto comm = train::Communicator::world(std::chrono::seconds(mpi_timeout));
     if (!cmd->count("--min-lr")) options.min_lr = options.lr / 10;
+    train::apply_arch(options.arch, given_arch_flags(cmd));
     if (comm.is_root()) suggest_prepare();
     std::unique_ptr<train::Trainer> trainer;
     if (!init_from.empty()) {
@@ -94,7 +95,9 @@ struct TrainCommand {
   // otherwise are mistakes, not settings to ignore.
   void refuse_model_flags() const {
     if (!resume.empty()) throw std::invalid_argument("--init-from starts a new run; it cannot be given with --resume");
-    for (const char* flag : {"--layers", "--heads", "--embd", "--vocab-size", "--tokenizer"})
+    std::vector<std::string> flags = {"--layers", "--heads", "--embd", "--vocab-size", "--tokenizer"};
+    for (const std::string& name : given_arch_flags(cmd)) flags.push_back("--" + name);
+    for (const std::string& flag : flags)
       if (cmd->count(flag))
         throw std::invalid_argument(fmt::format("{} cannot be given with --init-from: the model's shape and tokenizer "
                                                 "come from '{}'",
@@ -120,17 +123,7 @@ void add_train(CLI::App& app) {
   command->cmd = cmd;
   train::for_each_option(command->options, [&](const char* name, auto& field, const char* help,
                                                 const io::Range& range, train::Choices choices) {
-    using T = std::decay_t<decltype(field)>;
-    const std::string flag = std::string("--") + name;
-    if constexpr (std::is_same_v<T, bool>) {
-      cmd->add_flag(flag, field, help);
-    } else if constexpr (std::is_arithmetic_v<T>) {
-      add_number(cmd, flag, field, range, help);
-    } else {
-      CLI::Option* option = cmd->add_option(flag, field, help)->capture_default_str();
-      if constexpr (std::is_same_v<T, std::string>) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-      if (!choices.empty()) option->type_name(fmt::format("{}", fmt::join(choices, "|")));
-    }
+    add_option_flag(cmd, name, field, help, range, choices);
   });
   cmd->add_flag("--force", command->force,
                 "replace a checkpoint, log or plot that another run left at --out; on --resume, also continue on text "

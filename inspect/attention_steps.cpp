@@ -41,6 +41,8 @@ AttentionSteps attention_steps(nn::GPT& model, const data::Tokenizer& tokenizer,
   s.ids = ids;
   s.tokens = token_views(tokenizer, ids);
   s.layer = layer;
+  s.bias = config.bias;
+  s.rope = config.position == nn::PositionKind::rope;
   return s;
 }
 
@@ -51,6 +53,7 @@ AttentionSteps head_steps(const Tensor& qkv, const AttentionResult& result, int6
   AttentionSteps s;
   s.head = head;
   s.d_k = d;
+  s.heads = n_head, s.kv_heads = n_kv_head, s.kv_head = kv;
   s.q = columns(qkv, head * d, d);            // [T, d_k]
   s.k = columns(qkv, C + kv * d, d);          // [T, d_k]
   s.v = columns(qkv, C + KV + kv * d, d);     // [T, d_k]
@@ -115,11 +118,29 @@ std::string attention_steps_text(const AttentionSteps& s, int64_t dims) {
   const std::string qkv_code =
       "nn/gpt.cpp, CausalSelfAttention::forward (c_attn makes every head's Q, K and V at once); "
       "autograd/ops/attention.cpp, causal_self_attention (the head's slices)";
-  out += heading(fmt::format("1. Q = ln_1(x) W_q + b_q   [T, d_k] = [{}, {}]   (the query: what this token looks for)",
-                             T, s.d_k), qkv_code) + head_table(s, s.q, shown);
-  out += fmt::format("\n   K = ln_1(x) W_k + b_k   [{}, {}]   (the key: what this token offers to be found by)\n", T,
+  // Q = ln_1(x) W_q + b_q, with the model's own pieces: no bias, RoPE's turn, shared key/value heads.
+  auto made = [&](const char* name, char m, bool turned) {
+    const std::string product = fmt::format("{} = {}ln_1(x) W_{}{}{}", name, turned ? "RoPE(" : "", m,
+                                            s.bias ? fmt::format(" + b_{}", m) : "", turned ? ", position)" : "");
+    return fmt::format("{:<38}", product);
+  };
+  std::string shared;
+  if (s.kv_heads != s.heads)
+    shared = fmt::format("\n   K and V come from key/value head {} of {}, which query heads {}..{} share "
+                         "(grouped-query attention)",
+                         s.kv_head, s.kv_heads, s.kv_head * (s.heads / s.kv_heads),
+                         (s.kv_head + 1) * (s.heads / s.kv_heads) - 1);
+  const std::string turn =
+      s.rope ? "\n   RoPE turns each pair (2i, 2i+1) of Q and K by position * theta^(-2i/d_k) (autograd/ops/rope.cpp): "
+               "Q·K then depends on how far apart two tokens are"
+             : "";
+  out += heading(fmt::format("1. {}[T, d_k] = [{}, {}]   (the query: what this token looks for){}{}", made("Q", 'q', s.rope),
+                             T, s.d_k, turn, shared),
+                 qkv_code) +
+         head_table(s, s.q, shown);
+  out += fmt::format("\n   {}[{}, {}]   (the key: what this token offers to be found by)\n", made("K", 'k', s.rope), T,
                      s.d_k) + head_table(s, s.k, shown);
-  out += fmt::format("\n   V = ln_1(x) W_v + b_v   [{}, {}]   (the value: what this token passes on)\n", T, s.d_k) +
+  out += fmt::format("\n   {}[{}, {}]   (the value: what this token passes on)\n", made("V", 'v', false), T, s.d_k) +
          head_table(s, s.v, shown);
   const std::string kernel = "autograd/ops/attention.cpp, weights_strip";
   out += heading(fmt::format("2. scores = Q Kᵀ   [T, T] = [{}, {}]   (row i, column j: how well query i matches key j)", T, T),

@@ -16,6 +16,8 @@ struct AttentionSteps {
   std::vector<int32_t> ids;
   std::vector<TokenView> tokens;
   int64_t layer = 0, head = 0, d_k = 0;
+  int64_t kv_head = 0, kv_heads = 1, heads = 1;  // the key/value head this query head reads, of kv_heads
+  bool bias = true, rope = false;                // the model's c_attn has a bias; Q and K turned by RoPE
   std::vector<float> q, k, v;  // 1. the head's slices of c_attn(ln_1(x)), [T, d_k] each
   std::vector<float> scores;   // 2. Q Kᵀ, every cell (future ones too), [T, T]
   std::vector<float> scaled;   // 3. scores / sqrt(d_k), [T, T]

@@ -38,4 +38,14 @@ void set_attribute(H5::H5Object& at, const std::string& name, const H5::PredType
   at.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, &value);
 }
 
+// Replaces attribute `name` of the group at `path` with a variable-length UTF-8 string.
+inline void set_text_attribute(H5::H5File& file, const std::string& path, const std::string& name,
+                               const std::string& value) {
+  H5::Group g = file.openGroup(path);
+  if (g.attrExists(name)) g.removeAttr(name);
+  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+  type.setCset(H5T_CSET_UTF8);
+  g.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, value);
+}
+
 }  // namespace tinygpt::testing

@@ -20,12 +20,20 @@ using io::hdf5::put;
 using io::hdf5::put_floats;
 using io::hdf5::put_ints;
 
-// Version 2 adds /tokenizer's byte_ids and special tokens; a file without them is version 1.
-constexpr int kFormatVersion = 1, kFormatVersionSpecials = 2;
+// Version 2 adds /tokenizer's byte_ids and special tokens; version 3 the Llama family's /config
+// fields. A file is written with the lowest version that holds what it has.
+constexpr int kFormatVersion = 1, kFormatVersionSpecials = 2, kFormatVersionLlama = 3;
 
 bool needs_version_2(const data::Tokenizer& tokenizer) {
   const auto* b = dynamic_cast<const data::BpeTokenizer*>(&tokenizer);
   return b && (!b->byte_ids().empty() || !b->specials().empty());
+}
+int format_version(const nn::GPTConfig& config, const data::Tokenizer& tokenizer) {
+  if (!config.gpt2_shaped()) return kFormatVersionLlama;
+  return needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
+}
+int format_version(const data::Tokenizer& tokenizer) {
+  return needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
 }
 constexpr double kMany = 1e12;
 constexpr const char* kTokenizerFormat = "tinygpt-tokenizer";
@@ -88,16 +96,27 @@ void write_train_state(H5::H5File& file, const TrainState& s) {
 void write_file(H5::H5File& file, const nn::GPT& model, const data::Tokenizer& tokenizer,
                 const optim::AdamW* optimizer, const TrainState* state) {
   put(file, "format", std::string("tinygpt"));
-  const int version = needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
+  const nn::GPTConfig& c = model.config();
+  const int version = format_version(c, tokenizer);
   file.createAttribute("format_version", H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
       .write(H5::PredType::NATIVE_INT, &version);
   H5::Group config = io::hdf5::make_group(file, "/config");
-  const nn::GPTConfig& c = model.config();
   put(config, "vocab_size", c.vocab_size);
   put(config, "block_size", c.block_size);
   put(config, "n_layer", c.n_layer);
   put(config, "n_head", c.n_head);
   put(config, "n_embd", c.n_embd);
+  if (version == kFormatVersionLlama) {  // every Llama-family field, defaults included
+    put(config, "norm", std::string(nn::name(c.norm)));
+    put(config, "norm_eps", static_cast<double>(c.norm_eps));
+    put(config, "position", std::string(nn::name(c.position)));
+    put(config, "rope_theta", static_cast<double>(c.rope_theta));
+    put(config, "mlp", std::string(nn::name(c.mlp)));
+    put(config, "ffn_hidden", c.hidden());
+    put(config, "n_kv_head", c.kv_heads());
+    put(config, "bias", int64_t{c.bias});
+    put(config, "tie_embeddings", int64_t{c.tie_embeddings});
+  }
   H5::Group weights = io::hdf5::make_group(file, "/model");
   for (const auto& [name, p] : model.named_parameters()) put_floats(weights, name, p);
   write_tokenizer(file, tokenizer);
@@ -117,7 +136,29 @@ void write_file(H5::H5File& file, const nn::GPT& model, const data::Tokenizer& t
 
 // ---- reading -----------------------------------------------------------------------------------
 
-nn::GPTConfig read_config(const io::hdf5::Reader& r) {
+// The Llama family's optional /config fields (format_version 3); an absent one keeps its default.
+void read_llama_fields(const io::hdf5::Reader& r, const io::hdf5::Group& g, nn::GPTConfig& c) {
+  auto has = [&](const char* name) { return g.attributes.count(name) > 0; };
+  auto kind = [&](const char* name, auto parse) {
+    try {
+      return parse(r.text(g, "/config", name));
+    } catch (const std::invalid_argument& e) {
+      r.fail(fmt::format("/config: {}", e.what()));
+    }
+  };
+  auto flag = [&](const char* name) { return r.integer(g, "/config", name, Range{0, 1}) == 1; };
+  if (has("norm")) c.norm = kind("norm", nn::parse_norm);
+  if (has("norm_eps")) c.norm_eps = static_cast<float>(r.number(g, "/config", "norm_eps", Range{0, 1, true}));
+  if (has("position")) c.position = kind("position", nn::parse_position);
+  if (has("rope_theta")) c.rope_theta = static_cast<float>(r.number(g, "/config", "rope_theta", Range{0, 1e12, true}));
+  if (has("mlp")) c.mlp = kind("mlp", nn::parse_mlp);
+  if (has("ffn_hidden")) c.ffn_hidden = r.integer(g, "/config", "ffn_hidden", Range{1, 4.0 * nn::kMaxEmbd});
+  if (has("n_kv_head")) c.n_kv_head = r.integer(g, "/config", "n_kv_head", Range{1, double(nn::kMaxHeads)});
+  if (has("bias")) c.bias = flag("bias");
+  if (has("tie_embeddings")) c.tie_embeddings = flag("tie_embeddings");
+}
+
+nn::GPTConfig read_config(const io::hdf5::Reader& r, int64_t version) {
   const io::hdf5::Group& g = r.group("/config");
   nn::GPTConfig c;
   c.vocab_size = r.integer(g, "/config", "vocab_size", Range{1, double(nn::kMaxVocab)});
@@ -125,6 +166,9 @@ nn::GPTConfig read_config(const io::hdf5::Reader& r) {
   c.n_layer = r.integer(g, "/config", "n_layer", Range{1, double(nn::kMaxLayers)});
   c.n_head = r.integer(g, "/config", "n_head", Range{1, double(nn::kMaxHeads)});
   c.n_embd = r.integer(g, "/config", "n_embd", Range{1, double(nn::kMaxEmbd)});
+  read_llama_fields(r, g, c);
+  if (version < kFormatVersionLlama && !c.gpt2_shaped())
+    r.fail(fmt::format("/config has format_version 3's Llama fields in a version {} file", version));
   try {
     c.validate();
   } catch (const std::exception& e) {
@@ -208,7 +252,8 @@ void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck) {
 // behaviour those files were written with).
 bool option_may_be_absent(std::string_view name) {
   for (const char* later : {"precision", "lr-decay-iters", "beta1", "beta2", "sample-every", "keep-best", "tokenizer-from",
-                           "snapshot-every"})
+                           "snapshot-every", "arch", "norm", "norm-eps", "position", "rope-theta", "mlp", "ffn-hidden",
+                           "kv-heads", "bias", "tie"})
     if (name == later) return true;
   return false;
 }
@@ -280,12 +325,12 @@ Checkpoint read_file(const io::hdf5::Reader& r, bool sealed) {
   if (!root.attributes.count("format") || r.text(root, "/", "format") != "tinygpt")
     r.fail("not a tinygpt checkpoint (the root attribute format is not \"tinygpt\")");
   const int64_t version = r.integer(root, "/", "format_version", Range{0, kMany});
-  if (version != kFormatVersion && version != kFormatVersionSpecials)
-    r.fail(fmt::format("format_version {} is not supported (this tinygpt reads versions {} and {})", version,
-                       kFormatVersion, kFormatVersionSpecials));
+  if (version < kFormatVersion || version > kFormatVersionLlama)
+    r.fail(fmt::format("format_version {} is not supported (this tinygpt reads versions {} to {})", version,
+                       kFormatVersion, kFormatVersionLlama));
   Checkpoint ck;
   ck.sealed = sealed;
-  ck.config = read_config(r);
+  ck.config = read_config(r, version);
   check_model_datasets(r, ck.config, "/model");
   ck.tokenizer = read_tokenizer(r, version);
   if (ck.tokenizer->vocab_size() > ck.config.vocab_size)  // more rows than tokens: padding (nanoGPT's 50304)
@@ -320,7 +365,7 @@ Checkpoint read_checkpoint(const std::string& path) {
 void write_tokenizer_file(const std::string& path, const data::Tokenizer& tokenizer) {
   io::hdf5::write_sealed(path, "tokenizer file", [&](H5::H5File& file) {
     put(file, "format", std::string(kTokenizerFormat));
-    const int version = needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
+    const int version = format_version(tokenizer);
     file.createAttribute("format_version", H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
         .write(H5::PredType::NATIVE_INT, &version);
     write_tokenizer(file, tokenizer);

@@ -12,6 +12,32 @@
 
 namespace tinygpt::train {
 
+void apply_arch(ArchOptions& o, const std::vector<std::string>& given) {
+  if (o.arch != "llama") return;
+  auto unless_given = [&](const char* name, auto& field, auto value) {
+    if (std::find(given.begin(), given.end(), name) == given.end()) field = value;
+  };
+  unless_given("norm", o.norm, std::string("rmsnorm"));
+  unless_given("position", o.position, std::string("rope"));
+  unless_given("mlp", o.mlp, std::string("swiglu"));
+  unless_given("bias", o.bias, false);
+  unless_given("tie", o.tie, true);
+}
+
+nn::GPTConfig with_arch(nn::GPTConfig c, const ArchOptions& o) {
+  c.norm = nn::parse_norm(o.norm);
+  c.norm_eps = static_cast<float>(o.norm_eps);
+  c.position = nn::parse_position(o.position);
+  c.rope_theta = static_cast<float>(o.rope_theta);
+  c.mlp = nn::parse_mlp(o.mlp);
+  c.ffn_hidden = o.ffn_hidden == 0 && o.arch == "llama" ? nn::llama_hidden(c.n_embd) : o.ffn_hidden;
+  c.n_kv_head = o.kv_heads;
+  c.bias = o.bias;
+  c.tie_embeddings = o.tie;
+  c.validate();
+  return c;
+}
+
 bool resume_may_change(const std::string& name) {
   return std::find(std::begin(kResumeSettings), std::end(kResumeSettings), name) != std::end(kResumeSettings);
 }

@@ -7,11 +7,23 @@
 #include <vector>
 
 #include "tinygpt/io/numbers.h"
+#include "tinygpt/nn/gpt.h"
 
 namespace tinygpt::train {
 
 // The Debian `fortunes` package's plain-text files: the corpus used when --data is not given.
 constexpr const char* kDefaultCorpusDir = "/usr/share/games/fortunes";
+
+// The model's architecture (SPEC.md's format_version 3 fields): --arch sets the pieces' defaults,
+// and a piece given on its own wins (apply_arch).
+struct ArchOptions {
+  std::string arch = "gpt2";
+  std::string norm = "layernorm", position = "learned", mlp = "gelu";
+  double norm_eps = 1e-5, rope_theta = 10000;
+  int64_t ffn_hidden = 0;  // 0: 4 --embd
+  int64_t kv_heads = 0;    // 0: --heads
+  bool bias = true, tie = true;
+};
 
 struct TrainOptions {
   std::vector<std::string> data, val_data;
@@ -21,6 +33,7 @@ struct TrainOptions {
   int64_t vocab_size = 512;
   std::string tokenizer_from;  // a checkpoint or tokenizer file whose tokenizer to use (GPT-2's for its shards)
   int64_t layers = 4, heads = 4, embd = 128, block = 64;
+  ArchOptions arch;
   double dropout = 0.0;
   int64_t batch = 12, iters = 2000;
   double lr = 1e-3, min_lr = 1e-4;  // the command line's --min-lr defaults to --lr / 10
@@ -42,6 +55,10 @@ using Choices = std::span<const char* const>;
 
 inline constexpr const char* kTokenizerChoices[] = {"char", "bpe"};
 inline constexpr const char* kPrecisionChoices[] = {"fp32", "bf16"};
+inline constexpr const char* kArchChoices[] = {"gpt2", "llama"};
+inline constexpr const char* kNormChoices[] = {"layernorm", "rmsnorm"};
+inline constexpr const char* kPositionChoices[] = {"learned", "rope"};
+inline constexpr const char* kMlpChoices[] = {"gelu", "swiglu"};
 
 // Settings a resumed run may change: they do not alter the numbers of the steps already taken
 // (the schedule changes from the resumed iteration on; the optimizer keeps its moments).
@@ -54,6 +71,31 @@ inline constexpr const char* kResumeSettings[] = {"iters",      "out",        "t
 inline constexpr io::Range kThreadRange{0, 1024};
 
 using io::Range;
+
+// visit(flag_name, field, help, range, choices) for every architecture option (train and bench).
+template <class Visit>
+void for_each_arch_option(ArchOptions& o, Visit&& visit) {
+  visit("arch", o.arch, "gpt2, or llama: rmsnorm, rope, swiglu of llama2.c's width (2/3 of 4 --embd, rounded up to "
+        "a multiple of 32), --no-bias, --tie; each piece's flag overrides it", Range{}, kArchChoices);
+  visit("norm", o.norm, "the norm before each sublayer and at the end", Range{}, kNormChoices);
+  visit("norm-eps", o.norm_eps, "the norms' epsilon", Range{0, 1, true}, Choices{});
+  visit("position", o.position, "learned position embeddings (wpe) or rotary ones (RoPE)", Range{}, kPositionChoices);
+  visit("rope-theta", o.rope_theta, "RoPE's base: pair i of a head turns by position * theta^(-2i / head size)",
+        Range{0, 1e12, true}, Choices{});
+  visit("mlp", o.mlp, "the feed-forward: GELU, or SwiGLU (silu(gate) * up)", Range{}, kMlpChoices);
+  visit("ffn-hidden", o.ffn_hidden, "the feed-forward's hidden width (0: 4 --embd, or llama2.c's rule with --arch llama)",
+        Range{0, 262144}, Choices{});
+  visit("kv-heads", o.kv_heads, "key/value heads, dividing --heads (grouped-query attention; 1: multi-query; 0: --heads)",
+        Range{0, 1024}, Choices{});
+  visit("bias", o.bias, "biases on every Linear and LayerNorm (--no-bias: none)", Range{}, Choices{});
+  visit("tie", o.tie, "the output layer is the token embedding wte (--no-tie: an lm_head of its own)", Range{}, Choices{});
+}
+
+// The --arch's values for the pieces whose flags are not in `given` (names without "--").
+void apply_arch(ArchOptions& o, const std::vector<std::string>& given);
+// `sizes` (vocabulary, block, layers, heads, width) with the architecture's pieces; throws on a
+// choice that is not one (a stored run read back) or a combination the model refuses.
+nn::GPTConfig with_arch(nn::GPTConfig sizes, const ArchOptions& o);
 
 // visit(flag_name, field, help, range, choices) for every option: one list for the CLI and the
 // checkpoint (text and switch options get an empty range that they ignore; only some text options
@@ -82,6 +124,7 @@ void for_each_option(Options& o, Visit&& visit_option) {
   visit("heads", o.heads, "attention heads per block", Range{1, 1024});
   visit("embd", o.embd, "embedding width (a multiple of --heads)", Range{1, 65536});
   visit("block", o.block, "context length in tokens", Range{1, 65536});
+  for_each_arch_option(o.arch, visit);
   visit("dropout", o.dropout, "dropout probability", Range{0, 1, false, true});
   visit("batch", o.batch, "sequences per micro-batch", Range{1, 65536});
   visit("iters", o.iters, "total training iterations", Range{1, kMany});

@@ -34,8 +34,9 @@ data::CorpusOptions corpus_options(const TrainOptions& o) {
 }
 
 nn::GPTConfig model_config(const TrainOptions& o, int64_t vocab_size) {
-  return {.vocab_size = vocab_size, .block_size = o.block, .n_layer = o.layers, .n_head = o.heads, .n_embd = o.embd,
-          .dropout = static_cast<float>(o.dropout)};
+  return with_arch({.vocab_size = vocab_size, .block_size = o.block, .n_layer = o.layers, .n_head = o.heads,
+                    .n_embd = o.embd, .dropout = static_cast<float>(o.dropout)},
+                   o.arch);
 }
 
 optim::AdamWOptions adamw_options(const TrainOptions& o) {

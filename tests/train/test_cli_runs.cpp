@@ -318,6 +318,58 @@ TEST_CASE("cli: flags: unknown ones get the nearest, --version, choices in --hel
   REQUIRE_THAT(run("bench --help").output, Catch::Contains("--vocab-size") && Catch::Contains("--iters"));
 }
 
+TEST_CASE("cli: --arch llama and each piece's flag: train, info, eval, sample, attention; the shape stays",
+          "[cli][llama]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("llama.h5");
+  Result trained = run("train " + small_run(dir, "4") + " --iters 6 --arch llama --kv-heads 2 --rope-theta 500 --out " +
+                       ckpt);
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  const json::Value model = at(info(ckpt), "model");
+  REQUIRE(at(model, "norm").text == "rmsnorm");
+  REQUIRE(at(model, "position").text == "rope");
+  REQUIRE(at(model, "mlp").text == "swiglu");
+  REQUIRE(at(model, "ffn_hidden").number == 64);  // 2/3 of 4 x 16, rounded up to a multiple of 32
+  REQUIRE(at(model, "n_kv_head").number == 2);
+  REQUIRE(at(model, "rope_theta").number == 500);
+  REQUIRE(at(model, "bias").type == json::Value::Type::boolean);
+  REQUIRE_FALSE(at(model, "bias").boolean);
+  const Result text = run("info --ckpt " + ckpt);
+  REQUIRE_THAT(text.output, Catch::Contains("architecture rmsnorm (eps 1e-05), rope positions (theta 500), swiglu "
+                                            "feed-forward of 64, 2 key/value heads of 4, no biases, output tied to wte") &&
+                                Catch::Contains("--arch llama --norm rmsnorm") && Catch::Contains("--no-bias"));
+  REQUIRE(run("eval --ckpt " + ckpt + " --data " + dir.file("corpus.txt")).exit_code == 0);
+  REQUIRE(run("sample --ckpt " + ckpt + " --tokens 20 --prompt To").exit_code == 0);
+  const Result steps = run("attention --ckpt " + ckpt + " --text 'To be' --steps --head 3");
+  REQUIRE_THAT(steps.output, Catch::Contains("Q = RoPE(ln_1(x) W_q, position)") &&
+                                 Catch::Contains("key/value head 1 of 2, which query heads 2..3 share"));
+  REQUIRE(run("train --resume " + ckpt + " --iters 8").exit_code == 0);
+  // A piece on its own overrides the arch; each piece alone on GPT-2 works.
+  const std::string mixed = dir.file("mixed.h5");
+  REQUIRE(run("train " + small_run(dir) + " --iters 2 --arch llama --mlp gelu --bias --no-tie --out " + mixed).exit_code == 0);
+  const json::Value m = at(info(mixed), "model");
+  REQUIRE(at(m, "mlp").text == "gelu");
+  REQUIRE(at(m, "ffn_hidden").number == 64);
+  REQUIRE(at(m, "bias").boolean);
+  REQUIRE_FALSE(at(m, "tie_embeddings").boolean);
+  // The shape is the checkpoint's: refused on resume and with --init-from; explain says what it shows.
+  const Result resumed = run("train --resume " + ckpt + " --norm layernorm");
+  REQUIRE_THAT(resumed.output, Catch::Contains("--norm cannot change on --resume"));
+  const Result init = run("train --init-from " + ckpt + " --data " + dir.file("corpus.txt") + " --kv-heads 4 --out " +
+                          dir.file("ft.h5"));
+  REQUIRE_THAT(init.output, Catch::Contains("--kv-heads cannot be given with --init-from"));
+  const Result page = run("explain --ckpt " + ckpt + " --text To --out " + dir.file("p.html"));
+  REQUIRE(page.exit_code == 1);
+  REQUIRE_THAT(page.output, Catch::Contains("the page opens up GPT-2-shaped models; this one has norm rmsnorm"));
+  const Result bad = run("train " + small_run(dir, "4") + " --iters 2 --kv-heads 3 --out " + dir.file("bad.h5"));
+  REQUIRE(bad.exit_code == 1);
+  REQUIRE_THAT(bad.output, Catch::Contains("n_kv_head 3 does not divide n_head 4"));
+  REQUIRE_THAT(run("train --help").output, Catch::Contains("--arch gpt2|llama") && Catch::Contains("--no-bias") &&
+                                               Catch::Contains("--position learned|rope"));
+  REQUIRE(run("bench --arch llama --kv-heads 2 --iters 1 --layers 1 --embd 32").exit_code == 0);
+}
+
 TEST_CASE("cli: eval reports bits per byte and the text's bytes beside nats per token", "[cli][eval]") {
   TempDir dir;
   const std::string ckpt = dir.file("run.h5");

@@ -25,6 +25,7 @@ using namespace tinygpt::train;
 using tinygpt::testing::edit_checkpoint;
 using tinygpt::testing::Seal;
 using tinygpt::testing::set_attribute;
+using tinygpt::testing::set_text_attribute;
 using tinygpt::testing::strip_seal;
 using tinygpt::testing::TempDir;
 using tinygpt::testing::loss_columns;
@@ -220,6 +221,59 @@ TEST_CASE("checkpoint: every group round-trips", "[checkpoint]") {
   REQUIRE(ck.train->train_tokens == t.corpus().train.size());
 }
 
+TEST_CASE("train: Llama-family runs resume bitwise, and their checkpoints hold format_version 3's fields",
+          "[train][resume][llama]") {
+  TempDir dir;
+  Quiet q;
+  auto llama = [&](const std::string& out) {
+    TrainOptions o = tiny_options(dir, out);
+    o.heads = 4, o.arch.arch = "llama", o.arch.kv_heads = 2, o.arch.rope_theta = 500, o.arch.norm_eps = 1e-6;
+    apply_arch(o.arch, {"kv-heads"});
+    return o;
+  };
+  const TrainOptions straight = llama("l_straight.h5"), paused = llama("l_paused.h5");
+  {
+    Trainer a(straight);
+    a.run(q.progress);
+    Trainer b(paused);
+    REQUIRE(b.run(q.progress, nullptr, 5) == Trainer::Outcome::interrupted);
+  }
+  Trainer resumed(paused.out, Resume{});
+  resumed.run(q.progress);
+  const Checkpoint ca = read_checkpoint(straight.out);
+  REQUIRE(weights(*ca.model) == weights(resumed.model()));  // bitwise
+  const nn::GPTConfig& c = ca.config;
+  REQUIRE(c.norm == nn::NormKind::rmsnorm);
+  REQUIRE(c.position == nn::PositionKind::rope);
+  REQUIRE(c.mlp == nn::MlpKind::swiglu);
+  REQUIRE(c.hidden() == nn::llama_hidden(16));  // 2/3 of 64, rounded up to 32: 64
+  REQUIRE(c.kv_heads() == 2);
+  REQUIRE(c.rope_theta == 500.0f);
+  REQUIRE(c.norm_eps == 1e-6f);
+  REQUIRE_FALSE(c.bias);
+  REQUIRE(c.tie_embeddings);
+  REQUIRE(ca.train->options.arch.arch == "llama");
+  H5::H5File f(straight.out, H5F_ACC_RDONLY);
+  int version = 0;
+  f.openAttribute("format_version").read(H5::PredType::NATIVE_INT, &version);
+  REQUIRE(version == 3);
+  REQUIRE_FALSE(f.nameExists("/model/transformer.wpe.weight"));
+  REQUIRE_FALSE(f.nameExists("/model/transformer.h.0.ln_1.bias"));
+  // Untied, with LayerNorm and biases: lm_head is its own dataset, and a GPT-2 run stays version 1.
+  TrainOptions untied = tiny_options(dir, "untied.h5");
+  untied.arch.tie = false;
+  Trainer(untied).run(q.progress, nullptr, 2);
+  const Checkpoint cu = read_checkpoint(untied.out);
+  REQUIRE_FALSE(cu.config.tie_embeddings);
+  REQUIRE(cu.model->lm_head != nullptr);
+  TrainOptions plain = tiny_options(dir, "plain.h5");
+  Trainer(plain).run(q.progress, nullptr, 2);
+  H5::H5File p(plain.out, H5F_ACC_RDONLY);
+  p.openAttribute("format_version").read(H5::PredType::NATIVE_INT, &version);
+  REQUIRE(version == 1);
+  REQUIRE_FALSE(p.openGroup("/config").attrExists("norm"));
+}
+
 TEST_CASE("checkpoint: bad files give clear errors and are never overwritten", "[checkpoint][errors]") {
   TempDir dir;
   Quiet q;
@@ -244,11 +298,43 @@ TEST_CASE("checkpoint: bad files give clear errors and are never overwritten", "
   }
   REQUIRE_THROWS_WITH(read_checkpoint(dir.file("foreign.h5")), Catch::Contains("not a tinygpt checkpoint"));
   edit_checkpoint(copy("version.h5"), [](H5::H5File& f) {
-    const int three = 3;
-    f.openAttribute("format_version").write(H5::PredType::NATIVE_INT, &three);
+    const int four = 4;
+    f.openAttribute("format_version").write(H5::PredType::NATIVE_INT, &four);
   });
   REQUIRE_THROWS_WITH(read_checkpoint(dir.file("version.h5")),
-                      Catch::Contains("format_version 3 is not supported (this tinygpt reads versions 1 and 2)"));
+                      Catch::Contains("format_version 4 is not supported (this tinygpt reads versions 1 to 3)"));
+  // Version 3's Llama fields: in a version 1 file, an unknown choice, a value out of range.
+  edit_checkpoint(copy("llama_in_v1.h5"), [](H5::H5File& f) { set_text_attribute(f, "/config", "norm", "rmsnorm"); });
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.file("llama_in_v1.h5")),
+                      Catch::Contains("/config has format_version 3's Llama fields in a version 1 file"));
+  auto version_3 = [](H5::H5File& f) {
+    const int three = 3;
+    f.openAttribute("format_version").write(H5::PredType::NATIVE_INT, &three);
+  };
+  edit_checkpoint(copy("norm.h5"), [&](H5::H5File& f) {
+    version_3(f);
+    set_text_attribute(f, "/config", "norm", "batchnorm");
+  });
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.file("norm.h5")),
+                      Catch::Contains("/config: unknown norm 'batchnorm' (expected layernorm or rmsnorm)"));
+  edit_checkpoint(copy("kv.h5"), [&](H5::H5File& f) {
+    version_3(f);
+    H5::Group config = f.openGroup("/config");
+    set_attribute(config, "n_kv_head", H5::PredType::NATIVE_INT64, int64_t{3});
+  });
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.file("kv.h5")), Catch::Contains("n_kv_head 3 does not divide n_head"));
+  edit_checkpoint(copy("eps.h5"), [&](H5::H5File& f) {
+    version_3(f);
+    H5::Group config = f.openGroup("/config");
+    set_attribute(config, "norm_eps", H5::PredType::NATIVE_DOUBLE, -1.0);
+  });
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.file("eps.h5")), Catch::Contains("norm_eps"));
+  // A version 3 file with the model of another architecture than /config says: the datasets differ.
+  edit_checkpoint(copy("rope.h5"), [&](H5::H5File& f) {
+    version_3(f);
+    set_text_attribute(f, "/config", "position", "rope");
+  });
+  REQUIRE_THROWS_WITH(read_checkpoint(dir.file("rope.h5")), Catch::Contains("transformer.wpe.weight"));
   edit_checkpoint(copy("missing.h5"), [](H5::H5File& f) { f.unlink("/model/transformer.h.1.mlp.c_fc.bias"); });
   REQUIRE_THROWS_WITH(read_checkpoint(dir.file("missing.h5")),
                       Catch::Contains("missing.h5") && Catch::Contains("missing dataset /model/transformer.h.1.mlp.c_fc.bias"));
