@@ -97,6 +97,10 @@ Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps = 1e-5f);
 // rotated_heads heads the pair (2i, 2i+1) of position pos = start + t turns by the angle
 // pos * theta^(-2i / head_size). The other columns pass through unchanged.
 Tensor rope(const Tensor& x, int64_t head_size, int64_t rotated_heads, float theta = 10000.0f, int64_t start = 0);
+// The angles' cos and sin for positions 0 .. positions - 1, [positions, head_size]: pair i's at
+// columns 2i and 2i + 1. A model computes them once and turns every layer's heads with them.
+Tensor rope_angles(int64_t positions, int64_t head_size, float theta = 10000.0f);
+Tensor rope(const Tensor& x, int64_t head_size, int64_t rotated_heads, const Tensor& angles, int64_t start = 0);
 
 // SwiGLU (ops/swiglu.cpp): x [..., 2H] is a gate and an up projection side by side;
 // y [..., H] = silu(gate) * up.

@@ -15,7 +15,8 @@ Profiler::~Profiler() { g_sink = previous_; }
 const char* op_family(const char* op) {
   static const std::pair<const char*, const char*> families[] = {
       {"matmul", "matmul"},         {"linear", "matmul"},              {"causal_attention", "attention"}, {"layer_norm", "layernorm"},
-      {"gelu", "gelu"},             {"cross_entropy", "cross-entropy"}, {"embedding", "embedding"}};
+      {"gelu", "gelu"},             {"cross_entropy", "cross-entropy"}, {"embedding", "embedding"},
+      {"rms_norm", "rmsnorm"},      {"rope", "rope"},                   {"swiglu", "swiglu"}};
   for (const auto& [name, family] : families)
     if (std::strcmp(op, name) == 0) return family;
   return "other";

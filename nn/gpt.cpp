@@ -153,22 +153,22 @@ Tensor MLP::forward(const Tensor& x) const {
 
 // ---- CausalSelfAttention -----------------------------------------------------------------------
 
-CausalSelfAttention::CausalSelfAttention(const GPTConfig& c, Init init)
+CausalSelfAttention::CausalSelfAttention(const GPTConfig& c, Init init, Tensor angles)
     : c_attn(c.n_embd, (c.n_head + 2 * c.kv_heads()) * c.head_size(), c.bias, 0, init),
       c_proj(c.n_embd, c.n_embd, c.bias, 0, init),
       n_head_(c.n_head),
-      n_kv_head_(c.kv_heads()),
-      rope_(c.position == PositionKind::rope),
-      rope_theta_(c.rope_theta) {
+      n_kv_head_(c.kv_heads()) {
   register_module("c_attn", c_attn);
   register_module("c_proj", c_proj);
+  if (c.position == PositionKind::rope)
+    rope_angles_ = angles.defined() ? angles : rope_angles(c.block_size, c.head_size(), c.rope_theta);
 }
 
 Tensor CausalSelfAttention::qkv(const Tensor& x) const {
   const Tensor qkv = c_attn.forward(x);  // [B, T, (nh + 2 g) hs]: queries, keys, values side by side
-  if (!rope_) return qkv;
+  if (!rope_angles_.defined()) return qkv;
   // Each query and key head turns by its token's position; the values pass through.
-  return rope(qkv, c_attn.weight.size(0) / (n_head_ + 2 * n_kv_head_), n_head_ + n_kv_head_, rope_theta_);
+  return rope(qkv, rope_angles_.size(1), n_head_ + n_kv_head_, rope_angles_);
 }
 
 Tensor CausalSelfAttention::forward(const Tensor& x) {
@@ -180,7 +180,8 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
 
 // ---- Block -------------------------------------------------------------------------------------
 
-Block::Block(const GPTConfig& c, Init init) : ln_1(c), attn(c, init), ln_2(c), mlp(c, init) {
+Block::Block(const GPTConfig& c, Init init, Tensor rope_angles)
+    : ln_1(c), attn(c, init, std::move(rope_angles)), ln_2(c), mlp(c, init) {
   register_module("ln_1", ln_1);
   register_module("attn", attn);
   register_module("ln_2", ln_2);
@@ -216,8 +217,10 @@ GPT::GPT(const GPTConfig& c, uint64_t seed, Init init)
   register_module("transformer.wte", wte);
   if (c.position == PositionKind::learned)
     wpe = &add_module<Embedding>("transformer.wpe", c.block_size, c.n_embd, 0, init);
+  // RoPE's cos and sin for every position, computed once for all layers.
+  const Tensor angles = c.position == PositionKind::rope ? rope_angles(c.block_size, c.head_size(), c.rope_theta) : Tensor();
   for (int64_t i = 0; i < c.n_layer; ++i)
-    h.push_back(&add_module<Block>(fmt::format("transformer.h.{}", i), c, init));
+    h.push_back(&add_module<Block>(fmt::format("transformer.h.{}", i), c, init, angles));
   register_module("transformer.ln_f", ln_f);
   if (!c.tie_embeddings) lm_head = &add_module<Linear>("lm_head", c.n_embd, c.vocab_size, false, 0, init);
 }

@@ -106,7 +106,9 @@ class MLP : public Module {
 // and keys are turned by their positions before they meet.
 class CausalSelfAttention : public Module {
  public:
-  explicit CausalSelfAttention(const GPTConfig& config, Init init = Init::pytorch);
+  // rope_angles: the model's table (rope_angles(block_size, hs, theta), shared by its layers); made
+  // here when the config has RoPE and none is given.
+  explicit CausalSelfAttention(const GPTConfig& config, Init init = Init::pytorch, Tensor rope_angles = {});
   Tensor forward(const Tensor& x);          // [B, T, C] -> [B, T, C]
   // The queries, keys and values the heads attend with: c_attn(x), turned by RoPE where the config
   // says so. [B, T, (n_head + 2 n_kv_head) hs]
@@ -119,8 +121,7 @@ class CausalSelfAttention : public Module {
 
  private:
   int64_t n_head_, n_kv_head_;
-  bool rope_;
-  float rope_theta_;
+  Tensor rope_angles_;  // [block_size, hs]; undefined without RoPE
   AttentionMemory memory_ = AttentionMemory::automatic;
   Tensor weights_;
 };
@@ -128,7 +129,7 @@ class CausalSelfAttention : public Module {
 // Pre-norm transformer block with two residual connections.
 class Block : public Module {
  public:
-  explicit Block(const GPTConfig& config, Init init = Init::pytorch);
+  explicit Block(const GPTConfig& config, Init init = Init::pytorch, Tensor rope_angles = {});
   Tensor forward(const Tensor& x, const std::function<Tensor(const Tensor&)>& residual_dropout);
   Norm ln_1;
   CausalSelfAttention attn;

@@ -19,7 +19,7 @@ namespace tinygpt {
 namespace {
 
 // cos and sin of each pair's angle at one position: cs[2i], cs[2i + 1].
-void rope_angles(int64_t pos, int64_t hs, float theta, float* cs) {
+void angles_at(int64_t pos, int64_t hs, float theta, float* cs) {
   for (int64_t i = 0; i < hs / 2; ++i) {
     const double angle =
         static_cast<double>(pos) * std::pow(static_cast<double>(theta), -2.0 * static_cast<double>(i) / hs);
@@ -46,36 +46,54 @@ void turn_row(const float* x, int64_t D, int64_t heads, int64_t hs, const float*
 }  // namespace
 
 void rope_row(float* x, int64_t heads, int64_t hs, int64_t pos, float theta, float* angles) {
-  rope_angles(pos, hs, theta, angles);
+  angles_at(pos, hs, theta, angles);
   turn_row(x, heads * hs, heads, hs, angles, 1.0f, x, false);
 }
 
-Tensor rope(const Tensor& input, int64_t head_size, int64_t rotated_heads, float theta, int64_t start) {
+Tensor rope_angles(int64_t positions, int64_t head_size, float theta) {
+  if (positions < 0 || head_size <= 0 || head_size % 2 != 0 || !(theta > 0.0f) || !std::isfinite(theta))
+    throw std::invalid_argument(fmt::format("rope_angles: {} positions of heads of size {} (even) with theta {}",
+                                            positions, head_size, theta));
+  Tensor angles = Tensor::empty({positions, head_size});
+  for (int64_t pos = 0; pos < positions; ++pos) angles_at(pos, head_size, theta, angles.data() + pos * head_size);
+  return angles;
+}
+
+Tensor rope(const Tensor& input, int64_t head_size, int64_t rotated_heads, const Tensor& angles, int64_t start) {
   OpTimer timer("rope");
-  const int64_t D = input.dim() >= 2 ? input.shape().back() : 0;
-  if (input.dim() < 2 || D == 0 || head_size <= 0 || head_size % 2 != 0 || rotated_heads < 0 || rotated_heads * head_size > D ||
-      !(theta > 0.0f) || start < 0)
+  const int64_t D = input.dim() >= 2 ? input.shape().back() : 0, T = input.dim() >= 2 ? input.size(input.dim() - 2) : 0;
+  if (input.dim() < 2 || D == 0 || head_size <= 0 || head_size % 2 != 0 || rotated_heads < 0 ||
+      rotated_heads * head_size > D || start < 0 || angles.dim() != 2 || angles.size(1) != head_size ||
+      !angles.is_contiguous() || start + T > angles.size(0))
     throw std::invalid_argument(fmt::format("rope: input {} (need [..., T, D]) cannot rotate {} heads of size {} (even) "
-                                            "with theta {} from position {}",
-                                            to_string(input.shape()), rotated_heads, head_size, theta, start));
+                                            "from position {} with angles {}",
+                                            to_string(input.shape()), rotated_heads, head_size, start,
+                                            to_string(angles.shape())));
   const Tensor x = input.contiguous();
-  const int64_t T = x.shape()[x.dim() - 2], rows = x.numel() / D, hs = head_size, heads = rotated_heads;
-  auto angles = memory::make_shared<memory::Vector<float>>(T * hs);  // [T, hs]: cos, sin of each pair
-  for (int64_t t = 0; t < T; ++t) rope_angles(start + t, hs, theta, angles->data() + t * hs);
+  const int64_t rows = x.numel() / D, hs = head_size, heads = rotated_heads;
+  const float* cs = angles.data() + start * hs;  // [T, hs]: cos, sin of each pair at positions start..
   Tensor out = Tensor::empty(x.shape());
   parallel_for(rows, grain_for(2 * D), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
-      turn_row(x.data() + r * D, D, heads, hs, angles->data() + (r % T) * hs, 1.0f, out.data() + r * D, false);
+      turn_row(x.data() + r * D, D, heads, hs, cs + (r % T) * hs, 1.0f, out.data() + r * D, false);
   });
-  return attach(out, "rope", {x}, [x, angles, rows, T, D, heads, hs](const Tensor&, const Tensor& g) {
+  return attach(out, "rope", {x}, [x, angles, cs, rows, T, D, heads, hs](const Tensor&, const Tensor& g) {
     bool fresh = false;
     float* sink = grad_sink(x, fresh);
     if (!sink) return;
     parallel_for(rows, grain_for(2 * D), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r)
-        turn_row(g.data() + r * D, D, heads, hs, angles->data() + (r % T) * hs, -1.0f, sink + r * D, !fresh);
+      for (int64_t r = r0; r < r1; ++r) turn_row(g.data() + r * D, D, heads, hs, cs + (r % T) * hs, -1.0f, sink + r * D, !fresh);
     });
   });
+}
+
+Tensor rope(const Tensor& x, int64_t head_size, int64_t rotated_heads, float theta, int64_t start) {
+  const int64_t T = x.dim() >= 2 ? x.size(x.dim() - 2) : 0;
+  if (head_size <= 0 || head_size % 2 != 0 || start < 0 || !(theta > 0.0f))
+    throw std::invalid_argument(fmt::format("rope: input {} (need [..., T, D]) cannot rotate {} heads of size {} (even) "
+                                            "with theta {} from position {}",
+                                            to_string(x.shape()), rotated_heads, head_size, theta, start));
+  return rope(x, head_size, rotated_heads, rope_angles(start + T, head_size, theta), start);
 }
 
 }  // namespace tinygpt

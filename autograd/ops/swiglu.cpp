@@ -20,6 +20,23 @@ void swiglu_row(const float* gate_up, int64_t H, float* y) {
   for (int64_t j = 0; j < H; ++j) y[j] = g[j] / (1.0f + vector_exp(-g[j])) * u[j];
 }
 
+namespace {
+
+// One row's gradients dg, du from the gate g, the up projection u and dy: written, or added when
+// Add. The five rows never overlap (restrict lets the loop vectorize).
+template <bool Add>
+void swiglu_backward_row(const float* __restrict g, const float* __restrict u, const float* __restrict dy,
+                         float* __restrict dg, float* __restrict du, int64_t H) {
+  for (int64_t j = 0; j < H; ++j) {
+    const float s = 1.0f / (1.0f + vector_exp(-g[j]));
+    const float grad_g = dy[j] * u[j] * s * (1.0f + g[j] * (1.0f - s)), grad_u = dy[j] * g[j] * s;
+    dg[j] = Add ? dg[j] + grad_g : grad_g;
+    du[j] = Add ? du[j] + grad_u : grad_u;
+  }
+}
+
+}  // namespace
+
 Tensor swiglu(const Tensor& input) {
   OpTimer timer("swiglu");
   const int64_t H2 = input.dim() ? input.shape().back() : 0;
@@ -40,14 +57,10 @@ Tensor swiglu(const Tensor& input) {
     if (!sink) return;
     parallel_for(rows, grain_for(8 * H), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        const float *g = x.data() + r * 2 * H, *u = g + H, *d = dy.data() + r * H;
-        float *dg = sink + r * 2 * H, *du = dg + H;
-        for (int64_t j = 0; j < H; ++j) {
-          const float s = 1.0f / (1.0f + vector_exp(-g[j]));
-          const float grad_g = d[j] * u[j] * s * (1.0f + g[j] * (1.0f - s)), grad_u = d[j] * g[j] * s;
-          dg[j] = fresh ? grad_g : dg[j] + grad_g;
-          du[j] = fresh ? grad_u : du[j] + grad_u;
-        }
+        const float *g = x.data() + r * 2 * H, *d = dy.data() + r * H;
+        float* dg = sink + r * 2 * H;
+        if (fresh) swiglu_backward_row<false>(g, g + H, d, dg, dg + H, H);
+        else swiglu_backward_row<true>(g, g + H, d, dg, dg + H, H);
       }
     });
   });
