@@ -15,9 +15,11 @@
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/corpus.h"
+#include "tinygpt/data/sentencepiece_tokenizer.h"
 #include "tinygpt/data/shards.h"
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/io/output_files.h"
+#include "tinygpt/io/sentencepiece_model.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"
 #include "tinygpt/train/checkpoint.h"
@@ -28,7 +30,7 @@ namespace {
 
 struct PrepareArgs {
   std::vector<std::string> data, val_data;
-  std::string out, name = "tinygpt", tokenizer = "char", tokenizer_from;
+  std::string out, name = "tinygpt", tokenizer = "char", tokenizer_from, tokenizer_model;
   int64_t vocab_size = 512, shard_tokens = 100'000'000;
   double val_fraction = 0.1;
   int64_t threads = 0;
@@ -40,11 +42,14 @@ struct PrepareArgs {
 // settle, and learning from tens of gigabytes would take hours.
 constexpr int64_t kBpeSampleBytes = int64_t{100} << 20;
 
-// The end-of-text token that separates documents, where the tokenizer has one (GPT-2's).
-std::optional<int32_t> end_of_text(const data::Tokenizer& tokenizer) {
+// The token before each document, where the tokenizer has one: GPT-2's end-of-text (llm.c's
+// shards), a SentencePiece model's BOS (llama2.c's).
+std::optional<int32_t> document_start(const data::Tokenizer& tokenizer) {
   if (const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer))
     for (const data::SpecialToken& s : bpe->specials())
       if (s.text == "<|endoftext|>") return s.id;
+  if (const auto* sp = dynamic_cast<const data::SentencePieceTokenizer*>(&tokenizer); sp && sp->bos_id() >= 0)
+    return sp->bos_id();
   return std::nullopt;
 }
 
@@ -101,11 +106,11 @@ class ShardWriter {
   int64_t in_shard_ = 0, total_ = 0, shards_ = 0;
 };
 
-// Streams the files' tokens into `out`, each document (file) after the end-of-text token where
-// the tokenizer has one (llm.c's layout); a live line of progress on a terminal.
+// Streams the files' tokens into `out`, each document (file) after document_start's token where
+// the tokenizer has one; a live line of progress on a terminal.
 void tokenize_into(const data::Tokenizer& tokenizer, const std::vector<std::string>& files, ShardWriter& out,
                    const char* what) {
-  const std::optional<int32_t> eot = end_of_text(tokenizer);
+  const std::optional<int32_t> eot = document_start(tokenizer);
   const auto total_bytes = static_cast<double>(data::regular_file_bytes(files));
   double done_bytes = 0;
   const bool terminal = isatty(fileno(stdout));
@@ -179,8 +184,12 @@ void prepare(const PrepareArgs& a) {
   for (const char* split : {"train", "val"})  // with --force: the old shards go, so that no stale one is read
     for (const std::string& old : data::shard_files(a.out, split)) std::filesystem::remove(old);
   std::shared_ptr<const data::Tokenizer> tokenizer;
+  if ((a.tokenizer == "sentencepiece") != !a.tokenizer_model.empty())
+    throw std::invalid_argument("--tokenizer sentencepiece and --tokenizer-model (a SentencePiece model file) go together");
   if (!a.tokenizer_from.empty()) {
     tokenizer = train::read_tokenizer_of(a.tokenizer_from);
+  } else if (!a.tokenizer_model.empty()) {
+    tokenizer = io::read_sentencepiece_file(a.tokenizer_model);
   } else {
     const int64_t bytes = data::regular_file_bytes(a.data);
     if (a.tokenizer == "bpe" && bytes > kBpeSampleBytes)
@@ -222,10 +231,12 @@ void add_prepare(CLI::App& app) {
   cmd->add_option("--out", args->out, "folder for the shards and tokenizer.h5 (made if missing)")->required();
   cmd->add_option("--name", args->name, "the shards' name: <name>_train_000000.bin, ...")->capture_default_str();
   cmd->add_option("--tokenizer", args->tokenizer, "how text becomes tokens")
-      ->type_name("char|bpe")
-      ->check(CLI::IsMember({"char", "bpe"}))
+      ->type_name("char|bpe|sentencepiece")
+      ->check(CLI::IsMember({"char", "bpe", "sentencepiece"}))
       ->capture_default_str();
   add_number(cmd, "--vocab-size", args->vocab_size, io::Range{256, 1 << 24}, "BPE vocabulary size");
+  cmd->add_option("--tokenizer-model", args->tokenizer_model,
+                  "with --tokenizer sentencepiece: the SentencePiece model file (e.g. Llama's tokenizer.model)");
   cmd->add_option("--tokenizer-from", args->tokenizer_from,
                   "use this checkpoint's or tokenizer file's tokenizer (e.g. an imported GPT-2's) instead of making one");
   add_number(cmd, "--shard-tokens", args->shard_tokens, io::Range{1, 2147483647.0}, "tokens per shard");

@@ -18,9 +18,12 @@
 namespace tinygpt::data {
 
 namespace {
+// Where a file may be cut into blocks that encode to the file's ids. SentencePiece models
+// normalize whitespace across lines and prefix each text with "▁": a file is one text.
 BlockCut cut_for(const Tokenizer& t) {
   if (const auto* bpe = dynamic_cast<const BpeTokenizer*>(&t))
     return bpe->split() == Split::gpt2 ? BlockCut::chunk_safe : BlockCut::whole_file;
+  if (std::string_view(t.kind()) == "sentencepiece") return BlockCut::whole_file;
   return BlockCut::anywhere;
 }
 
@@ -50,6 +53,8 @@ std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& o, int64_t 
     }
     return std::make_shared<BpeTokenizer>(trainer.train(o.vocab_size), split);
   }
+  if (o.tokenizer == "sentencepiece")  // a model file's: io::read_sentencepiece_file
+    throw std::invalid_argument("a SentencePiece tokenizer is read from its model file, not made from the text");
   throw std::invalid_argument(fmt::format("unknown tokenizer '{}' (expected char or bpe)", o.tokenizer));
 }
 

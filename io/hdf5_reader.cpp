@@ -107,6 +107,16 @@ std::vector<int64_t> Reader::integers(const std::string& path, const Shape& shap
   return v;
 }
 
+std::string Reader::bytes(const std::string& path, size_t max_bytes) const {
+  const Dataset& d = dataset(path);
+  if (d.shape.size() != 1) fail(fmt::format("dataset {} must be one-dimensional", path));
+  if (static_cast<uint64_t>(d.shape[0]) > max_bytes)
+    fail(fmt::format("dataset {} holds {} bytes, more than {}", path, d.shape[0], max_bytes));
+  std::string out;
+  guarded(*this, [&] { out = file_.read_bytes(d, path); });
+  return out;
+}
+
 const Attribute& Reader::attribute(const Group& g, const std::string& where, const char* name) const {
   const auto it = g.attributes.find(name);
   if (it == g.attributes.end()) fail(fmt::format("missing attribute '{}' of {}", name, where));

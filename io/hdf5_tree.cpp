@@ -203,6 +203,8 @@ class Walker {
     const H5T_class_t cls = H5Tget_class(type.id());
     if (size > 0 && size <= 8 && (cls == H5T_INTEGER || cls == H5T_FLOAT))
       d.kind = cls == H5T_INTEGER ? Dataset::Kind::integer : Dataset::Kind::floating;
+    d.element_bytes = size;
+    d.is_unsigned = cls == H5T_INTEGER && H5Tget_sign(type.id()) == H5T_SGN_NONE;
     const H5D_layout_t layout = H5Pget_layout(create.id());
     int64_t bytes = 0;
     if (layout == H5D_VIRTUAL || H5Pget_external_count(create.id()) != 0)
@@ -316,6 +318,16 @@ std::vector<int64_t> File::read_integers(const Dataset& d, const std::string& wh
   if (!values.empty())
     checked(H5Dread(d.handle->id(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), where, "read");
   return values;
+}
+
+std::string File::read_bytes(const Dataset& d, const std::string& where) const {
+  if (!d.problem.empty()) fail(where, d.problem);
+  if (d.kind != Dataset::Kind::integer || d.element_bytes != 1 || !d.is_unsigned)
+    fail(where, "is not a dataset of bytes (unsigned 8-bit integers)");
+  std::string bytes(static_cast<size_t>(d.count()), '\0');
+  if (!bytes.empty())
+    checked(H5Dread(d.handle->id(), H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()), where, "read");
+  return bytes;
 }
 
 void File::read_everything() const {

@@ -88,6 +88,12 @@ void put_ints(H5::Group& g, const std::string& name, const std::vector<int32_t>&
   if (!values.empty()) ds.write(values.data(), H5::PredType::NATIVE_INT32);
 }
 
+void put_bytes(H5::Group& g, const std::string& name, const std::string& bytes) {
+  const hsize_t n = bytes.size();
+  H5::DataSet ds = g.createDataSet(name, H5::PredType::STD_U8LE, H5::DataSpace(1, &n), untimed_dataset());
+  if (!bytes.empty()) ds.write(bytes.data(), H5::PredType::NATIVE_UCHAR);
+}
+
 namespace {
 
 // A file's bytes as libhdf5's core driver left them: its own buffer, taken over when the file

@@ -8,6 +8,8 @@
 
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/data/sentencepiece_tokenizer.h"
+#include "tinygpt/io/sentencepiece_model.h"
 #include "tinygpt/io/detail/hdf5_seal.h"
 #include "tinygpt/io/detail/hdf5_reader.h"
 #include "tinygpt/io/detail/hdf5_writer.h"
@@ -28,12 +30,12 @@ bool needs_version_2(const data::Tokenizer& tokenizer) {
   const auto* b = dynamic_cast<const data::BpeTokenizer*>(&tokenizer);
   return b && (!b->byte_ids().empty() || !b->specials().empty());
 }
-int format_version(const nn::GPTConfig& config, const data::Tokenizer& tokenizer) {
-  if (!config.gpt2_shaped()) return kFormatVersionLlama;
+int format_version(const data::Tokenizer& tokenizer) {
+  if (dynamic_cast<const data::SentencePieceTokenizer*>(&tokenizer)) return kFormatVersionLlama;
   return needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
 }
-int format_version(const data::Tokenizer& tokenizer) {
-  return needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
+int format_version(const nn::GPTConfig& config, const data::Tokenizer& tokenizer) {
+  return config.gpt2_shaped() ? format_version(tokenizer) : kFormatVersionLlama;
 }
 constexpr double kMany = 1e12;
 constexpr const char* kTokenizerFormat = "tinygpt-tokenizer";
@@ -59,6 +61,8 @@ void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
       put_ints(g, "special_ids", ids, {ids.size()});
       io::hdf5::put_texts(g, "special_tokens", texts);
     }
+  } else if (const auto* sp = dynamic_cast<const data::SentencePieceTokenizer*>(&tokenizer)) {
+    io::hdf5::put_bytes(g, "model_proto", sp->model_proto());
   }
 }
 
@@ -228,6 +232,12 @@ std::shared_ptr<const data::Tokenizer> read_tokenizer(const io::hdf5::Reader& r,
     return std::make_shared<data::BpeTokenizer>(std::move(merges), data::split_from_name(split), std::move(byte_ids),
                                                 std::move(specials));
   }
+  if (kind == "sentencepiece") {
+    if (version < kFormatVersionLlama)
+      r.fail(fmt::format("/tokenizer kind 'sentencepiece' is format_version 3's, in a version {} file", version));
+    return io::load_sentencepiece(r.bytes("/tokenizer/model_proto", data::SentencePieceTokenizer::kMaxModelBytes),
+                                  "/tokenizer/model_proto");
+  }
   r.fail(fmt::format("unknown tokenizer kind '{}' in /tokenizer", kind));
 }
 
@@ -253,7 +263,7 @@ void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck) {
 bool option_may_be_absent(std::string_view name) {
   for (const char* later : {"precision", "lr-decay-iters", "beta1", "beta2", "sample-every", "keep-best", "tokenizer-from",
                            "snapshot-every", "arch", "norm", "norm-eps", "position", "rope-theta", "mlp", "ffn-hidden",
-                           "kv-heads", "bias", "tie"})
+                           "kv-heads", "bias", "tie", "tokenizer-model"})
     if (name == later) return true;
   return false;
 }
@@ -389,7 +399,7 @@ std::shared_ptr<const data::Tokenizer> read_tokenizer_file(const std::string& pa
     if (!root.attributes.count("format") || r.text(root, "/", "format") != kTokenizerFormat)
       r.fail(fmt::format("not a tinygpt tokenizer file (the root attribute format is not \"{}\")", kTokenizerFormat));
     const int64_t version = r.integer(root, "/", "format_version", Range{0, kMany});
-    if (version != kFormatVersion && version != kFormatVersionSpecials)
+    if (version < kFormatVersion || version > kFormatVersionLlama)
       r.fail(fmt::format("format_version {} is not supported", version));
     return read_tokenizer(r, version);
   } catch (const std::invalid_argument& e) {

@@ -73,6 +73,10 @@ void validate(const TrainOptions& options) {
     if constexpr (std::is_same_v<T, std::string>) problem = choice_problem(field, choices);
     if (!problem.empty()) throw std::invalid_argument(fmt::format("--{} {}", name, problem));
   });
+  if ((o.tokenizer == "sentencepiece") != !o.tokenizer_model.empty())
+    throw std::invalid_argument(o.tokenizer_model.empty()
+                                    ? "--tokenizer sentencepiece needs --tokenizer-model (a SentencePiece model file)"
+                                    : "--tokenizer-model is a SentencePiece model: give it with --tokenizer sentencepiece");
   if (o.embd % o.heads != 0)
     throw std::invalid_argument(fmt::format("--embd {} is not divisible by --heads {}", o.embd, o.heads));
   if (o.min_lr > o.lr) throw std::invalid_argument(fmt::format("--min-lr must be at most --lr {} (got {})", o.lr, o.min_lr));

@@ -32,6 +32,7 @@ struct TrainOptions {
   std::string tokenizer = "char";
   int64_t vocab_size = 512;
   std::string tokenizer_from;  // a checkpoint or tokenizer file whose tokenizer to use (GPT-2's for its shards)
+  std::string tokenizer_model;  // --tokenizer sentencepiece: the SentencePiece model file
   int64_t layers = 4, heads = 4, embd = 128, block = 64;
   ArchOptions arch;
   double dropout = 0.0;
@@ -53,7 +54,7 @@ struct TrainOptions {
 // The values a text option may take (empty: any); listed in --help and checked by validate().
 using Choices = std::span<const char* const>;
 
-inline constexpr const char* kTokenizerChoices[] = {"char", "bpe"};
+inline constexpr const char* kTokenizerChoices[] = {"char", "bpe", "sentencepiece"};
 inline constexpr const char* kPrecisionChoices[] = {"fp32", "bf16"};
 inline constexpr const char* kArchChoices[] = {"gpt2", "llama"};
 inline constexpr const char* kNormChoices[] = {"layernorm", "rmsnorm"};
@@ -116,6 +117,10 @@ void for_each_option(Options& o, Visit&& visit_option) {
   visit("out", o.out, "checkpoint to write (HDF5); the CSV log and loss plot go beside it", text);
   visit("tokenizer", o.tokenizer, "how text becomes tokens", Range{}, kTokenizerChoices);
   visit("vocab-size", o.vocab_size, "BPE vocabulary size", Range{256, 1 << 24});
+  visit("tokenizer-model", o.tokenizer_model,
+        "with --tokenizer sentencepiece: the SentencePiece model file (e.g. Llama's tokenizer.model), stored in the "
+        "checkpoint",
+        text);
   visit("tokenizer-from", o.tokenizer_from,
         "use the tokenizer of this checkpoint or tokenizer file instead of making one (e.g. an imported GPT-2's, for "
         "shards tokenized by GPT-2)",

@@ -14,6 +14,7 @@
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/data/shards.h"
+#include "tinygpt/io/sentencepiece_model.h"
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/precision.h"
 #include "tinygpt/optim/grad_clip.h"
@@ -86,12 +87,20 @@ void require_run_memory(const nn::GPTConfig& config, const TrainOptions& o) {
 // How many tokens --sample-every's samples have, as llm.c's.
 constexpr int64_t kSampleTokens = 64;
 
+// The tokenizer the options name: --tokenizer-from's, or --tokenizer-model's SentencePiece model;
+// null when the run makes its own from the text.
+std::shared_ptr<const data::Tokenizer> named_tokenizer(const TrainOptions& o) {
+  if (!o.tokenizer_from.empty()) return read_tokenizer_of(o.tokenizer_from);
+  if (!o.tokenizer_model.empty()) return io::read_sentencepiece_file(o.tokenizer_model);
+  return nullptr;
+}
+
 // A folder of token shards, read in place: the train split, and the val split (or the last
 // --val-fraction of the training tokens when there are no val shards).
 data::Corpus load_shards(const std::string& dir, const TrainOptions& o, std::shared_ptr<const data::Tokenizer> tokenizer) {
   if (data::shard_files(dir, "train").empty())
     throw std::invalid_argument(fmt::format("'{}' holds no training shards (files named <name>_train_<n>.bin)", dir));
-  if (!tokenizer && !o.tokenizer_from.empty()) tokenizer = read_tokenizer_of(o.tokenizer_from);
+  if (!tokenizer) tokenizer = named_tokenizer(o);
   const std::string tokenizer_file = (std::filesystem::path(dir) / "tokenizer.h5").string();
   if (!tokenizer && std::filesystem::exists(tokenizer_file)) tokenizer = read_tokenizer_file(tokenizer_file);
   if (!tokenizer)
@@ -119,7 +128,7 @@ data::Corpus load_run_corpus(const TrainOptions& o, std::shared_ptr<const data::
   const std::vector<std::string> files = training_files(o);
   std::error_code ec;
   if (files.size() == 1 && std::filesystem::is_directory(files[0], ec)) return load_shards(files[0], o, tokenizer);
-  if (!tokenizer && !o.tokenizer_from.empty()) tokenizer = read_tokenizer_of(o.tokenizer_from);
+  if (!tokenizer) tokenizer = named_tokenizer(o);
   return tokenizer ? data::load_corpus(corpus_options(o), tokenizer) : data::load_corpus(corpus_options(o));
 }
 

@@ -33,6 +33,8 @@ struct Attribute {
 struct Dataset {
   enum class Kind { integer, floating, other };
   Kind kind = Kind::other;
+  size_t element_bytes = 0;
+  bool is_unsigned = false;  // an integer dataset of unsigned values
   std::vector<int64_t> shape;
   std::map<std::string, Attribute> attributes;
   std::string problem;  // why its data cannot be read (compressed, kept in another file, too large); empty: none
@@ -59,6 +61,8 @@ class File {
   // A dataset's values converted to float or int64, exactly count() of them into `out`.
   void read(const Dataset& d, const std::string& where, float* out) const;
   std::vector<int64_t> read_integers(const Dataset& d, const std::string& where) const;
+  // The bytes of a dataset of unsigned 8-bit integers (any other type is refused).
+  std::string read_bytes(const Dataset& d, const std::string& where) const;
   // The data of every readable dataset, thrown away: libhdf5 touches all it would ever touch.
   void read_everything() const;
 

@@ -30,6 +30,7 @@ void put_texts(H5::H5Object& at, const char* name, const std::vector<std::string
 // `non_negative`.
 void put_floats(H5::Group& g, const std::string& name, const Tensor& t, bool non_negative = false);
 void put_ints(H5::Group& g, const std::string& name, const std::vector<int32_t>& values, std::vector<hsize_t> dims);
+void put_bytes(H5::Group& g, const std::string& name, const std::string& bytes);  // uint8 [n]
 
 // Writes `path` through fill(file): a new file beside it, with the user block the seal goes in;
 // refuses to replace a file that is not HDF5. Errors: "cannot write <what> '<path>': ...".

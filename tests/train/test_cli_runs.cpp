@@ -318,7 +318,7 @@ TEST_CASE("cli: flags: unknown ones get the nearest, --version, choices in --hel
   REQUIRE_THAT(run("bench --help").output, Catch::Contains("--vocab-size") && Catch::Contains("--iters"));
 }
 
-TEST_CASE("cli: --arch llama and each piece's flag: train, info, eval, sample, attention; the shape stays",
+TEST_CASE("cli: --arch llama and each piece's flag through train, info, eval, sample, attention, and the shape stays",
           "[cli][llama]") {
   TempDir dir;
   const std::string ckpt = dir.file("llama.h5");

@@ -329,6 +329,25 @@ TEST_CASE("checkpoint: bad files give clear errors and are never overwritten", "
     set_attribute(config, "norm_eps", H5::PredType::NATIVE_DOUBLE, -1.0);
   });
   REQUIRE_THROWS_WITH(read_checkpoint(dir.file("eps.h5")), Catch::Contains("norm_eps"));
+  // A SentencePiece tokenizer whose model bytes are not a model, or not bytes, or in a version 2 file.
+  auto sentencepiece = [&](const std::string& name, int version, bool as_bytes) {
+    edit_checkpoint(copy(name), [&](H5::H5File& f) {
+      f.openAttribute("format_version").write(H5::PredType::NATIVE_INT, &version);
+      set_text_attribute(f, "/tokenizer", "kind", "sentencepiece");
+      const hsize_t n = 16;
+      H5::Group g = f.openGroup("/tokenizer");
+      const std::string junk = "not a model, no.";
+      g.createDataSet("model_proto", as_bytes ? H5::PredType::STD_U8LE : H5::PredType::STD_I32LE, H5::DataSpace(1, &n))
+          .write(junk.data(), H5::PredType::NATIVE_UCHAR);
+    });
+    return dir.file(name);
+  };
+  REQUIRE_THROWS_WITH(read_checkpoint(sentencepiece("sp_junk.h5", 3, true)),
+                      Catch::Contains("sp_junk.h5") && Catch::Contains("/tokenizer/model_proto is not a SentencePiece model"));
+  REQUIRE_THROWS_WITH(read_checkpoint(sentencepiece("sp_ints.h5", 3, false)),
+                      Catch::Contains("is not a dataset of bytes (unsigned 8-bit integers)"));
+  REQUIRE_THROWS_WITH(read_checkpoint(sentencepiece("sp_v2.h5", 2, true)),
+                      Catch::Contains("/tokenizer kind 'sentencepiece' is format_version 3's, in a version 2 file"));
   // A version 3 file with the model of another architecture than /config says: the datasets differ.
   edit_checkpoint(copy("rope.h5"), [&](H5::H5File& f) {
     version_3(f);

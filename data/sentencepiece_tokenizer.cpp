@@ -1,0 +1,70 @@
+#include "tinygpt/data/sentencepiece_tokenizer.h"
+
+#include <fmt/format.h>
+#include <sentencepiece_processor.h>
+
+#include <stdexcept>
+
+#include "tinygpt/data/utf8.h"
+
+namespace tinygpt::data {
+
+struct SentencePieceTokenizer::Processor {
+  sentencepiece::SentencePieceProcessor sp;
+};
+
+SentencePieceTokenizer::SentencePieceTokenizer(std::string model_proto, const std::string& where)
+    : model_proto_(std::move(model_proto)), processor_(std::make_unique<Processor>()) {
+  if (model_proto_.size() > kMaxModelBytes)
+    throw std::invalid_argument(fmt::format("{}: a SentencePiece model of {} bytes, more than {} MB", where,
+                                            model_proto_.size(), kMaxModelBytes >> 20));
+  const auto status = processor_->sp.LoadFromSerializedProto(model_proto_);
+  if (!status.ok())
+    throw std::invalid_argument(fmt::format("{} is not a SentencePiece model: {}", where, status.message()));
+  if (processor_->sp.GetPieceSize() <= 0)
+    throw std::invalid_argument(fmt::format("{} is not a SentencePiece model: it has no pieces", where));
+}
+
+SentencePieceTokenizer::~SentencePieceTokenizer() = default;
+
+int64_t SentencePieceTokenizer::vocab_size() const { return processor_->sp.GetPieceSize(); }
+
+int32_t SentencePieceTokenizer::bos_id() const { return processor_->sp.bos_id(); }
+
+void SentencePieceTokenizer::encode(std::string_view text, std::vector<int32_t>& out, std::string_view where) const {
+  if (size_t bad = find_invalid_utf8(text); bad != std::string_view::npos)
+    throw std::invalid_argument(fmt::format("{} is not valid UTF-8 at byte offset {}", where, bad));
+  std::vector<int> ids;
+  const auto status = processor_->sp.Encode(text, &ids);
+  if (!status.ok()) throw std::invalid_argument(fmt::format("SentencePiece cannot encode {}: {}", where, status.message()));
+  out.insert(out.end(), ids.begin(), ids.end());
+}
+
+std::string SentencePieceTokenizer::decode(std::span<const int32_t> ids) const {
+  for (int32_t id : ids) check_id(id);
+  std::string text;
+  const auto status = processor_->sp.Decode(std::vector<int>(ids.begin(), ids.end()), &text);
+  if (!status.ok()) throw std::invalid_argument(fmt::format("SentencePiece cannot decode: {}", status.message()));
+  return sanitize_utf8(text);
+}
+
+std::string SentencePieceTokenizer::token_bytes(int32_t id) const {
+  check_id(id);
+  const sentencepiece::SentencePieceProcessor& sp = processor_->sp;
+  if (sp.IsControl(id)) return "";
+  const std::string& piece = sp.IdToPiece(id);
+  if (sp.IsByte(id) && piece.size() == 6) return std::string(1, static_cast<char>(std::stoi(piece.substr(3, 2), nullptr, 16)));  // "<0xAB>"
+  if (sp.IsUnknown(id)) return " \xE2\x81\x87 ";  // what SentencePiece decodes it to: " ⁇ "
+  std::string text;
+  for (size_t i = 0; i < piece.size(); ++i) {
+    if (piece.compare(i, 3, "\xE2\x96\x81") == 0) {  // U+2581 "▁" stands for a space
+      text += ' ';
+      i += 2;
+    } else {
+      text += piece[i];
+    }
+  }
+  return text;
+}
+
+}  // namespace tinygpt::data

@@ -1,0 +1,37 @@
+#pragma once
+// SentencePiece tokenizers (Llama's, TinyStories'): text <-> ids exactly as the SentencePiece
+// library computes them for a model file (the model's own normalization, pieces and byte
+// fallback; encode adds no BOS or EOS). The model's bytes are the tokenizer: a checkpoint stores
+// them (SPEC.md, /tokenizer kind "sentencepiece", dataset model_proto), so it needs no other file.
+#include <memory>
+#include <string>
+
+#include "tinygpt/data/tokenizer.h"
+
+namespace tinygpt::data {
+
+class SentencePieceTokenizer : public Tokenizer {
+ public:
+  // A model file's bytes at most (Llama's is 0.5 MB; models with large vocabularies a few MB).
+  static constexpr size_t kMaxModelBytes = size_t{64} << 20;
+  // Throws std::invalid_argument naming `where` when the bytes are not a SentencePiece model.
+  SentencePieceTokenizer(std::string model_proto, const std::string& where);
+  ~SentencePieceTokenizer() override;
+
+  const char* kind() const override { return "sentencepiece"; }
+  int64_t vocab_size() const override;
+  using Tokenizer::encode;
+  void encode(std::string_view text, std::vector<int32_t>& out, std::string_view where) const override;
+  std::string decode(std::span<const int32_t> ids) const override;
+  // A piece's text with "▁" as a space, a byte piece's byte; control pieces (<s>, </s>) are "".
+  std::string token_bytes(int32_t id) const override;
+  const std::string& model_proto() const { return model_proto_; }
+  int32_t bos_id() const;  // -1 when the model has none
+
+ private:
+  struct Processor;  // the SentencePiece library's, out of this header
+  std::string model_proto_;
+  std::unique_ptr<Processor> processor_;
+};
+
+}  // namespace tinygpt::data
