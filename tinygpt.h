@@ -41,6 +41,7 @@
 #include "tinygpt/data/input_file.h"
 #include "tinygpt/data/json.h"
 #include "tinygpt/data/pretokenize.h"
+#include "tinygpt/data/sentencepiece_tokenizer.h"
 #include "tinygpt/data/shards.h"
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/data/token_array.h"
@@ -50,11 +51,13 @@
 // File formats: saving modules and optimizers, safetensors and GPT-2 files in Hugging Face's
 // layout, the CSV run log, numbers from untrusted input, atomic output files (io/).
 #include "tinygpt/io/hf_gpt2.h"
+#include "tinygpt/io/llama2c.h"
 #include "tinygpt/io/numbers.h"
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/io/run_log.h"
 #include "tinygpt/io/safetensors.h"
 #include "tinygpt/io/save.h"
+#include "tinygpt/io/sentencepiece_model.h"
 
 // Looking inside a model and a run: tokens, attention and its steps, the residual stream, loss
 // plots, the learner's HTML page (inspect/).

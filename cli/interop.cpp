@@ -1,55 +1,116 @@
 // tinygpt import / export: GPT-2 models in Hugging Face's layout, in and out.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/io/hf_gpt2.h"
+#include "tinygpt/io/llama2c.h"
+#include "tinygpt/io/sentencepiece_model.h"
+#include "tinygpt/data/sentencepiece_tokenizer.h"
 #include "tinygpt/train/memory_budget.h"
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/train/existing_outputs.h"
 
 namespace tinygpt::cli {
 
+namespace {
+
+void print_written(const std::string& out, const nn::GPT& model) {
+  const nn::GPTConfig& c = model.config();
+  fmt::print("wrote {}: {} layers, {} heads, n_embd {}, block {}, vocab {} ({} parameters)\n", out, c.n_layer, c.n_head,
+             c.n_embd, c.block_size, c.vocab_size, model.parameter_count());
+}
+
+template <class Args>
+void export_llama2c(const Args& a) {
+  const train::Checkpoint ck = train::read_checkpoint(a.ckpt);
+  io::check_llama2c_exportable(*ck.model);  // before any file is touched
+  const auto* sp = dynamic_cast<const data::SentencePieceTokenizer*>(ck.tokenizer.get());
+  const std::string tokenizer_out =
+      a.tokenizer_out.empty() ? (std::filesystem::path(a.out).parent_path() / "tokenizer.bin").string() : a.tokenizer_out;
+  train::refuse_replacing(a.out, io::OutputKind::llama2c, a.force);
+  if (sp) train::refuse_replacing(tokenizer_out, io::OutputKind::llama2c, a.force, "--tokenizer-out");
+  io::export_llama2c(*ck.model, a.out);
+  if (!sp) {
+    fmt::print("wrote {} (run.c's model file); the checkpoint's {} tokenizer has no llama2.c tokenizer.bin: run.c "
+               "needs one of a SentencePiece model\n",
+               a.out, ck.tokenizer->kind());
+    return;
+  }
+  io::export_llama2c_tokenizer(*sp, tokenizer_out);
+  fmt::print("wrote {} (run.c's model file) and {}: run it with ./run {} -z {}\n", a.out, tokenizer_out, a.out,
+             tokenizer_out);
+}
+
+}  // namespace
+
 void add_import(CLI::App& app) {
   struct Args {
-    std::string from, out;
+    std::string from, out, tokenizer_model;
     bool force = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
-      "import", "make a checkpoint of a GPT-2 model in Hugging Face's layout (config.json, model.safetensors, "
-                "vocab.json + merges.txt or encoder.json + vocab.bpe)");
-  cmd->add_option("--from", args->from, "directory holding the model's files")->required();
+      "import", "make a checkpoint of a GPT-2 model in Hugging Face's layout (a folder: config.json, "
+                "model.safetensors, vocab.json + merges.txt or encoder.json + vocab.bpe) or of llama2.c's model file "
+                "(with --tokenizer-model)");
+  cmd->add_option("--from", args->from, "the model's folder (Hugging Face) or file (llama2.c's model.bin)")->required();
+  cmd->add_option("--tokenizer-model", args->tokenizer_model,
+                  "for a llama2.c model: the SentencePiece model its tokens come from (tokenizer.model, or the .model "
+                  "it was trained with)");
   cmd->add_option("--out", args->out, "checkpoint to write (weights and tokenizer, no optimizer state)")->required();
   cmd->add_flag("--force", args->force, "replace a checkpoint that already lies at --out");
   cmd->callback([args] {
     train::refuse_replacing(args->out, io::OutputKind::hdf5, args->force);  // before any work
-    const io::HfGpt2 hf = io::import_hf_gpt2(args->from);
-    train::write_checkpoint(args->out, *hf.model, *hf.tokenizer, nullptr, nullptr);
-    const nn::GPTConfig& c = hf.model->config();
-    fmt::print("wrote {}: {} layers, {} heads, n_embd {}, block {}, vocab {} ({} parameters)\n", args->out, c.n_layer,
-               c.n_head, c.n_embd, c.block_size, c.vocab_size, hf.model->parameter_count());
+    std::error_code ec;
+    if (std::filesystem::is_directory(args->from, ec)) {
+      if (!args->tokenizer_model.empty())
+        throw std::invalid_argument("--tokenizer-model is for llama2.c's model files; a Hugging Face folder has its own");
+      const io::HfGpt2 hf = io::import_hf_gpt2(args->from);
+      train::write_checkpoint(args->out, *hf.model, *hf.tokenizer, nullptr, nullptr);
+      return print_written(args->out, *hf.model);
+    }
+    if (args->tokenizer_model.empty())
+      throw std::invalid_argument(fmt::format("'{}' is a file, read as llama2.c's model.bin: give --tokenizer-model, the "
+                                              "SentencePiece model its token ids come from",
+                                              args->from));
+    const auto tokenizer = io::read_sentencepiece_file(args->tokenizer_model);
+    const auto model = io::import_llama2c(args->from);
+    if (tokenizer->vocab_size() > model->config().vocab_size)
+      throw std::invalid_argument(fmt::format("'{}' has {} tokens but the model '{}' only {} rows of embeddings",
+                                              args->tokenizer_model, tokenizer->vocab_size(), args->from,
+                                              model->config().vocab_size));
+    train::write_checkpoint(args->out, *model, *tokenizer, nullptr, nullptr);
+    print_written(args->out, *model);
   });
 }
 
 void add_export(CLI::App& app) {
   struct Args {
-    std::string ckpt, out;
+    std::string ckpt, out, format = "hf", tokenizer_out;
     bool force = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "export", "write a checkpoint's model in Hugging Face's GPT-2 layout (config.json, model.safetensors, "
-                "vocab.json, merges.txt)");
+                "vocab.json, merges.txt) or as llama2.c's model.bin (and tokenizer.bin) that its run.c reads");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to export")->required();
-  cmd->add_option("--out", args->out, "directory to create (or an empty one)")->required();
+  cmd->add_option("--format", args->format, "hf: a folder in Hugging Face's layout; llama2c: run.c's model file")
+      ->type_name("hf|llama2c")
+      ->check(CLI::IsMember({"hf", "llama2c"}))
+      ->capture_default_str();
+  cmd->add_option("--out", args->out, "hf: directory to create (or an empty one); llama2c: the model file")->required();
+  cmd->add_option("--tokenizer-out", args->tokenizer_out,
+                  "llama2c, with a SentencePiece tokenizer: its tokenizer.bin (default: tokenizer.bin beside --out)");
   cmd->add_flag("--force", args->force,
-                "write into a directory that is not empty, replacing its config.json, model.safetensors, vocab.json "
-                "and merges.txt");
+                "replace what --out (and --tokenizer-out) hold: a llama2.c file, or a folder's config.json, "
+                "model.safetensors, vocab.json and merges.txt");
   cmd->callback([args] {
+    if (args->format == "llama2c") return export_llama2c(*args);
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
     const std::string note = io::export_hf_gpt2(*ck.model, *ck.tokenizer, args->out, args->force);
     fmt::print("wrote {}/config.json and model.safetensors{}\n", args->out,

@@ -30,6 +30,17 @@ SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 int64_t SentencePieceTokenizer::vocab_size() const { return processor_->sp.GetPieceSize(); }
 
 int32_t SentencePieceTokenizer::bos_id() const { return processor_->sp.bos_id(); }
+int32_t SentencePieceTokenizer::eos_id() const { return processor_->sp.eos_id(); }
+
+std::string SentencePieceTokenizer::piece(int32_t id) const {
+  check_id(id);
+  return processor_->sp.IdToPiece(id);
+}
+
+float SentencePieceTokenizer::score(int32_t id) const {
+  check_id(id);
+  return processor_->sp.GetScore(id);
+}
 
 void SentencePieceTokenizer::encode(std::string_view text, std::vector<int32_t>& out, std::string_view where) const {
   if (size_t bad = find_invalid_utf8(text); bad != std::string_view::npos)

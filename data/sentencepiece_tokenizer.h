@@ -27,6 +27,9 @@ class SentencePieceTokenizer : public Tokenizer {
   std::string token_bytes(int32_t id) const override;
   const std::string& model_proto() const { return model_proto_; }
   int32_t bos_id() const;  // -1 when the model has none
+  int32_t eos_id() const;
+  std::string piece(int32_t id) const;  // as the model holds it ("▁the", "<0x0A>", "<s>")
+  float score(int32_t id) const;
 
  private:
   struct Processor;  // the SentencePiece library's, out of this header

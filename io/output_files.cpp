@@ -27,6 +27,7 @@ const char* kind_name(OutputKind kind) {
     case OutputKind::log: return "a tinygpt log";
     case OutputKind::svg: return "an SVG file";
     case OutputKind::html: return "a tinygpt explain page";
+    case OutputKind::llama2c: return "a llama2.c model or tokenizer file";
   }
   return "?";
 }
@@ -42,6 +43,14 @@ bool holds(OutputKind kind, std::string_view head) {
       return (head.starts_with("<svg") || head.starts_with("<?xml")) && head.find("<svg") != std::string_view::npos;
     case OutputKind::html:
       return head.starts_with("<!DOCTYPE html>") && head.find("<title>tinygpt explain</title>") != std::string_view::npos;
+    case OutputKind::llama2c: {  // a model's seven header ints, or a tokenizer's longest length and first record
+      if (head.size() < 28) return false;
+      int32_t v[7];
+      std::memcpy(v, head.data(), sizeof v);
+      const bool model = v[0] > 0 && v[1] > 0 && v[2] > 0 && v[3] > 0 && v[4] > 0 && v[5] != 0 && v[6] > 0;
+      const bool tokenizer = v[0] > 0 && v[0] < (1 << 20) && v[2] >= 0 && v[2] <= v[0];
+      return model || tokenizer;
+    }
   }
   return false;
 }

@@ -7,7 +7,8 @@
 
 namespace tinygpt::io {
 
-enum class OutputKind { hdf5, log, svg, html };  // html: a page of `tinygpt explain`
+// html: a page of `tinygpt explain`; llama2c: llama2.c's model.bin or tokenizer.bin.
+enum class OutputKind { hdf5, log, svg, html, llama2c };
 
 // Throws a one-line error when `path` cannot take that output: its folder is missing or not
 // writable, or it exists and is a directory, a FIFO or device, or a file of another kind.

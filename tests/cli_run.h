@@ -49,10 +49,6 @@ inline bool wait_for_rows(const std::string& log) {
   return false;
 }
 
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 inline std::string small_run(const TempDir& dir, const std::string& heads = "2") {
   std::string text;

@@ -2,6 +2,7 @@
 // A scratch folder for tests that write files; removed when the test ends.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -27,5 +28,11 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A file's bytes (empty when it cannot be read).
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 }  // namespace tinygpt::testing

@@ -26,6 +26,7 @@ std::string describe_output(const std::string& path, io::OutputKind kind) {
       }
       case io::OutputKind::svg: return "an SVG picture";
       case io::OutputKind::html: return "a tinygpt explain page";
+      case io::OutputKind::llama2c: return "a llama2.c file";
     }
   } catch (const std::exception&) {  // a file that does not read as its kind is still described by it
   }

@@ -16,9 +16,9 @@ namespace tinygpt {
 
 namespace {
 
-constexpr int64_t kRowsPerChunk = 32;  // fixed, so the weight gradient sums never depend on threads
-constexpr int kGroup = 4;              // rows whose sums run side by side (row_sums)
-static_assert(kRowsPerChunk % kGroup == 0, "a group of rows never spans two chunks");
+constexpr int64_t kRmsRowsPerChunk = 32;  // fixed, so the weight gradient sums never depend on threads
+constexpr int kRmsGroup = 4;              // rows whose sums run side by side (row_sums)
+static_assert(kRmsRowsPerChunk % kRmsGroup == 0, "a group of rows never spans two chunks");
 
 // Rows [0, G) of x [G, C] into y, with each row's rstd.
 template <int G>
@@ -100,14 +100,14 @@ Tensor rms_norm(const Tensor& input, const Tensor& weight, float eps) {
     bool fresh = false;
     const RmsNormBackward pass{x.data(), g.data(), w.data(), rstd->data(), C, grad_sink(x, fresh), fresh};
     float* dw = grad_sink(w);
-    const int64_t chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
+    const int64_t chunks = (rows + kRmsRowsPerChunk - 1) / kRmsRowsPerChunk;
     Buffer partial_w(dw ? chunks * C : 0, 0.0f);
-    parallel_for(chunks, grain_for(kRowsPerChunk * C * 6), [&](int64_t c0, int64_t c1) {
+    parallel_for(chunks, grain_for(kRmsRowsPerChunk * C * 6), [&](int64_t c0, int64_t c1) {
       for (int64_t chunk = c0; chunk < c1; ++chunk) {
         float* pw = dw ? partial_w.data() + chunk * C : nullptr;
-        const int64_t end = std::min(rows, (chunk + 1) * kRowsPerChunk);
-        int64_t r = chunk * kRowsPerChunk;
-        for (; r + kGroup <= end; r += kGroup) pass.rows<kGroup>(r, pw);
+        const int64_t end = std::min(rows, (chunk + 1) * kRmsRowsPerChunk);
+        int64_t r = chunk * kRmsRowsPerChunk;
+        for (; r + kRmsGroup <= end; r += kRmsGroup) pass.rows<kRmsGroup>(r, pw);
         for (; r < end; ++r) pass.rows<1>(r, pw);
       }
     });

@@ -14,13 +14,6 @@
 using namespace tinygpt;
 using namespace tinygpt::testing;
 
-namespace {
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-}  // namespace
-
 TEST_CASE("sentencepiece: the library's own ids and text, for BPE and unigram models", "[sentencepiece]") {
   TempDir dir;
   for (const char* type : {"bpe", "unigram"}) {
@@ -64,7 +57,7 @@ TEST_CASE("sentencepiece: model bytes that are not a model are refused with the 
                       Catch::Contains("tokenizer model '" + dir.file("missing.model") + "'") &&
                           Catch::Contains("no such file"));
   // A real model cut short, and one with its bytes flipped: refused, never a crash of this process.
-  const std::string good = file_bytes(write_sentencepiece_model(dir));
+  const std::string good = read_file(write_sentencepiece_model(dir));
   REQUIRE_THROWS_AS(io::load_sentencepiece(good.substr(0, good.size() / 2), "half"), std::invalid_argument);
   for (size_t at : {size_t{10}, good.size() / 3, good.size() - 20}) {
     std::string flipped = good;

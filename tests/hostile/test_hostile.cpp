@@ -40,11 +40,6 @@ std::vector<T> sampled(const std::vector<T>& all) {
   return out;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // Every file in a folder with its size and contents: what a run must leave as it found it.
 std::map<std::string, std::string> snapshot(const std::string& dir) {
   std::map<std::string, std::string> files;

@@ -2,11 +2,16 @@
 // checkpoint that needs no other file, and prepare's shards with BOS before each document.
 #include <catch2/catch.hpp>
 
+#include <sentencepiece_processor.h>
+
+#include <cstring>
 #include <filesystem>
 
 #include "cli_run.h"
+#include "reference/llama2c_file.h"
 #include "sentencepiece_model.h"
 #include "temp_files.h"
+#include "tinygpt/data/json.h"
 
 using namespace tinygpt::testing;
 namespace fs = std::filesystem;
@@ -64,4 +69,65 @@ TEST_CASE("cli: prepare with a SentencePiece model: BOS before each document, tr
   INFO(trained.output);
   REQUIRE(trained.exit_code == 0);
   REQUIRE_THAT(trained.output, Catch::Contains("sentencepiece tokenizer, 400 tokens"));
+}
+
+TEST_CASE("cli: a stories260K-shaped model: its exported llama2.c file scores the same loss in an independent "
+          "implementation, and imports back",
+          "[cli][sentencepiece][llama2c]") {
+  TempDir dir;
+  const std::string model = write_sentencepiece_model(dir, "tok512", 512);
+  const std::string text = dir.write("stories.txt", sentencepiece_text());
+  const std::string ckpt = dir.file("stories260K.h5");
+  // llama2.c's stories260K: dim 64, 5 layers, 8 heads, 4 key/value heads, hidden 172, vocab 512, seq 512.
+  Result trained = run("train --data " + text + " --tokenizer sentencepiece --tokenizer-model " + model +
+                       " --arch llama --layers 5 --heads 8 --kv-heads 4 --embd 64 --ffn-hidden 172 --block 512"
+                       " --batch 2 --iters 6 --eval-every 6 --eval-iters 1 --lr 3e-3 --threads 2 --out " + ckpt);
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  const Result exported = run("export --ckpt " + ckpt + " --format llama2c --out " + dir.file("model.bin"));
+  INFO(exported.output);
+  REQUIRE(exported.exit_code == 0);
+  REQUIRE(fs::exists(dir.file("tokenizer.bin")));
+  // The loss of a held-out text: tinygpt's eval against SPEC's rule in double on the file's tensors,
+  // with the SentencePiece library's own ids.
+  std::string held_out;
+  for (int i = 0; i < 12; ++i) held_out += "The fox named Tom ate " + std::to_string(i * 13) + " apples and slept.\n";
+  const std::string eval_text = dir.write("held_out.txt", held_out);
+  const Result scored = run("eval --json --ckpt " + ckpt + " --data " + eval_text);
+  INFO(scored.output);
+  REQUIRE(scored.exit_code == 0);
+  const double ours = tinygpt::data::json::parse(scored.output, "eval").find("loss")->number;
+  sentencepiece::SentencePieceProcessor sp;
+  REQUIRE(sp.Load(model).ok());
+  std::vector<int> ids;
+  REQUIRE(sp.Encode(held_out, &ids).ok());
+  const double reference = plain_eval_loss(read_llama2c_file(dir.file("model.bin")), std::vector<int32_t>(ids.begin(), ids.end()));
+  REQUIRE(ours == Approx(reference).epsilon(1e-5));
+  // llama2.c's tokenizer.bin: the longest piece, then (score, length, bytes) per id.
+  const std::string bin = read_file(dir.file("tokenizer.bin"));
+  size_t at = 4;
+  for (int id = 0; id < sp.GetPieceSize(); ++id) {
+    float score = 0;
+    uint32_t length = 0;
+    std::memcpy(&score, bin.data() + at, 4);
+    std::memcpy(&length, bin.data() + at + 4, 4);
+    std::string piece = bin.substr(at + 8, length);
+    at += 8 + length;
+    std::string want = id == sp.bos_id() ? "\n<s>\n" : id == sp.eos_id() ? "\n</s>\n" : sp.IdToPiece(id);
+    for (size_t p; (p = want.find("\xE2\x96\x81")) != std::string::npos;) want.replace(p, 3, " ");
+    INFO("id " << id);
+    REQUIRE(piece == want);
+    REQUIRE(score == sp.GetScore(id));
+  }
+  REQUIRE(at == bin.size());
+  // Imported back with its SentencePiece model: the same loss to the last digit.
+  const Result imported = run("import --from " + dir.file("model.bin") + " --tokenizer-model " + model + " --out " +
+                              dir.file("back.h5"));
+  INFO(imported.output);
+  REQUIRE(imported.exit_code == 0);
+  REQUIRE(run("eval --json --ckpt " + dir.file("back.h5") + " --data " + eval_text).output == scored.output);
+  const Result no_model = run("import --from " + dir.file("model.bin") + " --out " + dir.file("x.h5"));
+  REQUIRE_THAT(no_model.output, Catch::Contains("give --tokenizer-model"));
+  const Result gpt2 = run("export --ckpt " + dir.file("back.h5") + " --format llama2c --out " + dir.file("model.bin"));
+  REQUIRE_THAT(gpt2.output, Catch::Contains("is a llama2.c file: give --force to replace it"));
 }

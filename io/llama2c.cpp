@@ -1,0 +1,168 @@
+#include "tinygpt/io/llama2c.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <vector>
+
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/io/output_files.h"
+
+namespace tinygpt::io {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "llama2.c's files are little-endian");
+
+constexpr size_t kRunHeaderInts = 7;
+
+// One tensor of run.c's file per layer (or once): where its rows live in our model.
+struct RunTensor {
+  std::string name;     // run.c's
+  int64_t floats;       // per layer (or in all, when not per layer)
+  bool per_layer;
+  std::function<float*(int64_t layer)> at;  // where they go (null: written as zeros/skipped)
+};
+
+// run.c's tensors in file order with their sizes; `m` (when not null) maps each into its parameters.
+std::vector<RunTensor> run_layout(const nn::GPTConfig& c, nn::GPT* m) {
+  const int64_t C = c.n_embd, H = c.hidden(), KV = c.kv_heads() * c.head_size(), V = c.vocab_size;
+  auto block = [m](int64_t l) -> nn::Block& { return *m->h[static_cast<size_t>(l)]; };
+  std::vector<RunTensor> pieces = {
+      {"token_embedding_table", V * C, false, [m](int64_t) { return m->wte.weight.data(); }},
+      {"rms_att_weight", C, true, [=](int64_t l) { return block(l).ln_1.weight.data(); }},
+      {"wq", C * C, true, [=](int64_t l) { return block(l).attn.c_attn.weight.data(); }},
+      {"wk", KV * C, true, [=](int64_t l) { return block(l).attn.c_attn.weight.data() + C * C; }},
+      {"wv", KV * C, true, [=](int64_t l) { return block(l).attn.c_attn.weight.data() + (C + KV) * C; }},
+      {"wo", C * C, true, [=](int64_t l) { return block(l).attn.c_proj.weight.data(); }},
+      {"rms_ffn_weight", C, true, [=](int64_t l) { return block(l).ln_2.weight.data(); }},
+      {"w1", H * C, true, [=](int64_t l) { return block(l).mlp.c_fc.weight.data(); }},  // the gate
+      {"w2", C * H, true, [=](int64_t l) { return block(l).mlp.c_proj.weight.data(); }},
+      {"w3", H * C, true, [=](int64_t l) { return block(l).mlp.c_fc.weight.data() + H * C; }},  // the up projection
+      {"rms_final_weight", C, false, [m](int64_t) { return m->ln_f.weight.data(); }},
+      {"freq_cis_real", c.block_size * c.head_size() / 2, false, nullptr},
+      {"freq_cis_imag", c.block_size * c.head_size() / 2, false, nullptr}};
+  if (!c.tie_embeddings) pieces.push_back({"wcls", V * C, false, [m](int64_t) { return m->lm_head->weight.data(); }});
+  return pieces;
+}
+std::vector<RunTensor> run_tensors(nn::GPT& model) { return run_layout(model.config(), &model); }
+std::vector<RunTensor> run_tensor_sizes(const nn::GPTConfig& c) { return run_layout(c, nullptr); }
+
+// RoPE's cos (real) or sin (imaginary) table as llama2.c's export writes it: [seq_len, hs / 2].
+std::vector<float> run_rope_table(const nn::GPTConfig& c, bool sine) {
+  const Tensor angles = rope_angles(c.block_size, c.head_size(), c.rope_theta);  // [T, hs]: cos, sin pairs
+  std::vector<float> out;
+  for (int64_t i = 0; i < angles.numel(); i += 2) out.push_back(angles.data()[i + (sine ? 1 : 0)]);
+  return out;
+}
+
+}  // namespace
+
+void check_llama2c_exportable(const nn::GPT& model) {
+  const nn::GPTConfig& c = model.config();
+  std::vector<std::string> problems;
+  if (c.norm != nn::NormKind::rmsnorm || c.norm_eps != 1e-5f)
+    problems.push_back(fmt::format("norm {} with eps {} (run.c: rmsnorm, 1e-5)", nn::name(c.norm), c.norm_eps));
+  if (c.position != nn::PositionKind::rope || c.rope_theta != 10000.0f)
+    problems.push_back(fmt::format("position {} (run.c: rope with theta 10000)",
+                                   c.position == nn::PositionKind::rope ? fmt::format("rope with theta {}", c.rope_theta)
+                                                                        : std::string(nn::name(c.position))));
+  if (c.mlp != nn::MlpKind::swiglu) problems.push_back(fmt::format("mlp {} (run.c: swiglu)", nn::name(c.mlp)));
+  if (c.bias) problems.push_back("biases (run.c has none)");
+  if (!problems.empty())
+    throw std::invalid_argument(fmt::format("llama2.c's run.c computes another model than this one: {}; train with "
+                                            "--arch llama (and its defaults for these) to export it",
+                                            fmt::join(problems, "; ")));
+}
+
+void export_llama2c(const nn::GPT& model, const std::string& path) {
+  check_llama2c_exportable(model);
+  const nn::GPTConfig& c = model.config();
+  auto& writable = const_cast<nn::GPT&>(model);  // run_tensors hands out pointers; nothing is written here
+  const std::array<int32_t, kRunHeaderInts> header = {
+      static_cast<int32_t>(c.n_embd),   static_cast<int32_t>(c.hidden()),     static_cast<int32_t>(c.n_layer),
+      static_cast<int32_t>(c.n_head),   static_cast<int32_t>(c.kv_heads()),
+      static_cast<int32_t>(c.tie_embeddings ? c.vocab_size : -c.vocab_size), static_cast<int32_t>(c.block_size)};
+  AtomicFile out(path, "llama2.c model");
+  out.write(header.data(), sizeof header);
+  for (const RunTensor& p : run_tensors(writable)) {
+    if (!p.at) {
+      const std::vector<float> table = run_rope_table(c, p.name == "freq_cis_imag");
+      out.write(table.data(), table.size() * sizeof(float));
+      continue;
+    }
+    for (int64_t l = 0; l < (p.per_layer ? c.n_layer : 1); ++l) out.write(p.at(l), static_cast<size_t>(p.floats) * 4);
+  }
+  out.commit();
+}
+
+void export_llama2c_tokenizer(const data::SentencePieceTokenizer& tokenizer, const std::string& path) {
+  std::vector<std::string> pieces;
+  uint32_t longest = 0;
+  for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
+    std::string piece = id == tokenizer.bos_id() ? "\n<s>\n" : id == tokenizer.eos_id() ? "\n</s>\n" : tokenizer.piece(id);
+    for (size_t at; (at = piece.find("\xE2\x96\x81")) != std::string::npos;) piece.replace(at, 3, " ");
+    longest = std::max(longest, static_cast<uint32_t>(piece.size()));
+    pieces.push_back(std::move(piece));
+  }
+  AtomicFile out(path, "llama2.c tokenizer");
+  out.write(&longest, sizeof longest);
+  for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
+    const float score = tokenizer.score(id);
+    const auto length = static_cast<uint32_t>(pieces[static_cast<size_t>(id)].size());
+    out.write(&score, sizeof score);
+    out.write(&length, sizeof length);
+    out.write(pieces[static_cast<size_t>(id)].data(), length);
+  }
+  out.commit();
+}
+
+std::shared_ptr<nn::GPT> import_llama2c(const std::string& path) {
+  data::InputFile in(path, "llama2.c model");
+  std::array<int32_t, kRunHeaderInts> h{};
+  if (in.size() < static_cast<int64_t>(sizeof h) || in.read(h.data(), sizeof h) != sizeof h)
+    in.fail("is shorter than llama2.c's header (7 int32)");
+  const auto [dim, hidden, layers, heads, kv_heads, vocab, seq_len] = h;
+  const auto header_text = fmt::format("dim {}, hidden_dim {}, n_layers {}, n_heads {}, n_kv_heads {}, vocab_size {}, "
+                                       "seq_len {}", dim, hidden, layers, heads, kv_heads, vocab, seq_len);
+  if (dim <= 0 || hidden <= 0 || layers <= 0 || heads <= 0 || kv_heads <= 0 || vocab == 0 || seq_len <= 0 ||
+      vocab == INT32_MIN)
+    in.fail(fmt::format("is not a llama2.c model: its header says {}", header_text));
+  nn::GPTConfig c = nn::llama_style({.vocab_size = std::abs(vocab), .block_size = seq_len, .n_layer = layers,
+                                     .n_head = heads, .n_embd = dim});
+  c.ffn_hidden = hidden, c.n_kv_head = kv_heads, c.tie_embeddings = vocab > 0;
+  try {
+    c.validate();
+  } catch (const std::invalid_argument& e) {
+    in.fail(fmt::format("holds a model tinygpt cannot build ({}): {}", header_text, e.what()));
+  }
+  // The length the header implies, checked before the weights are allocated (validate bounds each size).
+  int64_t floats = 0;
+  for (const RunTensor& p : run_tensor_sizes(c)) floats += p.floats * (p.per_layer ? c.n_layer : 1);
+  const int64_t expected = static_cast<int64_t>(sizeof h) + 4 * floats;
+  if (in.size() != expected)
+    in.fail(fmt::format("holds {} bytes, but a llama2.c model of {} holds {}", in.size(), header_text, expected));
+  auto model = nn::GPT::unwritten(c);  // every weight is read below
+  std::vector<float> skipped;
+  for (const RunTensor& p : run_tensors(*model)) {
+    for (int64_t l = 0; l < (p.per_layer ? c.n_layer : 1); ++l) {
+      float* into = p.at ? p.at(l) : (skipped.resize(static_cast<size_t>(p.floats)), skipped.data());
+      const size_t bytes = static_cast<size_t>(p.floats) * 4;
+      if (in.read(into, bytes) != bytes) in.fail(fmt::format("ends inside {}", p.name));
+      if (!p.at) continue;
+      for (int64_t i = 0; i < p.floats; ++i)
+        if (!std::isfinite(into[i]))
+          in.fail(fmt::format("tensor {}{} holds {} at element {}", p.name,
+                              p.per_layer ? fmt::format(" of layer {}", l) : "", into[i], i));
+    }
+  }
+  return model;
+}
+
+}  // namespace tinygpt::io
