@@ -51,6 +51,7 @@
 // File formats: saving modules and optimizers, safetensors and GPT-2 files in Hugging Face's
 // layout, the CSV run log, numbers from untrusted input, atomic output files (io/).
 #include "tinygpt/io/hf_gpt2.h"
+#include "tinygpt/io/hf_llama.h"
 #include "tinygpt/io/llama2c.h"
 #include "tinygpt/io/numbers.h"
 #include "tinygpt/io/output_files.h"

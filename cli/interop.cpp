@@ -8,6 +8,7 @@
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/io/hf_gpt2.h"
+#include "tinygpt/io/hf_llama.h"
 #include "tinygpt/io/llama2c.h"
 #include "tinygpt/io/sentencepiece_model.h"
 #include "tinygpt/data/sentencepiece_tokenizer.h"
@@ -55,9 +56,9 @@ void add_import(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
-      "import", "make a checkpoint of a GPT-2 model in Hugging Face's layout (a folder: config.json, "
-                "model.safetensors, vocab.json + merges.txt or encoder.json + vocab.bpe) or of llama2.c's model file "
-                "(with --tokenizer-model)");
+      "import", "make a checkpoint of a model in Hugging Face's layout (a folder: config.json, model.safetensors and "
+                "GPT-2's vocab.json + merges.txt (or encoder.json + vocab.bpe), or Llama's tokenizer.model) or of "
+                "llama2.c's model file (with --tokenizer-model)");
   cmd->add_option("--from", args->from, "the model's folder (Hugging Face) or file (llama2.c's model.bin)")->required();
   cmd->add_option("--tokenizer-model", args->tokenizer_model,
                   "for a llama2.c model: the SentencePiece model its tokens come from (tokenizer.model, or the .model "
@@ -70,6 +71,11 @@ void add_import(CLI::App& app) {
     if (std::filesystem::is_directory(args->from, ec)) {
       if (!args->tokenizer_model.empty())
         throw std::invalid_argument("--tokenizer-model is for llama2.c's model files; a Hugging Face folder has its own");
+      if (io::is_hf_llama_dir(args->from)) {
+        const io::HfLlama hf = io::import_hf_llama(args->from);
+        train::write_checkpoint(args->out, *hf.model, *hf.tokenizer, nullptr, nullptr);
+        return print_written(args->out, *hf.model);
+      }
       const io::HfGpt2 hf = io::import_hf_gpt2(args->from);
       train::write_checkpoint(args->out, *hf.model, *hf.tokenizer, nullptr, nullptr);
       return print_written(args->out, *hf.model);
@@ -96,8 +102,9 @@ void add_export(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
-      "export", "write a checkpoint's model in Hugging Face's GPT-2 layout (config.json, model.safetensors, "
-                "vocab.json, merges.txt) or as llama2.c's model.bin (and tokenizer.bin) that its run.c reads");
+      "export", "write a checkpoint's model in Hugging Face's layout (GPT-2: config.json, model.safetensors, "
+                "vocab.json, merges.txt; Llama-shaped: LlamaForCausalLM with tokenizer.model) or as llama2.c's "
+                "model.bin (and tokenizer.bin) that its run.c reads");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to export")->required();
   cmd->add_option("--format", args->format, "hf: a folder in Hugging Face's layout; llama2c: run.c's model file")
       ->type_name("hf|llama2c")
@@ -112,6 +119,12 @@ void add_export(CLI::App& app) {
   cmd->callback([args] {
     if (args->format == "llama2c") return export_llama2c(*args);
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    if (!ck.config.gpt2_shaped()) {  // Hugging Face's Llama layout
+      io::export_hf_llama(*ck.model, *ck.tokenizer, args->out, args->force);
+      fmt::print("wrote {}/config.json (LlamaForCausalLM) and model.safetensors{}\n", args->out,
+                 ck.tokenizer->kind() == std::string("sentencepiece") ? " and tokenizer.model" : "");
+      return;
+    }
     const std::string note = io::export_hf_gpt2(*ck.model, *ck.tokenizer, args->out, args->force);
     fmt::print("wrote {}/config.json and model.safetensors{}\n", args->out,
                note.empty() ? ", vocab.json and merges.txt" : "");

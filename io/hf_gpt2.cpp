@@ -176,23 +176,8 @@ std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenize
     note = fmt::format("the tokenizer was not written: a {} tokenizer has no Hugging Face equivalent (GPT-2's is "
                        "a byte-level BPE)", tokenizer.kind());
   }
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) throw std::runtime_error(fmt::format("export: '{}' exists and is not a directory", dir));
-    if (!force && !fs::is_empty(dir, ec))
-      throw std::runtime_error(fmt::format("export: directory '{}' is not empty: give --force to replace its "
-                                           "config.json, model.safetensors, vocab.json and merges.txt, or choose "
-                                           "another --out",
-                                           dir));
-    for (const char* name : {"config.json", "model.safetensors", "vocab.json", "merges.txt"}) {
-      const fs::path path = fs::path(dir) / name;
-      if (fs::is_directory(path, ec) || fs::is_symlink(path, ec))
-        throw std::runtime_error(fmt::format("export: '{}' is not a plain file: not replacing it", path.string()));
-      fs::remove(path, ec);  // a tokenizer that is not written leaves no stale one beside the new model
-    }
-  } else if (!fs::create_directory(dir, ec)) {
-    throw std::runtime_error(fmt::format("export: cannot create directory '{}': {}", dir, ec.message()));
-  }
+  // A tokenizer that is not written leaves no stale one beside the new model.
+  prepare_output_folder(dir, {"config.json", "model.safetensors", "vocab.json", "merges.txt"}, force);
   const nn::GPTConfig& c = model.config();
   const std::string config = fmt::format(
       "{{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n  \"vocab_size\": {},\n"
@@ -204,11 +189,7 @@ std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenize
       files && tokenizer.vocab_size() > 50256 && tokenizer.token_bytes(50256) == "<|endoftext|>"
           ? ",\n  \"bos_token_id\": 50256,\n  \"eos_token_id\": 50256"
           : "");
-  auto write = [&](const char* name, const std::string& text) {
-    AtomicFile out((fs::path(dir) / name).string());
-    out.write(text.data(), text.size());
-    out.commit();
-  };
+  auto write = [&](const char* name, const std::string& text) { write_file_atomically((fs::path(dir) / name).string(), text); };
   write("config.json", config);
   NoGradGuard no_grad;
   std::vector<std::pair<std::string, Tensor>> tensors;

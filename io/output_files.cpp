@@ -1,6 +1,7 @@
 #include "tinygpt/io/output_files.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,9 +141,33 @@ void AtomicFile::commit() {
 
 void write_output_file(const std::string& path, OutputKind kind, const std::string& text) {
   check_output_path(path, kind);
+  write_file_atomically(path, text);
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
   AtomicFile out(path);
-  out.write(text.data(), text.size());
+  out.write(bytes.data(), bytes.size());
   out.commit();
+}
+
+void prepare_output_folder(const std::string& dir, const std::vector<std::string>& files, bool force) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) throw std::runtime_error(fmt::format("export: '{}' exists and is not a directory", dir));
+    if (!force && !fs::is_empty(dir, ec))
+      throw std::runtime_error(fmt::format("export: directory '{}' is not empty: give --force to replace its {}, or "
+                                           "choose another --out",
+                                           dir, fmt::join(files, ", ")));
+    for (const std::string& name : files) {
+      const fs::path path = fs::path(dir) / name;
+      if (fs::is_directory(path, ec) || fs::is_symlink(path, ec))
+        throw std::runtime_error(fmt::format("export: '{}' is not a plain file: not replacing it", path.string()));
+      fs::remove(path, ec);
+    }
+  } else if (!fs::create_directory(dir, ec)) {
+    throw std::runtime_error(fmt::format("export: cannot create directory '{}': {}", dir, ec.message()));
+  }
 }
 
 }  // namespace tinygpt::io

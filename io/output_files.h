@@ -4,6 +4,7 @@
 // or optimizer) replaces only an HDF5 file, a log only a tinygpt log, an SVG only an SVG; an empty
 // file may become any of them.
 #include <string>
+#include <vector>
 
 namespace tinygpt::io {
 
@@ -33,6 +34,13 @@ class AtomicFile {
   std::string path_, what_, temporary_;
   int fd_ = -1;
 };
+
+// A folder for an exporter's `files`: created, or (an existing one) empty unless `force`, when
+// those files are removed so that none is left stale; anything else in it stays.
+void prepare_output_folder(const std::string& dir, const std::vector<std::string>& files, bool force);
+
+// Writes `bytes` to `path` through an AtomicFile (the caller has checked the path).
+void write_file_atomically(const std::string& path, const std::string& bytes);
 
 // Writes `text` to `path` (atomically) after check_output_path.
 void write_output_file(const std::string& path, OutputKind kind, const std::string& text);

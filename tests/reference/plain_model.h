@@ -1,7 +1,7 @@
 #pragma once
 // SPEC.md's model written out as plain loops in double, from parameters by their SPEC names: the
 // independent yardstick for the GPT's forward with every Llama piece (tests/nn/test_llama.cpp) and
-// for llama2.c's files (tests/train/test_llama2c.cpp, through reference/llama2c_file.h).
+// for llama2.c's and Hugging Face's Llama files (tests/train/test_llama2c.cpp, test_hf_llama.cpp).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -23,6 +23,9 @@ using Matrix = std::vector<std::vector<double>>;  // [rows][cols]
 struct PlainModel {
   GPTConfig c;
   std::map<std::string, std::vector<float>> p;
+  // RoPE's pairs: (2i, 2i+1) as SPEC.md and llama2.c, or (i, i + hs/2) as Hugging Face's
+  // rotate_half, which its Llama files' q_proj and k_proj rows are permuted for.
+  bool rotate_half = false;
 
   double at(const std::string& name, int64_t i) const { return p.at(name)[static_cast<size_t>(i)]; }
   bool has(const std::string& name) const { return p.count(name) > 0; }
@@ -57,9 +60,10 @@ struct PlainModel {
     const int64_t hs = c.head_size();
     for (int64_t i = 0; i < hs / 2; ++i) {
       const double a = double(pos) * std::pow(double(c.rope_theta), -2.0 * double(i) / double(hs));
-      const double x0 = row[from + 2 * i], x1 = row[from + 2 * i + 1];
-      row[from + 2 * i] = x0 * std::cos(a) - x1 * std::sin(a);
-      row[from + 2 * i + 1] = x0 * std::sin(a) + x1 * std::cos(a);
+      const int64_t first = rotate_half ? from + i : from + 2 * i, second = rotate_half ? first + hs / 2 : first + 1;
+      const double x0 = row[first], x1 = row[second];
+      row[first] = x0 * std::cos(a) - x1 * std::sin(a);
+      row[second] = x0 * std::sin(a) + x1 * std::cos(a);
     }
   }
   Matrix attention(const Matrix& x, const std::string& prefix) const {

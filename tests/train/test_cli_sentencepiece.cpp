@@ -72,7 +72,7 @@ TEST_CASE("cli: prepare with a SentencePiece model: BOS before each document, tr
 }
 
 TEST_CASE("cli: a stories260K-shaped model: its exported llama2.c file scores the same loss in an independent "
-          "implementation, and imports back",
+          "implementation, and it imports back from llama2.c's and Hugging Face's files",
           "[cli][sentencepiece][llama2c]") {
   TempDir dir;
   const std::string model = write_sentencepiece_model(dir, "tok512", 512);
@@ -126,6 +126,12 @@ TEST_CASE("cli: a stories260K-shaped model: its exported llama2.c file scores th
   INFO(imported.output);
   REQUIRE(imported.exit_code == 0);
   REQUIRE(run("eval --json --ckpt " + dir.file("back.h5") + " --data " + eval_text).output == scored.output);
+  // Through Hugging Face's Llama layout and back: the same loss to the last digit.
+  const Result hf = run("export --ckpt " + ckpt + " --out " + dir.file("hf"));
+  INFO(hf.output);
+  REQUIRE_THAT(hf.output, Catch::Contains("(LlamaForCausalLM) and model.safetensors and tokenizer.model"));
+  REQUIRE(run("import --from " + dir.file("hf") + " --out " + dir.file("hf.h5")).exit_code == 0);
+  REQUIRE(run("eval --json --ckpt " + dir.file("hf.h5") + " --data " + eval_text).output == scored.output);
   const Result no_model = run("import --from " + dir.file("model.bin") + " --out " + dir.file("x.h5"));
   REQUIRE_THAT(no_model.output, Catch::Contains("give --tokenizer-model"));
   const Result gpt2 = run("export --ckpt " + dir.file("back.h5") + " --format llama2c --out " + dir.file("model.bin"));

@@ -1,0 +1,242 @@
+#include "tinygpt/io/hf_llama.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+#include "tinygpt/autograd/graph.h"
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/data/json.h"
+#include "tinygpt/io/output_files.h"
+#include "tinygpt/io/safetensors.h"
+#include "tinygpt/io/sentencepiece_model.h"
+
+namespace tinygpt::io {
+
+namespace {
+
+namespace fs = std::filesystem;
+using data::json::Value;
+
+Value read_json(const std::string& path) {
+  data::InputFile file(path, "config");
+  return data::json::parse(file.read_all(int64_t{16} << 20).view(), fmt::format("config '{}'", path));
+}
+
+nn::GPTConfig read_llama_config(const std::string& path) {
+  const Value doc = read_json(path);
+  auto fail = [&](const std::string& why) { throw std::runtime_error(fmt::format("config '{}': {}", path, why)); };
+  if (doc.type != Value::Type::object) fail("not a JSON object");
+  auto shown = [](const Value* v) { return v->type == Value::Type::number ? v->text : std::string(v->type_name()); };
+  auto size = [&](const char* key, int64_t most, int64_t fallback) {
+    const Value* v = doc.find(key);
+    if (!v || v->type == Value::Type::null) {
+      if (fallback > 0) return fallback;
+      fail(fmt::format("field \"{}\" is missing", key));
+    }
+    if (!v->is_integer() || v->number < 1 || v->number > static_cast<double>(most))
+      fail(fmt::format("field \"{}\" must be an integer in [1, {}] (got {})", key, most, shown(v)));
+    return static_cast<int64_t>(v->number);
+  };
+  auto number = [&](const char* key, double fallback) {
+    const Value* v = doc.find(key);
+    if (!v) return fallback;
+    if (v->type != Value::Type::number || !(v->number > 0) || !std::isfinite(v->number))
+      fail(fmt::format("field \"{}\" must be a positive number (got {})", key, shown(v)));
+    return v->number;
+  };
+  auto flag = [&](const char* key, bool fallback) {
+    const Value* v = doc.find(key);
+    if (!v) return fallback;
+    if (v->type != Value::Type::boolean) fail(fmt::format("field \"{}\" must be true or false", key));
+    return v->boolean;
+  };
+  auto unsupported = [&](const char* key, const char* what) {
+    const Value* v = doc.find(key);
+    return v && !(v->type == Value::Type::null || (v->type == Value::Type::boolean && !v->boolean)) ? what : nullptr;
+  };
+  if (const Value* type = doc.find("model_type"); !type || type->type != Value::Type::string || type->text != "llama")
+    fail("field \"model_type\" is not \"llama\"");
+  if (const Value* act = doc.find("hidden_act"); act && !(act->type == Value::Type::string && act->text == "silu"))
+    fail("field \"hidden_act\" is not \"silu\" (tinygpt's SwiGLU)");
+  for (const auto& [key, what] : {std::pair{"attention_bias", "biases on the attention's projections"},
+                                  std::pair{"mlp_bias", "biases in the MLP"},
+                                  std::pair{"rope_scaling", "RoPE scaling"}})
+    if (unsupported(key, what)) fail(fmt::format("field \"{}\" asks for {}, which tinygpt does not compute", key, what));
+  nn::GPTConfig c;
+  c.n_embd = size("hidden_size", nn::kMaxEmbd, 0);
+  c.n_head = size("num_attention_heads", nn::kMaxHeads, 0);
+  c = nn::llama_style({.vocab_size = size("vocab_size", nn::kMaxVocab, 0),
+                       .block_size = size("max_position_embeddings", nn::kMaxBlock, 0),
+                       .n_layer = size("num_hidden_layers", nn::kMaxLayers, 0), .n_head = c.n_head, .n_embd = c.n_embd});
+  c.ffn_hidden = size("intermediate_size", 4 * nn::kMaxEmbd, 0);
+  c.n_kv_head = size("num_key_value_heads", nn::kMaxHeads, c.n_head);
+  c.norm_eps = static_cast<float>(number("rms_norm_eps", 1e-6));  // LlamaConfig's defaults
+  c.rope_theta = static_cast<float>(number("rope_theta", 10000.0));
+  c.tie_embeddings = flag("tie_word_embeddings", false);
+  if (const Value* hd = doc.find("head_dim"); hd && hd->type != Value::Type::null &&
+                                              !(hd->is_integer() && hd->number == static_cast<double>(c.n_embd / c.n_head)))
+    fail(fmt::format("field \"head_dim\" is {}; tinygpt's heads are hidden_size / num_attention_heads = {}", shown(hd),
+                     c.n_embd / c.n_head));
+  try {
+    c.validate();
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  return c;
+}
+
+// Where each of our parameters lives in Hugging Face's file: a tensor, at a row offset of our
+// fused one (c_attn = q, k, v; c_fc = gate, up), permuted for RoPE's pairing (q and k heads).
+struct Source {
+  std::string name;
+  int64_t row = 0;      // first row in our tensor
+  int64_t heads = 0;    // > 0: rows permuted per head of size hs (q_proj, k_proj)
+};
+
+std::vector<std::pair<std::string, std::vector<Source>>> sources(const nn::GPTConfig& c) {
+  const int64_t C = c.n_embd, KV = c.kv_heads() * c.head_size(), H = c.hidden();
+  std::vector<std::pair<std::string, std::vector<Source>>> out = {{"transformer.wte.weight", {{"model.embed_tokens.weight"}}}};
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    const std::string ours = fmt::format("transformer.h.{}.", i), theirs = fmt::format("model.layers.{}.", i);
+    out.push_back({ours + "ln_1.weight", {{theirs + "input_layernorm.weight"}}});
+    out.push_back({ours + "attn.c_attn.weight",
+                   {{theirs + "self_attn.q_proj.weight", 0, c.n_head},
+                    {theirs + "self_attn.k_proj.weight", C, c.kv_heads()},
+                    {theirs + "self_attn.v_proj.weight", C + KV}}});
+    out.push_back({ours + "attn.c_proj.weight", {{theirs + "self_attn.o_proj.weight"}}});
+    out.push_back({ours + "ln_2.weight", {{theirs + "post_attention_layernorm.weight"}}});
+    out.push_back({ours + "mlp.c_fc.weight", {{theirs + "mlp.gate_proj.weight"}, {theirs + "mlp.up_proj.weight", H}}});
+    out.push_back({ours + "mlp.c_proj.weight", {{theirs + "mlp.down_proj.weight"}}});
+  }
+  out.push_back({"transformer.ln_f.weight", {{"model.norm.weight"}}});
+  if (!c.tie_embeddings) out.push_back({"lm_head.weight", {{"lm_head.weight"}}});
+  return out;
+}
+
+// Hugging Face's row of a head's row r = 2i + j (ours): j hs/2 + i.
+int64_t hf_row(int64_t r, int64_t hs) { return r % hs / 2 + (r % 2) * (hs / 2) + r / hs * hs; }
+
+bool is_rotary_buffer(const std::string& name) { return name.ends_with(".self_attn.rotary_emb.inv_freq"); }
+
+}  // namespace
+
+bool is_hf_llama_dir(const std::string& dir) {
+  std::error_code ec;
+  const fs::path config = fs::path(dir) / "config.json";
+  if (!fs::is_regular_file(config, ec)) return false;
+  try {
+    const Value doc = read_json(config.string());
+    const Value* type = doc.find("model_type");
+    return type && type->type == Value::Type::string && type->text == "llama";
+  } catch (const std::exception&) {
+    return false;  // not JSON: the GPT-2 reader reports it
+  }
+}
+
+HfLlama import_hf_llama(const std::string& dir) {
+  const nn::GPTConfig config = read_llama_config((fs::path(dir) / "config.json").string());
+  auto tokenizer = read_sentencepiece_file((fs::path(dir) / "tokenizer.model").string());
+  if (tokenizer->vocab_size() > config.vocab_size)
+    throw std::runtime_error(fmt::format("'{}': tokenizer.model has {} tokens but config.json's vocab_size is only {}",
+                                         dir, tokenizer->vocab_size(), config.vocab_size));
+  const SafetensorsFile st((fs::path(dir) / "model.safetensors").string());
+  // Every name and shape first, so that nothing is allocated for a file that does not fit.
+  const auto shapes = nn::parameter_shapes(config);
+  const auto plan = sources(config);
+  std::set<std::string> used;
+  for (size_t k = 0; k < plan.size(); ++k) {
+    const Shape& ours = shapes[k].second;
+    for (size_t s = 0; s < plan[k].second.size(); ++s) {
+      const Source& src = plan[k].second[s];
+      const int64_t end = s + 1 < plan[k].second.size() ? plan[k].second[s + 1].row : ours[0];
+      const Shape expected = ours.size() == 2 ? Shape{end - src.row, ours[1]} : ours;
+      const auto it = st.tensors().find(src.name);
+      if (it == st.tensors().end()) st.fail(fmt::format("tensor '{}' is missing", src.name));
+      if (it->second.shape != expected)
+        st.fail(fmt::format("tensor '{}' has shape [{}], but config.json makes it [{}]", src.name,
+                            fmt::join(it->second.shape, ", "), fmt::join(expected, ", ")));
+      used.insert(src.name);
+    }
+  }
+  for (const auto& [name, t] : st.tensors()) {
+    if (used.count(name) || is_rotary_buffer(name)) continue;
+    if (name == "lm_head.weight" && config.tie_embeddings) continue;  // checked equal to the embeddings below
+    st.fail(fmt::format("tensor '{}' is not part of this Llama model", name));
+  }
+  HfLlama out{nn::GPT::unwritten(config), tokenizer};  // every parameter is read below
+  std::vector<float> buffer;
+  auto read = [&](const std::string& name, size_t n) {
+    buffer.resize(n);
+    st.read(name, buffer.data());
+    for (size_t i = 0; i < n; ++i)
+      if (!std::isfinite(buffer[i])) st.fail(fmt::format("tensor '{}' holds {} at element {}", name, buffer[i], i));
+  };
+  const auto params = out.model->named_parameters();
+  for (size_t k = 0; k < plan.size(); ++k) {
+    const Tensor& p = params[k].second;
+    const int64_t cols = p.dim() == 2 ? p.size(1) : p.numel(), hs = config.head_size();
+    for (const Source& src : plan[k].second) {
+      const Shape& shape = st.tensors().at(src.name).shape;
+      const int64_t rows = shape.size() == 2 ? shape[0] : 1;
+      read(src.name, static_cast<size_t>(rows * cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t from = src.heads ? hf_row(r, hs) : r;
+        std::copy_n(buffer.data() + from * cols, cols, p.data() + (src.row + r) * cols);
+      }
+    }
+  }
+  if (config.tie_embeddings && st.tensors().count("lm_head.weight")) {  // only an equal copy can be tied
+    read("lm_head.weight", static_cast<size_t>(out.model->wte.weight.numel()));
+    if (!std::equal(buffer.begin(), buffer.end(), out.model->wte.weight.data()))
+      st.fail("tensor 'lm_head.weight' differs from the embeddings, but config.json says tie_word_embeddings");
+  }
+  return out;
+}
+
+void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir, bool force) {
+  const nn::GPTConfig& c = model.config();
+  if (c.norm != nn::NormKind::rmsnorm || c.position != nn::PositionKind::rope || c.mlp != nn::MlpKind::swiglu || c.bias)
+    throw std::invalid_argument(fmt::format("export: Hugging Face's Llama is RMSNorm, RoPE and SwiGLU without biases; "
+                                            "this model has {}, {} positions, {}{} (train with --arch llama)",
+                                            nn::name(c.norm), nn::name(c.position), nn::name(c.mlp),
+                                            c.bias ? " and biases" : ""));
+  const auto* sp = dynamic_cast<const data::SentencePieceTokenizer*>(&tokenizer);
+  prepare_output_folder(dir, {"config.json", "model.safetensors", "tokenizer.model"}, force);
+  const std::string config = fmt::format(
+      "{{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n  \"vocab_size\": {},\n"
+      "  \"hidden_size\": {},\n  \"intermediate_size\": {},\n  \"num_hidden_layers\": {},\n"
+      "  \"num_attention_heads\": {},\n  \"num_key_value_heads\": {},\n  \"max_position_embeddings\": {},\n"
+      "  \"rms_norm_eps\": {},\n  \"rope_theta\": {},\n  \"hidden_act\": \"silu\",\n  \"attention_bias\": false,\n"
+      "  \"mlp_bias\": false,\n  \"rope_scaling\": null,\n  \"tie_word_embeddings\": {},\n"
+      "  \"torch_dtype\": \"float32\"{}\n}}\n",
+      c.vocab_size, c.n_embd, c.hidden(), c.n_layer, c.n_head, c.kv_heads(), c.block_size, c.norm_eps, c.rope_theta,
+      c.tie_embeddings,
+      sp ? fmt::format(",\n  \"bos_token_id\": {},\n  \"eos_token_id\": {}", sp->bos_id(), sp->eos_id()) : "");
+  auto write = [&](const char* name, const std::string& bytes) { write_file_atomically((fs::path(dir) / name).string(), bytes); };
+  write("config.json", config);
+  NoGradGuard no_grad;
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  const auto params = model.named_parameters();
+  const auto plan = sources(c);
+  for (size_t k = 0; k < plan.size(); ++k) {
+    const Tensor& p = params[k].second;
+    const int64_t cols = p.dim() == 2 ? p.size(1) : p.numel();
+    for (size_t s = 0; s < plan[k].second.size(); ++s) {
+      const Source& src = plan[k].second[s];
+      const int64_t end = s + 1 < plan[k].second.size() ? plan[k].second[s + 1].row : (p.dim() == 2 ? p.size(0) : 1);
+      Tensor t = Tensor::empty(p.dim() == 2 ? Shape{end - src.row, cols} : p.shape());
+      for (int64_t r = 0; r < end - src.row; ++r)
+        std::copy_n(p.data() + (src.row + r) * cols, cols, t.data() + (src.heads ? hf_row(r, c.head_size()) : r) * cols);
+      tensors.push_back({src.name, t});
+    }
+  }
+  write_safetensors((fs::path(dir) / "model.safetensors").string(), tensors);
+  if (sp) write("tokenizer.model", sp->model_proto());
+}
+
+}  // namespace tinygpt::io
