@@ -9,6 +9,7 @@
 # minute to the next) with that ratio's spread, and peak memory.
 #   bench/compare_torch.sh [configs...]     configs: tiny baby small gpt2   (default: all)
 #   PRECISION=bf16 CORETYPES=own bench/compare_torch.sh small gpt2
+#   ARCH="--arch llama --kv-heads 2" bench/compare_torch.sh baby small     # Llama-shaped, both sides
 # With PRECISION=bf16, tinygpt runs with --precision both (its fp32 and bf16 steps in turn) and is
 # compared in bf16; PyTorch's setup is also chosen among its fp32 step and its step under
 # torch.autocast(bfloat16), whichever is faster; the last column gives tinygpt's fp32 tokens/s and
@@ -24,6 +25,7 @@ declare -A FLAGS=(
   [gpt2]="--layers 12 --heads 12 --embd 768 --block 64 --batch 4 --vocab-size 50257 --iters 3"
 )
 PAIRS=${PAIRS:-3}
+ARCH=${ARCH:-}  # flags both programs take: --arch llama --kv-heads N
 PRECISION=${PRECISION:-fp32}
 torch_precisions=(fp32)
 [[ $PRECISION == bf16 ]] && torch_precisions+=(bf16)
@@ -79,9 +81,9 @@ for config_name in ${@:-tiny baby small gpt2}; do
     read -r build tp core <<< "${BEST[$threads]}"
     ours=() theirs=() ratios=() our_rss=() their_rss=() share=() fp32=() over_fp32=()
     for ((pair = 0; pair < PAIRS; ++pair)); do
-      o=$(env -u OPENBLAS_CORETYPE ./build/cli/tinygpt bench ${FLAGS[$config_name]} --threads "$threads" \
+      o=$(env -u OPENBLAS_CORETYPE ./build/cli/tinygpt bench ${FLAGS[$config_name]} $ARCH --threads "$threads" \
             --precision "$([[ $PRECISION == bf16 ]] && echo both || echo fp32)" --json)
-      t=$(torch_run "$build" "$core" "$threads" ${FLAGS[$config_name]} --precision "$tp")
+      t=$(torch_run "$build" "$core" "$threads" ${FLAGS[$config_name]} $ARCH --precision "$tp")
       if [[ $PRECISION == bf16 ]]; then
         ours+=("$(echo "$o" | run_field bf16 tokens_per_s)"); share+=("$(echo "$o" | run_field bf16 share_of_peak)")
         fp32+=("$(echo "$o" | run_field fp32 tokens_per_s)"); over_fp32+=("$(echo "$o" | field bf16_speedup)")

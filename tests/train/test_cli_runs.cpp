@@ -345,6 +345,12 @@ TEST_CASE("cli: --arch llama and each piece's flag through train, info, eval, sa
   REQUIRE_THAT(steps.output, Catch::Contains("Q = RoPE(ln_1(x) W_q, position)") &&
                                  Catch::Contains("key/value head 1 of 2, which query heads 2..3 share"));
   REQUIRE(run("train --resume " + ckpt + " --iters 8").exit_code == 0);
+  // Fine-tuning starts from its weights and shape; bf16 and grouped heads train together.
+  const Result tuned = run("train --init-from " + ckpt + " --data " + dir.file("corpus.txt") + " --iters 2 --out " +
+                           dir.file("tuned.h5") + " --precision bf16");
+  INFO(tuned.output);
+  REQUIRE(tuned.exit_code == 0);
+  REQUIRE(at(at(info(dir.file("tuned.h5")), "model"), "n_kv_head").number == 2);
   // A piece on its own overrides the arch; each piece alone on GPT-2 works.
   const std::string mixed = dir.file("mixed.h5");
   REQUIRE(run("train " + small_run(dir) + " --iters 2 --arch llama --mlp gelu --bias --no-tie --out " + mixed).exit_code == 0);
