@@ -70,34 +70,38 @@ std::vector<float> all_weights(const nn::GPT& model) {
 
 TEST_CASE("mpi: two ranks with batch B give the gradients of one process with batch 2B", "[mpi]") {
   const Communicator comm = two_ranks();
-  const nn::GPTConfig c{.vocab_size = 13, .block_size = 8, .n_layer = 2, .n_head = 2, .n_embd = 16};
-  const int64_t B = 3, T = 8;
-  Rng rng(7);  // the same 2B windows on both ranks; rank r takes rows [r B, (r + 1) B)
-  std::vector<int32_t> ids(2 * B * T), targets(2 * B * T);
-  for (auto& x : ids) x = static_cast<int32_t>(rng.below(13));
-  for (auto& x : targets) x = static_cast<int32_t>(rng.below(13));
-  const std::span<const int32_t> my_ids(ids.data() + comm.rank() * B * T, B * T);
-  const std::span<const int32_t> my_targets(targets.data() + comm.rank() * B * T, B * T);
+  const nn::GPTConfig gpt2{.vocab_size = 13, .block_size = 8, .n_layer = 2, .n_head = 2, .n_embd = 16};
+  nn::GPTConfig llama = nn::llama_style(gpt2);
+  llama.n_kv_head = 1;
+  for (const nn::GPTConfig& c : {gpt2, llama}) {  // GPT-2, and the Llama pieces with one shared key/value head
+    const int64_t B = 3, T = 8;
+    Rng rng(7);  // the same 2B windows on both ranks; rank r takes rows [r B, (r + 1) B)
+    std::vector<int32_t> ids(2 * B * T), targets(2 * B * T);
+    for (auto& x : ids) x = static_cast<int32_t>(rng.below(13));
+    for (auto& x : targets) x = static_cast<int32_t>(rng.below(13));
+    const std::span<const int32_t> my_ids(ids.data() + comm.rank() * B * T, B * T);
+    const std::span<const int32_t> my_targets(targets.data() + comm.rank() * B * T, B * T);
 
-  nn::GPT ranked(c, 3), single(c, 3);
-  Tensor loss = ranked.forward(my_ids, B, T, my_targets).loss;
-  loss.backward();
-  Buffer flat;
-  const std::vector<Tensor> params = ranked.parameters();
-  comm.average_gradients(params, flat, 1000);  // small buckets: several in flight
-  Tensor whole = single.forward(ids, 2 * B, T, targets).loss;
-  whole.backward();
-  REQUIRE(comm.mean(loss.item()) == Approx(whole.item()).epsilon(1e-6));
-  const std::vector<Tensor> reference = single.parameters();
-  for (size_t i = 0; i < params.size(); ++i)
-    testing::require_close(params[i].grad().to_vector(), reference[i].grad().to_vector(), 1e-6);
+    nn::GPT ranked(c, 3), single(c, 3);
+    Tensor loss = ranked.forward(my_ids, B, T, my_targets).loss;
+    loss.backward();
+    Buffer flat;
+    const std::vector<Tensor> params = ranked.parameters();
+    comm.average_gradients(params, flat, 1000);  // small buckets: several in flight
+    Tensor whole = single.forward(ids, 2 * B, T, targets).loss;
+    whole.backward();
+    REQUIRE(comm.mean(loss.item()) == Approx(whole.item()).epsilon(1e-6));
+    const std::vector<Tensor> reference = single.parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      testing::require_close(params[i].grad().to_vector(), reference[i].grad().to_vector(), 1e-6);
 
-  // The same update everywhere: clipping by the global norm after averaging, then AdamW.
-  optim::AdamW a(ranked.named_parameters(), {}), b(single.named_parameters(), {});
-  a.step(1e-3f, optim::clip_scale(optim::global_grad_norm(params), 0.5));
-  b.step(1e-3f, optim::clip_scale(optim::global_grad_norm(reference), 0.5));
-  testing::require_close(all_weights(ranked), all_weights(single), 1e-6);
-  comm.require_same(parameter_checksum(params), "parameters");
+    // The same update everywhere: clipping by the global norm after averaging, then AdamW.
+    optim::AdamW a(ranked.named_parameters(), {}), b(single.named_parameters(), {});
+    a.step(1e-3f, optim::clip_scale(optim::global_grad_norm(params), 0.5));
+    b.step(1e-3f, optim::clip_scale(optim::global_grad_norm(reference), 0.5));
+    testing::require_close(all_weights(ranked), all_weights(single), 1e-6);
+    comm.require_same(parameter_checksum(params), "parameters");
+  }
 }
 
 TEST_CASE("mpi: diverged parameters are caught on every rank", "[mpi]") {
