@@ -17,6 +17,7 @@
 
 #include "checkpoint_edits.h"
 #include "process.h"
+#include "sentencepiece_model.h"
 #include "temp_files.h"
 
 using namespace tinygpt::testing;
@@ -363,4 +364,39 @@ TEST_CASE("hostile: paths stored inside a checkpoint are never written, and inpu
     g.createAttribute("data", type, H5::DataSpace(H5S_SCALAR)).write(type, "/dev/zero");
   });
   require_clear_error(base.run("train --iters 6 --resume " + device), "'/dev/zero': is a device");
+}
+
+TEST_CASE("hostile: a SentencePiece model damaged inside an unsealed checkpoint never takes tinygpt down",
+          "[hostile][sentencepiece]") {
+  TempDir dir;
+  const std::string model = write_sentencepiece_model(dir);
+  const Run trained = run_tinygpt(
+      words("train --data " + dir.write("stories.txt", sentencepiece_text()) + " --tokenizer sentencepiece " +
+            "--tokenizer-model " + model + " --arch llama --kv-heads 1 --layers 1 --heads 2 --embd 16 --block 16 " +
+            "--batch 2 --iters 2 --eval-every 2 --eval-iters 1 --threads 1 --out " + dir.file("sp.h5")),
+      dir.file("train.txt"));
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  strip_seal(dir.file("sp.h5"));  // unsealed: the bytes reach every parser
+  const std::string bytes = read_file(dir.file("sp.h5")), proto = read_file(model);
+  const size_t start = bytes.find(proto.substr(0, 64));
+  REQUIRE(start != std::string::npos);
+  std::vector<size_t> positions;
+  std::mt19937_64 random(11);
+  for (size_t at : {size_t{0}, size_t{1}, size_t{2}, size_t{5}, size_t{9}, size_t{17}, size_t{33}}) positions.push_back(start + at);
+  for (int i = 0; i < 24; ++i) positions.push_back(start + random() % proto.size());
+  int errors = 0;
+  for (size_t at : sampled(positions)) {
+    const std::string path = dir.write("flipped.h5", flip(bytes, at, 0xFF));
+    for (const char* command : {"info --ckpt ", "sample --tokens 4 --prompt Once --ckpt "}) {
+      const Run r = run_tinygpt(words(command + path), dir.file("out.txt"), kTimeLimit);
+      INFO(command << "byte " << at - start << " of the model: " << r.output);
+      require_no_crash(r);
+      if (r.exit_code == 1) {
+        require_clear_error(r, "flipped.h5'");
+        ++errors;
+      }
+    }
+  }
+  REQUIRE(errors > 0);  // the first bytes hold the model's structure: those flips are refused
 }
