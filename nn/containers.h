@@ -1,10 +1,13 @@
 #pragma once
 // Modules that hold other modules: Sequential runs its children in order, ModuleList only keeps
 // them (a model's forward decides how to use them). Children are constructed in place by add(),
-// registered as "0", "1", ..., and each starts from its own seed: child i is reset_parameters'd
-// with a seed mixed from the container's seed and i (so two Linear(64, 64) never start equal).
+// registered as "0", "1", ..., and each starts from its own seed: child i's is child_seed(the
+// container's, "i"), the container's being the one it is given or its place in the model
+// (Module::place_seed), so two Linear(64, 64) never start equal.
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -14,12 +17,13 @@ namespace tinygpt::nn {
 
 class ModuleList : public Module {
  public:
-  explicit ModuleList(uint64_t seed = 0) : seed_(seed) {}
+  explicit ModuleList(std::optional<uint64_t> seed = std::nullopt) {
+    if (seed) keep_own_seed(*seed);
+  }
   template <class M, class... Args>
   M& add(Args&&... args) {
-    const std::string name = std::to_string(items_.size());
-    M& child = add_module<M>(name, std::forward<Args>(args)...);
-    child.reset_parameters(child_seed(seed_, name));
+    static_assert(std::is_base_of_v<Module, M>, "ModuleList::add<M>: M must be a module (derive from nn::Module)");
+    M& child = add_module<M>(std::to_string(items_.size()), std::forward<Args>(args)...);  // placed as child "i"
     items_.push_back(&child);
     return child;
   }
@@ -29,14 +33,13 @@ class ModuleList : public Module {
   M& at(size_t i) const { return dynamic_cast<M&>(*items_.at(i)); }  // std::bad_cast if it is not an M
 
  private:
-  uint64_t seed_;
   std::vector<Module*> items_;  // owned by Module
 };
 
 // A ModuleList whose forward runs its children in order.
 class Sequential : public ModuleList {
  public:
-  explicit Sequential(uint64_t seed = 0) : ModuleList(seed) {}
+  explicit Sequential(std::optional<uint64_t> seed = std::nullopt) : ModuleList(seed) {}
   // M must have Tensor forward(const Tensor&) (const or not).
   template <class M, class... Args>
   M& add(Args&&... args) {

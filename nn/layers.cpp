@@ -6,10 +6,11 @@
 
 namespace tinygpt::nn {
 
-Linear::Linear(int64_t in, int64_t out, bool has_bias, uint64_t seed, Init init) {
+Linear::Linear(int64_t in, int64_t out, bool has_bias, std::optional<uint64_t> seed, Init init) {
   weight = register_parameter("weight", Tensor::empty({out, in}));
   if (has_bias) bias = register_parameter("bias", Tensor::empty({out}));
-  if (init == Init::pytorch) reset_parameters(seed);
+  if (seed || init == Init::none) keep_own_seed(seed.value_or(0));
+  if (init == Init::pytorch) reset_parameters(place_seed());
 }
 
 void Linear::reset_parameters(uint64_t seed) {
@@ -20,9 +21,10 @@ void Linear::reset_parameters(uint64_t seed) {
 
 Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
 
-Embedding::Embedding(int64_t num, int64_t dim, uint64_t seed, Init init) {
+Embedding::Embedding(int64_t num, int64_t dim, std::optional<uint64_t> seed, Init init) {
   weight = register_parameter("weight", Tensor::empty({num, dim}));
-  if (init == Init::pytorch) reset_parameters(seed);
+  if (seed || init == Init::none) keep_own_seed(seed.value_or(0));
+  if (init == Init::pytorch) reset_parameters(place_seed());
 }
 
 void Embedding::reset_parameters(uint64_t seed) { init::normal_(weight, child_seed(seed, "weight")); }

@@ -2,6 +2,7 @@
 // The basic layers: Linear, Embedding, LayerNorm, RMSNorm. Each starts with PyTorch's default
 // initialization, drawn from `seed` (reset_parameters draws it again from another seed).
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "tinygpt/autograd/ops.h"
@@ -13,19 +14,21 @@ namespace tinygpt::nn {
 // next (a loader, or a model's own initialization): the values are otherwise undefined.
 enum class Init { pytorch, none };
 
-// y = x Wᵀ + b, with W [out, in] as in PyTorch's nn.Linear. W and b start U(-1/sqrt(in), 1/sqrt(in)).
+// y = x Wᵀ + b, with W [out, in] as in PyTorch's nn.Linear. W and b start U(-1/sqrt(in), 1/sqrt(in)),
+// drawn from `seed`, or without one from the layer's place in its model (Module::place_seed).
 class Linear : public Module {
  public:
-  Linear(int64_t in, int64_t out, bool bias = true, uint64_t seed = 0, Init init = Init::pytorch);
+  Linear(int64_t in, int64_t out, bool bias = true, std::optional<uint64_t> seed = std::nullopt,
+         Init init = Init::pytorch);
   Tensor forward(const Tensor& x) const;  // [..., in] -> [..., out]
   void reset_parameters(uint64_t seed) override;
   Tensor weight, bias;                    // bias undefined when constructed without one
 };
 
-// Rows of a [num, dim] table picked by integer ids. The table starts N(0, 1).
+// Rows of a [num, dim] table picked by integer ids. The table starts N(0, 1), drawn as Linear's.
 class Embedding : public Module {
  public:
-  Embedding(int64_t num, int64_t dim, uint64_t seed = 0, Init init = Init::pytorch);
+  Embedding(int64_t num, int64_t dim, std::optional<uint64_t> seed = std::nullopt, Init init = Init::pytorch);
   Tensor forward(std::span<const int32_t> ids, const Shape& ids_shape) const;  // -> [ids_shape..., dim]
   void reset_parameters(uint64_t seed) override;
   Tensor weight;

@@ -29,6 +29,7 @@ Module& Module::operator=(Module&& other) noexcept {
   children_ = std::move(other.children_);
   owned_ = std::move(other.owned_);
   training_ = other.training_;
+  own_seed_ = other.own_seed_, place_seed_ = other.place_seed_;
   for (Child& c : children_)
     if (c.member) c.module = reinterpret_cast<Module*>(reinterpret_cast<uintptr_t>(c.module) - from + to);
   return *this;
@@ -55,13 +56,22 @@ void Module::register_module(std::string name, Module& member) {
     throw std::invalid_argument(fmt::format("register_module('{}'): not a member of this module; create a child "
                                             "that lives elsewhere with add_module, which owns it",
                                             name));
+  member.place(child_seed(place_seed_, name));
   children_.push_back({std::move(name), &member, true});
 }
 
 void Module::adopt(std::string name, std::unique_ptr<Module> child) {
   check_name(name, "add_module");
+  child->place(child_seed(place_seed_, name));
   children_.push_back({std::move(name), child.get(), false});
   owned_.push_back(std::move(child));
+}
+
+void Module::place(uint64_t seed) {
+  if (own_seed_) return;
+  place_seed_ = seed;
+  if (children_.empty()) return reset_parameters(seed);  // a layer draws its own values
+  for (Child& c : children_) c.module->place(child_seed(seed, c.name));
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {

@@ -40,7 +40,17 @@ class Module {
   // its own overrides it.
   virtual void reset_parameters(uint64_t seed);
 
+  // Where a module's first values come from when it is given no seed: its place in the tree. A
+  // root's seed is 0; a child registered as `name` gets child_seed(its parent's, name), and is
+  // initialized again from it (with its children, recursively) whenever it is registered. So two
+  // siblings never start equal, a model is the same whatever order it was built in, and a model
+  // built without seeds equals one reset_parameters(0)'d. A layer given a seed (or Init::none)
+  // keeps its own values and its subtree is left alone.
+  uint64_t place_seed() const { return place_seed_; }
+
  protected:
+  // For a module whose values come from a seed it was given (not from its place).
+  void keep_own_seed(uint64_t seed) { own_seed_ = true, place_seed_ = seed; }
   // Registers a leaf tensor that needs a gradient; returns it for the member to keep.
   Tensor register_parameter(std::string name, Tensor value);
   // Registers a child that is a member of this module's class (it moves with this module).
@@ -57,6 +67,7 @@ class Module {
 
  private:
   void adopt(std::string name, std::unique_ptr<Module> child);
+  void place(uint64_t seed);  // initializes again from `seed` what follows its place (see place_seed)
   struct Child {
     std::string name;
     Module* module;
@@ -66,6 +77,8 @@ class Module {
   std::vector<Child> children_;
   std::vector<std::unique_ptr<Module>> owned_;
   bool training_ = true;
+  bool own_seed_ = false;
+  uint64_t place_seed_ = 0;
 };
 
 // Mixes a seed with a name: the seed a child gets from its parent's.

@@ -117,6 +117,62 @@ TEST_CASE("Sequential: children in order, named 0, 1, ..., each starting differe
   REQUIRE(again.named_parameters()[0].second.to_vector() == first.weight.to_vector());
 }
 
+namespace {
+// Three projections of one shape, added in the order given: a libtorch user's attention.
+class Projections : public Module {
+ public:
+  explicit Projections(const std::vector<std::string>& order) {
+    for (const std::string& name : order) add_module<Linear>(name, 8, 8);
+  }
+  std::vector<float> weight(const std::string& name) const {
+    for (const auto& [n, p] : named_parameters())
+      if (n == name + ".weight") return p.to_vector();
+    return {};
+  }
+};
+class TwoBlocks : public Module {
+ public:
+  TwoBlocks() {
+    add_module<Projections>("block0", std::vector<std::string>{"q", "k", "v"});
+    add_module<Sequential>("mlp0").add<Linear>(8, 8);
+    add_module<Sequential>("mlp1").add<Linear>(8, 8);
+    add_module<Projections>("block1", std::vector<std::string>{"q", "k", "v"});
+  }
+};
+std::vector<std::vector<float>> all_values(const Module& m) {
+  std::vector<std::vector<float>> out;
+  for (const auto& [name, p] : m.named_parameters()) out.push_back(p.to_vector());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("init: without seeds, every layer starts from its place: siblings differ, order does not matter",
+          "[nn][init]") {
+  const Projections qkv({"q", "k", "v"}), vkq({"v", "k", "q"});
+  REQUIRE(qkv.weight("q") != qkv.weight("k"));  // same shape, different start
+  REQUIRE(qkv.weight("k") != qkv.weight("v"));
+  REQUIRE(qkv.weight("q") == vkq.weight("q"));  // the same layer whatever order the model was built in
+  // Nested: the same child names under different parents start different, and the whole tree
+  // equals the same model reset_parameters(0)'d.
+  TwoBlocks model;
+  const auto built = all_values(model);
+  const auto params = model.named_parameters();
+  auto value = [&](const std::string& name) {
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].first == name) return built[i];
+    return std::vector<float>{};
+  };
+  REQUIRE(value("block0.q.weight") != value("block1.q.weight"));
+  REQUIRE(value("mlp0.0.weight") != value("mlp1.0.weight"));
+  model.reset_parameters(0);
+  REQUIRE(all_values(model) == built);
+  REQUIRE(all_values(TwoBlocks()) == built);  // reproducible
+  // A layer given a seed keeps its values wherever it is put.
+  Sequential explicit_seed;
+  Linear& seeded = explicit_seed.add<Linear>(8, 8, true, 42);
+  REQUIRE(seeded.weight.to_vector() == Linear(8, 8, true, 42).weight.to_vector());
+}
+
 TEST_CASE("ModuleList keeps modules for a forward of one's own", "[nn][containers]") {
   ModuleList heads;
   for (int i = 0; i < 3; ++i) heads.add<Linear>(6, 2);
