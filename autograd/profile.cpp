@@ -7,6 +7,7 @@ namespace tinygpt {
 namespace {
 thread_local OpSeconds* g_sink = nullptr;  // per thread, like the no-grad flag
 thread_local int g_depth = 0;
+thread_local const char* g_op = nullptr;  // the outermost op being computed, for error messages
 }  // namespace
 
 Profiler::Profiler(OpSeconds& sink) : previous_(g_sink) { g_sink = &sink; }
@@ -22,11 +23,15 @@ const char* op_family(const char* op) {
   return "other";
 }
 
-OpTimer::OpTimer(const char* op) : op_(op), outermost_(g_sink != nullptr && g_depth++ == 0) {
+OpTimer::OpTimer(const char* op) : op_(op), outer_op_(g_op), outermost_(g_sink != nullptr && g_depth++ == 0) {
+  if (!g_op) g_op = op;
   if (outermost_) start_ = std::chrono::steady_clock::now();
 }
 
+const char* current_op() { return g_op; }
+
 OpTimer::~OpTimer() {
+  g_op = outer_op_;
   if (!g_sink) return;
   --g_depth;
   if (outermost_) (*g_sink)[op_family(op_)] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

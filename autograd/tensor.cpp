@@ -1,5 +1,7 @@
 #include "tinygpt/autograd/tensor.h"
 
+#include "tinygpt/autograd/detail/profile.h"
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -80,6 +82,13 @@ const Tensor& Tensor::uniform_(uint64_t seed, float lo, float hi) const {
     for (; i < end; ++i) x[i] = static_cast<float>(lo + (hi - lo) * rng.uniform());
   });
   return *this;
+}
+
+void Tensor::undefined() {
+  const char* op = current_op();
+  throw std::invalid_argument(fmt::format("{}{}an undefined tensor (a default-constructed Tensor(), or an absent bias) "
+                                          "was given where a tensor is needed",
+                                          op ? op : "", op ? ": " : ""));
 }
 
 int64_t Tensor::size(int64_t axis) const { return shape()[normalize_axis(axis, dim(), "size")]; }

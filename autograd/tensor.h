@@ -48,17 +48,19 @@ class Tensor {
   static Tensor randn(const Shape& shape, uint64_t seed, float std = 1.0f);
   static Tensor uniform(const Shape& shape, uint64_t seed, float lo, float hi);
 
+  // An undefined tensor (default-constructed, or an absent bias) holds nothing: every accessor
+  // below throws std::invalid_argument naming the op being computed, instead of crashing.
   bool defined() const { return impl_ != nullptr; }
-  const Shape& shape() const { return impl_->shape; }
-  const Strides& strides() const { return impl_->strides; }
-  int64_t offset() const { return impl_->offset; }
-  int64_t dim() const { return static_cast<int64_t>(impl_->shape.size()); }
+  const Shape& shape() const { return checked().shape; }
+  const Strides& strides() const { return checked().strides; }
+  int64_t offset() const { return checked().offset; }
+  int64_t dim() const { return static_cast<int64_t>(checked().shape.size()); }
   int64_t size(int64_t axis) const;
-  int64_t numel() const { return tinygpt::numel(impl_->shape); }
+  int64_t numel() const { return tinygpt::numel(checked().shape); }
   bool is_contiguous() const;
 
   // Pointer to element [0, ..., 0]; walk it with strides() unless is_contiguous().
-  float* data() const { return impl_->storage->data() + impl_->offset; }
+  float* data() const { return checked().storage->data() + impl_->offset; }
   float item() const;
   float at(std::initializer_list<int64_t> index) const;
   std::vector<float> to_vector() const;  // row-major copy of the logical elements
@@ -70,7 +72,7 @@ class Tensor {
   void copy_from_(const Tensor& src) const;  // in place, same shape, no autograd
 
   // Autograd.
-  bool requires_grad() const { return impl_->requires_grad; }
+  bool requires_grad() const { return checked().requires_grad; }
   Tensor& set_requires_grad(bool on);
   bool has_grad() const { return impl_->grad != nullptr; }
   Tensor grad() const;  // a contiguous tensor that shares the gradient buffer; throws when none
@@ -92,6 +94,12 @@ class Tensor {
   bool same_as(const Tensor& other) const { return impl_ == other.impl_; }
 
  private:
+  const TensorImpl& checked() const {
+    if (!impl_) [[unlikely]]
+      undefined();
+    return *impl_;
+  }
+  [[noreturn]] static void undefined();
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -13,7 +13,9 @@ namespace tinygpt::data {
 // sampler yields exactly the batches the original would have.
 class BatchSampler {
  public:
+  // Reads `tokens` for as long as it lives: they must outlive it (a temporary is refused).
   BatchSampler(const TokenArray& tokens, int64_t batch, int64_t block, uint64_t seed);
+  BatchSampler(TokenArray&& tokens, int64_t batch, int64_t block, uint64_t seed) = delete;
   void next(std::vector<int32_t>& inputs, std::vector<int32_t>& targets);  // each [B * T], row-major
   const Rng::State& state() const { return rng_.state(); }
   void set_state(const Rng::State& state) { rng_.set_state(state); }

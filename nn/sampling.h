@@ -18,7 +18,8 @@ namespace tinygpt::nn {
 // gradients).
 class Generator {
  public:
-  explicit Generator(const GPT& model);
+  explicit Generator(const GPT& model);  // reads `model` as it lives: it must outlive the generator
+  explicit Generator(GPT&& model) = delete;
   // Appends `token` at the next position (at most block_size) and returns the logits [V] of the
   // token that follows it.
   const std::vector<float>& feed(int32_t token);

@@ -24,6 +24,10 @@ class Profiler {
 // embedding, or other.
 const char* op_family(const char* op);
 
+// The op this thread is computing (the outermost OpTimer's), or null.
+const char* current_op();
+
+// Also records, per thread, the op being computed: an error about a tensor names it.
 class OpTimer {
  public:
   explicit OpTimer(const char* op);
@@ -33,6 +37,7 @@ class OpTimer {
 
  private:
   const char* op_;
+  const char* outer_op_;
   bool outermost_;
   std::chrono::steady_clock::time_point start_;
 };

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <functional>
+
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/ops.h"
 #include "gradcheck.h"
@@ -123,4 +125,33 @@ TEST_CASE("autograd: bad backward calls raise clear errors", "[autograd][errors]
   y.backward(Tensor::ones({2, 3}));  // an explicit seed of the right shape works
   REQUIRE(x.grad().to_vector() == std::vector<float>(6, 2.0f));
   REQUIRE_THROWS_WITH(Tensor::ones({1}).backward(), Catch::Contains("does not require a gradient"));
+}
+
+TEST_CASE("tensor: an undefined tensor given to an op is an error naming the op, never a crash", "[tensor][errors]") {
+  const Tensor x = Tensor::ones({2, 4}), none;
+  auto refused = [](const std::function<Tensor()>& op, const std::string& name) {
+    INFO(name);
+    REQUIRE_THROWS_AS(op(), std::invalid_argument);
+    REQUIRE_THROWS_WITH(op(), Catch::Contains("undefined tensor"));
+  };
+  refused([&] { return add(none, x); }, "add");
+  refused([&] { return add(x, none); }, "add, second");
+  refused([&] { return mul(x, none); }, "mul");
+  refused([&] { return exp(none); }, "exp");
+  refused([&] { return gelu(none); }, "gelu");
+  refused([&] { return silu(none); }, "silu");
+  refused([&] { return matmul(x, none); }, "matmul");
+  refused([&] { return linear(x, none, Tensor()); }, "linear");
+  refused([&] { return softmax(none); }, "softmax");
+  refused([&] { return sum(none); }, "sum");
+  refused([&] { return layer_norm(none, Tensor::ones({4}), Tensor()); }, "layer_norm");
+  refused([&] { return rms_norm(x, none); }, "rms_norm");
+  refused([&] { return swiglu(none); }, "swiglu");
+  refused([&] { return cross_entropy(none, std::vector<int32_t>{0, 1}); }, "cross_entropy");
+  refused([&] { return concat({x, none}, 0); }, "concat");
+  refused([&] { return none.transpose(0, 1); }, "transpose");
+  refused([&] { return none.contiguous(); }, "contiguous");
+  REQUIRE_THROWS_WITH(gelu(none), Catch::StartsWith("gelu: an undefined tensor"));
+  REQUIRE_THROWS_WITH(none.data(), Catch::Contains("undefined tensor"));
+  REQUIRE_FALSE(none.defined());
 }
