@@ -66,7 +66,8 @@ Tensor mse_loss(const Tensor& prediction, const Tensor& target);  // mean((predi
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target);
 
 // Shape (views in ops/views.cpp, concat in ops/concat.cpp).
-memory::Vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis);  // pieces of `size` along axis
+// Pieces of `size` along axis (views); concat(split(x, n, a), a) is x.
+std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis);
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 
 // [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast; a transposed operand is read

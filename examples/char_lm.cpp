@@ -31,7 +31,7 @@ class TinyLM : public nn::Module {
     for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(t);
     Tensor x = tok.forward(ids, {B, T}) + pos.forward(positions, {T});  // [B, T, C]
     // Each head attends over its own slice of the query, key and value vectors.
-    memory::Vector<Tensor> q_k_v = split(qkv.forward(ln_1.forward(x)), C, 2);
+    const std::vector<Tensor> q_k_v = split(qkv.forward(ln_1.forward(x)), C, 2);
     auto heads = [&](const Tensor& t) { return t.reshape({B, T, heads_, hs}).transpose(1, 2); };  // [B, nh, T, hs]
     const AttentionResult att = causal_attention(heads(q_k_v[0]), heads(q_k_v[1]), heads(q_k_v[2]));
     x = x + proj.forward(att.y.transpose(1, 2).reshape({B, T, C}));  // heads merged back

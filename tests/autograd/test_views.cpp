@@ -26,6 +26,9 @@ TEST_CASE("views: reshape, transpose, permute and slice share storage", "[views]
   REQUIRE(parts.size() == 3);
   REQUIRE(parts[2].to_vector() == std::vector<float>{4, 5});
   REQUIRE(concat({parts[2], parts[0]}, 0).to_vector() == std::vector<float>{4, 5, 0, 1});
+  // split's pieces are a std::vector, concat's argument: they compose as in libtorch.
+  const Tensor m = Tensor::uniform({2, 6}, 3, -1, 1);
+  REQUIRE(concat(split(m, 3, 1), 1).to_vector() == m.to_vector());
 }
 
 TEST_CASE("views: bad shapes raise errors naming the op", "[views][errors]") {
