@@ -24,6 +24,20 @@ bool records(const Node::Inputs& inputs) {
                                        [](const Tensor& t) { return t.defined() && t.requires_grad(); });
 }
 
+Node::Node(const char* op, Inputs inputs) : op(op), inputs(std::move(inputs)) {
+  versions.reserve(this->inputs.size());
+  for (const Tensor& t : this->inputs) versions.push_back(t.defined() ? t.version() : 0);
+}
+
+void Node::check_versions() const {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].defined() && inputs[i].version() != versions[i])
+      throw std::logic_error(fmt::format("{}: input {} was changed in place (fill_, copy_from_, normal_, uniform_) "
+                                         "after {} read it and before backward, which needs the values it read: "
+                                         "change it after backward, or change a copy",
+                                         op, i, op));
+}
+
 Tensor attach_node(Tensor out, std::shared_ptr<Node> node) {
   out.impl()->requires_grad = true;
   out.impl()->grad_fn = std::move(node);
@@ -126,6 +140,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
     grad_impl->shape = t->shape;
     grad_impl->strides = contiguous_strides(t->shape);
     OpTimer timer(node->op);
+    node->check_versions();
     node->backward(Tensor(t), Tensor(std::move(grad_impl)));
   }
 }

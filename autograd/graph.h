@@ -14,12 +14,16 @@ namespace tinygpt {
 // tensor of out's shape) and adds each input's share into that input's gradient.
 struct Node {
   using Inputs = memory::Vector<Tensor>;
-  Node(const char* op, Inputs inputs) : op(op), inputs(std::move(inputs)) {}
+  Node(const char* op, Inputs inputs);
   virtual ~Node() = default;
   virtual void backward(const Tensor& out, const Tensor& grad_out) = 0;
+  // Throws std::logic_error naming the op when an input's storage was changed in place (fill_,
+  // copy_from_, ...) after the op read it: its backward would compute a wrong gradient.
+  void check_versions() const;
 
   const char* op;
   Inputs inputs;
+  memory::Vector<uint64_t> versions;  // each input's storage version when the op ran
 };
 
 // The backward closure lives inside the node: one reused block per op, no std::function.

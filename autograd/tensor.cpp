@@ -73,6 +73,7 @@ const Tensor& Tensor::normal_(uint64_t seed, float std) const {
       if (i + 1 < end) x[i + 1] = static_cast<float>(z1 * std);
     }
   });
+  ++impl_->storage->version;
   return *this;
 }
 
@@ -81,6 +82,7 @@ const Tensor& Tensor::uniform_(uint64_t seed, float lo, float hi) const {
   fill_random(*this, "uniform_", seed, seed, [lo, hi](Rng& rng, float* x, int64_t i, int64_t end) {
     for (; i < end; ++i) x[i] = static_cast<float>(lo + (hi - lo) * rng.uniform());
   });
+  ++impl_->storage->version;
   return *this;
 }
 
@@ -129,6 +131,7 @@ std::vector<float> Tensor::to_vector() const {
 void Tensor::fill_(float value) const {
   if (!is_contiguous()) throw std::invalid_argument("fill_: tensor is not contiguous");
   std::fill(data(), data() + numel(), value);
+  ++impl_->storage->version;
 }
 
 void Tensor::copy_from_(const Tensor& src) const {
@@ -136,6 +139,7 @@ void Tensor::copy_from_(const Tensor& src) const {
     throw std::invalid_argument(fmt::format("copy_from_: source {} into {}", to_string(src.shape()), to_string(shape())));
   if (!is_contiguous()) throw std::invalid_argument("copy_from_: destination is not contiguous");
   strided_copy(src.data(), src.shape(), src.strides(), data());
+  ++impl_->storage->version;
 }
 
 Tensor& Tensor::set_requires_grad(bool on) {

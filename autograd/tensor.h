@@ -16,8 +16,12 @@ namespace tinygpt {
 
 // Storage: 64-byte aligned (kernels use full-width vector loads on every row start they own), from
 // the reused blocks of memory.h, elements left unwritten by Buffer(n) (every op writes its whole
-// output) and zero-filled by Buffer(n, 0.0f).
-using Buffer = memory::Vector<float>;
+// output) and zero-filled by Buffer(n, 0.0f). `version` counts in-place changes (fill_, copy_from_,
+// normal_, uniform_) of any view of it: backward refuses inputs changed since their op saw them.
+struct Buffer : memory::Vector<float> {
+  using memory::Vector<float>::Vector;
+  uint64_t version = 0;
+};
 
 struct Node;
 
@@ -65,6 +69,7 @@ class Tensor {
   float at(std::initializer_list<int64_t> index) const;
   std::vector<float> to_vector() const;  // row-major copy of the logical elements
   void fill_(float value) const;            // in place, no autograd (for parameters and scratch)
+  uint64_t version() const { return checked().storage->version; }  // in-place changes of its storage
   // In place, no autograd, contiguous tensors: N(0, std^2) and U[lo, hi), the values randn and
   // uniform give for the same seed and shape.
   const Tensor& normal_(uint64_t seed, float std = 1.0f) const;

@@ -155,3 +155,29 @@ TEST_CASE("tensor: an undefined tensor given to an op is an error naming the op,
   REQUIRE_THROWS_WITH(none.data(), Catch::Contains("undefined tensor"));
   REQUIRE_FALSE(none.defined());
 }
+
+TEST_CASE("tensor: an input changed in place between forward and backward is an error naming the op",
+          "[tensor][errors]") {
+  Tensor x = Tensor::from_vector({2}, {1, 2}).set_requires_grad(true);
+  Tensor w = Tensor::from_vector({2}, {3, 4}).set_requires_grad(true);
+  Tensor y = sum(mul(x, w));
+  const uint64_t before = w.version();
+  w.fill_(100.0f);  // the gradient of x is w as mul read it: 3 and 4, not 100
+  REQUIRE(w.version() == before + 1);
+  REQUIRE_THROWS_WITH(y.backward(), Catch::Contains("mul: input 1 was changed in place") &&
+                                        Catch::Contains("after mul read it and before backward"));
+  // A view shares its storage's version: changing the view is changing the tensor.
+  Tensor a = Tensor::from_vector({2, 2}, {1, 2, 3, 4}).set_requires_grad(true);
+  Tensor z = sum(exp(a));
+  const Tensor copy = a.transpose(0, 1).contiguous();  // a copy: changing it leaves a alone
+  copy.fill_(0.0f);
+  REQUIRE(a.version() == 0);
+  a.detach().slice(0, 1, 2).copy_from_(Tensor::zeros({1, 2}));  // a view of a's storage: a changed
+  REQUIRE_THROWS_WITH(z.backward(), Catch::Contains("exp: input 0 was changed in place"));
+  // Changed after backward: nothing to refuse.
+  Tensor p = Tensor::from_vector({1}, {2}).set_requires_grad(true);
+  Tensor q = sum(mul(p, p));
+  q.backward();
+  p.fill_(5.0f);
+  REQUIRE(p.grad().to_vector() == std::vector<float>{4});
+}
