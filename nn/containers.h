@@ -5,6 +5,7 @@
 // container's, "i"), the container's being the one it is given or its place in the model
 // (Module::place_seed), so two Linear(64, 64) never start equal.
 #include <cstdint>
+#include <concepts>
 #include <functional>
 #include <optional>
 #include <type_traits>
@@ -43,6 +44,9 @@ class Sequential : public ModuleList {
   // M must have Tensor forward(const Tensor&) (const or not).
   template <class M, class... Args>
   M& add(Args&&... args) {
+    static_assert(requires(M& m, const Tensor& x) { { m.forward(x) } -> std::convertible_to<Tensor>; },
+                  "Sequential::add<M>: M needs Tensor forward(const Tensor&); keep other modules (an Embedding) "
+                  "in a ModuleList and call them yourself");
     M& child = ModuleList::add<M>(std::forward<Args>(args)...);
     steps_.push_back([&child](const Tensor& x) { return child.forward(x); });
     return child;

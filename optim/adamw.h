@@ -26,6 +26,11 @@ class AdamW : public Optimizer {
   // named: the model's parameters; those with two or more axes (weights, embeddings) decay,
   // biases and LayerNorm parameters do not (as nanoGPT). Throws on options out of range.
   AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options);
+  // model.parameters() has no names, which optim::save needs: pass model.named_parameters().
+  template <class Options>
+  AdamW(const std::vector<Tensor>&, Options) : AdamW({}, AdamWOptions{}) {
+    static_assert(sizeof(Options) == 0, "optim::AdamW takes model.named_parameters(), not model.parameters()");
+  }
 
   using Optimizer::step;
   void step(float lr, float grad_scale = 1.0f) override;

@@ -23,6 +23,11 @@ struct SGDOptions {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<std::pair<std::string, Tensor>> named, SGDOptions options);
+  // model.parameters() has no names, which optim::save needs: pass model.named_parameters().
+  template <class Options>
+  SGD(const std::vector<Tensor>&, Options) : SGD({}, SGDOptions{}) {
+    static_assert(sizeof(Options) == 0, "optim::SGD takes model.named_parameters(), not model.parameters()");
+  }
   using Optimizer::step;
   void step(float lr, float grad_scale = 1.0f) override;
   SGDOptions options() const;  // lr: the current one
