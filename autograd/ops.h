@@ -86,6 +86,14 @@ Tensor log_softmax(const Tensor& x);
 // Mean cross-entropy of logits [N, V] (or [..., V]) against integer targets (one per row);
 // rows whose target is ignore_index are left out of the mean (ops/cross_entropy.cpp).
 Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets, int32_t ignore_index = -100);
+// The same with int64 targets (argmax's type, libtorch's index type).
+Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets, int32_t ignore_index = -100);
+inline Tensor cross_entropy(const Tensor& logits, const std::vector<int64_t>& targets, int32_t ignore_index = -100) {
+  return cross_entropy(logits, std::span<const int64_t>(targets), ignore_index);
+}
+inline Tensor cross_entropy(const Tensor& logits, const std::vector<int32_t>& targets, int32_t ignore_index = -100) {
+  return cross_entropy(logits, std::span<const int32_t>(targets), ignore_index);
+}
 
 // LayerNorm over the last axis with weight and bias [C], bias undefined for none (ops/layernorm.cpp).
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps = 1e-5f);

@@ -65,4 +65,14 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets_in, 
                 });
 }
 
+Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets, int32_t ignore_index) {
+  std::vector<int32_t> narrow(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] < INT32_MIN || targets[i] > INT32_MAX)
+      throw std::invalid_argument(fmt::format("cross_entropy: target {} at position {} is not a class", targets[i], i));
+    narrow[i] = static_cast<int32_t>(targets[i]);
+  }
+  return cross_entropy(logits, std::span<const int32_t>(narrow), ignore_index);
+}
+
 }  // namespace tinygpt

@@ -42,3 +42,12 @@ TEST_CASE("cross_entropy: bad targets raise errors", "[cross_entropy][errors]") 
   std::vector<int32_t> too_few = {0};
   REQUIRE_THROWS_WITH(cross_entropy(Tensor::zeros({2, 5}), too_few), Catch::Contains("1 targets for logits of shape [2, 5]"));
 }
+
+TEST_CASE("cross_entropy: int64 targets (argmax's) give the int32 result", "[cross_entropy]") {
+  const Tensor logits = Tensor::uniform({4, 5}, 3, -2, 2);
+  const std::vector<int64_t> predicted = argmax(logits, 1);
+  const std::vector<int32_t> narrow(predicted.begin(), predicted.end());
+  REQUIRE(cross_entropy(logits, predicted).item() == cross_entropy(logits, narrow).item());
+  REQUIRE_THROWS_WITH(cross_entropy(logits, std::vector<int64_t>{0, 1, 2, int64_t{1} << 40}),
+                      Catch::Contains("target 1099511627776 at position 3 is not a class"));
+}
