@@ -30,6 +30,11 @@ cmake -S examples/consumer -B "$work/autograd" -DCMAKE_PREFIX_PATH="$work/prefix
   -DCMAKE_DISABLE_FIND_PACKAGE_HDF5=ON -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON >/dev/null
 cmake --build "$work/autograd"
 "$work/autograd/autograd_only"
+# Saving a module needs nn, optim and io: HDF5, never MPI.
+cmake -S examples/consumer -B "$work/save" -DCMAKE_PREFIX_PATH="$work/prefix" -DSAVE_ONLY=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON >/dev/null
+cmake --build "$work/save" -j"$(nproc)"
+"$work/save/mlp_io" 2000 "$work/mlp_io.h5"
 
 # From source, without optimization and in unity batches to keep this build short (only the library
 # it links is built).
