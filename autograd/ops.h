@@ -27,6 +27,12 @@ Tensor sigmoid(const Tensor& x);        // 1 / (1 + exp(-x))
 Tensor silu(const Tensor& x);           // x * sigmoid(x) (also called swish)
 Tensor pow(const Tensor& x, float p);   // x^p elementwise
 Tensor abs(const Tensor& x);
+Tensor leaky_relu(const Tensor& x, float slope = 0.01f);  // x, or slope * x below 0
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor log1p(const Tensor& x);                  // log(1 + x), exact near 0
+Tensor softplus(const Tensor& x);               // log(1 + exp(x)), without overflow
+Tensor clamp(const Tensor& x, float lo, float hi);  // min(max(x, lo), hi); gradient 1 inside [lo, hi], else 0
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }

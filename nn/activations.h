@@ -18,6 +18,20 @@ class GELU : public Module {  // the tanh approximation (as GPT-2's)
   Tensor forward(const Tensor& x) const { return gelu(x); }
 };
 
+class Identity : public Module {  // x as it is (a placeholder in a Sequential)
+ public:
+  Tensor forward(const Tensor& x) const { return x; }
+};
+
+class LeakyReLU : public Module {  // x, or slope * x below 0
+ public:
+  explicit LeakyReLU(float slope = 0.01f) : slope_(slope) {}
+  Tensor forward(const Tensor& x) const { return leaky_relu(x, slope_); }
+
+ private:
+  float slope_;
+};
+
 class SiLU : public Module {  // x * sigmoid(x), also called swish
  public:
   Tensor forward(const Tensor& x) const { return silu(x); }

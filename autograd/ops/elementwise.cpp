@@ -1,6 +1,10 @@
 // Elementwise ops: broadcast binary arithmetic, scalar arithmetic, and unary math, each forward
 // beside its backward.
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/inference.h"
@@ -164,6 +168,28 @@ Tensor abs(const Tensor& x) {  // slope 0 at 0, as PyTorch
 Tensor relu(const Tensor& x) {
   return unary(x, "relu", [](float v) { return v > 0.0f ? v : 0.0f; },
                [](float v, float) { return v > 0.0f ? 1.0f : 0.0f; });
+}
+Tensor leaky_relu(const Tensor& x, float slope) {
+  return unary(x, "leaky_relu", [slope](float v) { return v > 0.0f ? v : slope * v; },
+               [slope](float v, float) { return v > 0.0f ? 1.0f : slope; });
+}
+Tensor sin(const Tensor& x) {
+  return unary(x, "sin", [](float v) { return std::sin(v); }, [](float v, float) { return std::cos(v); });
+}
+Tensor cos(const Tensor& x) {
+  return unary(x, "cos", [](float v) { return std::cos(v); }, [](float v, float) { return -std::sin(v); });
+}
+Tensor log1p(const Tensor& x) {
+  return unary(x, "log1p", [](float v) { return std::log1p(v); }, [](float v, float) { return 1.0f / (1.0f + v); });
+}
+Tensor softplus(const Tensor& x) {  // log(1 + e^x) without overflow; slope sigmoid(x)
+  return unary(x, "softplus", [](float v) { return std::max(v, 0.0f) + std::log1p(std::exp(-std::abs(v))); },
+               [](float v, float) { return stable_sigmoid(v); });
+}
+Tensor clamp(const Tensor& x, float lo, float hi) {  // the gradient passes where lo < x < hi, as PyTorch (ends included)
+  if (!(lo <= hi)) throw std::invalid_argument(fmt::format("clamp: lo {} is above hi {}", lo, hi));
+  return unary(x, "clamp", [lo, hi](float v) { return std::min(std::max(v, lo), hi); },
+               [lo, hi](float v, float) { return v >= lo && v <= hi ? 1.0f : 0.0f; });
 }
 
 // GELU, tanh approximation (SPEC.md): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).

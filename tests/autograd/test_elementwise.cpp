@@ -83,6 +83,11 @@ TEST_CASE("elementwise: unary and scalar gradients", "[elementwise][grad]") {
       {"tanh", [](const Tensor& x) { return tinygpt::tanh(x); }},
       {"gelu", [](const Tensor& x) { return gelu(x); }},
       {"relu", [](const Tensor& x) { return relu(x); }},
+      {"leaky_relu", [](const Tensor& x) { return leaky_relu(x, 0.1f); }},
+      {"sin", [](const Tensor& x) { return tinygpt::sin(x); }},
+      {"cos", [](const Tensor& x) { return tinygpt::cos(x); }},
+      {"softplus", [](const Tensor& x) { return softplus(x); }},
+      {"clamp", [](const Tensor& x) { return clamp(x, -0.5f, 1.0f); }},
   };
   // Keep relu's inputs away from its kink at 0, where the central difference is meaningless.
   Tensor x = Tensor::from_vector({2, 4}, {-1.2f, -0.7f, -0.3f, 0.2f, 0.4f, 0.9f, 1.3f, 2.1f});
@@ -92,6 +97,21 @@ TEST_CASE("elementwise: unary and scalar gradients", "[elementwise][grad]") {
   }
   check_gradients([](const std::vector<Tensor>& in) { return tinygpt::log(in[0]); }, {positive({5}, 3)});
   check_gradients([](const std::vector<Tensor>& in) { return tinygpt::sqrt(in[0]); }, {positive({5}, 4)});
+  check_gradients([](const std::vector<Tensor>& in) { return log1p(in[0]); }, {positive({5}, 5)});
+}
+
+TEST_CASE("elementwise: leaky_relu, sin, cos, log1p, softplus and clamp values", "[elementwise]") {
+  const Tensor x = Tensor::from_vector({5}, {-100.0f, -1.0f, 0.0f, 1e-7f, 100.0f});
+  require_close(leaky_relu(x, 0.1f).to_vector(), {-10.0f, -0.1f, 0.0f, 1e-7f, 100.0f});
+  require_close(tinygpt::sin(x).to_vector(), {std::sin(-100.0f), std::sin(-1.0f), 0.0f, 1e-7f, std::sin(100.0f)});
+  require_close(tinygpt::cos(x).to_vector(), {std::cos(-100.0f), std::cos(-1.0f), 1.0f, 1.0f, std::cos(100.0f)});
+  REQUIRE(log1p(Tensor::from_vector({1}, {1e-7f})).item() == Approx(1e-7).epsilon(1e-6));  // log(1 + x) would round
+  const std::vector<float> sp = softplus(x).to_vector();
+  REQUIRE(sp[0] == Approx(std::exp(-100.0)).margin(1e-30));
+  REQUIRE(sp[2] == Approx(std::log(2.0)));
+  REQUIRE(sp[4] == 100.0f);  // no overflow
+  require_close(clamp(x, -1.0f, 1.0f).to_vector(), {-1.0f, -1.0f, 0.0f, 1e-7f, 1.0f});
+  REQUIRE_THROWS_WITH(clamp(x, 1.0f, -1.0f), Catch::Contains("clamp: lo 1 is above hi -1"));
 }
 
 TEST_CASE("elementwise: the vectorizable exp and tanh behind GELU are accurate", "[elementwise]") {

@@ -189,6 +189,8 @@ TEST_CASE("activations and dropout as modules", "[nn][containers]") {
   REQUIRE(Tanh().forward(x).to_vector() == tinygpt::tanh(x).to_vector());
   REQUIRE(Sigmoid().forward(x).to_vector() == sigmoid(x).to_vector());
   REQUIRE(SiLU().forward(x).to_vector() == silu(x).to_vector());
+  REQUIRE(LeakyReLU(0.2f).forward(x).to_vector() == leaky_relu(x, 0.2f).to_vector());
+  REQUIRE(Identity().forward(x).same_as(x));
   REQUIRE(SwiGLU().forward(x).to_vector() == swiglu(x).to_vector());  // silu(-2, -0.5) * (0.5, 2)
   REQUIRE(SwiGLU().forward(x).shape() == Shape{2});
   // The norms as modules: RMSNorm, and LayerNorm without a bias (one parameter, weight).
