@@ -12,6 +12,7 @@
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/data/sentencepiece_tokenizer.h"
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/data/utf8.h"
 
@@ -23,7 +24,7 @@ namespace {
 BlockCut cut_for(const Tokenizer& t) {
   if (const auto* bpe = dynamic_cast<const BpeTokenizer*>(&t))
     return bpe->split() == Split::gpt2 ? BlockCut::chunk_safe : BlockCut::whole_file;
-  if (std::string_view(t.kind()) == "sentencepiece") return BlockCut::whole_file;
+  if (dynamic_cast<const SentencePieceTokenizer*>(&t)) return BlockCut::whole_file;
   return BlockCut::anywhere;
 }
 

@@ -66,16 +66,12 @@ std::string SentencePieceTokenizer::token_bytes(int32_t id) const {
   const std::string& piece = sp.IdToPiece(id);
   if (sp.IsByte(id) && piece.size() == 6) return std::string(1, static_cast<char>(std::stoi(piece.substr(3, 2), nullptr, 16)));  // "<0xAB>"
   if (sp.IsUnknown(id)) return " \xE2\x81\x87 ";  // what SentencePiece decodes it to: " ⁇ "
-  std::string text;
-  for (size_t i = 0; i < piece.size(); ++i) {
-    if (piece.compare(i, 3, "\xE2\x96\x81") == 0) {  // U+2581 "▁" stands for a space
-      text += ' ';
-      i += 2;
-    } else {
-      text += piece[i];
-    }
-  }
-  return text;
+  return with_spaces(piece);
+}
+
+std::string SentencePieceTokenizer::with_spaces(std::string piece) {
+  for (size_t at; (at = piece.find("\xE2\x96\x81")) != std::string::npos;) piece.replace(at, 3, " ");
+  return piece;
 }
 
 }  // namespace tinygpt::data

@@ -29,6 +29,8 @@ class SentencePieceTokenizer : public Tokenizer {
   int32_t bos_id() const;  // -1 when the model has none
   int32_t eos_id() const;
   std::string piece(int32_t id) const;  // as the model holds it ("▁the", "<0x0A>", "<s>")
+  // A piece with SentencePiece's "▁" (U+2581) written as the space it stands for.
+  static std::string with_spaces(std::string piece);
   float score(int32_t id) const;
 
  private:

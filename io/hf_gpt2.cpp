@@ -100,12 +100,6 @@ bool is_mask_buffer(const std::string& name, int64_t n_layer) {
   return false;
 }
 
-void read_finite(const SafetensorsFile& st, const std::string& name, float* out, size_t n) {
-  st.read(name, out);
-  for (size_t i = 0; i < n; ++i)
-    if (!std::isfinite(out[i])) st.fail(fmt::format("tensor '{}' holds {} at element {}", name, out[i], i));
-}
-
 }  // namespace
 
 HfGpt2 import_hf_gpt2(const std::string& dir) {
@@ -142,11 +136,11 @@ HfGpt2 import_hf_gpt2(const std::string& dir) {
     const std::string& source = sources.at(k++).second;
     const size_t n = static_cast<size_t>(p.numel());
     if (!is_conv1d(name)) {
-      read_finite(st, source, p.data(), n);
+      st.read_finite(source, p.data());
       continue;
     }
     buffer.resize(n);  // [in, out] -> our [out, in]
-    read_finite(st, source, buffer.data(), n);
+    st.read_finite(source, buffer.data());
     const int64_t rows = p.shape()[0], cols = p.shape()[1];
     for (int64_t i = 0; i < cols; ++i)
       for (int64_t j = 0; j < rows; ++j) p.data()[j * cols + i] = buffer[static_cast<size_t>(i * rows + j)];

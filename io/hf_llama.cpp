@@ -172,9 +172,7 @@ HfLlama import_hf_llama(const std::string& dir) {
   std::vector<float> buffer;
   auto read = [&](const std::string& name, size_t n) {
     buffer.resize(n);
-    st.read(name, buffer.data());
-    for (size_t i = 0; i < n; ++i)
-      if (!std::isfinite(buffer[i])) st.fail(fmt::format("tensor '{}' holds {} at element {}", name, buffer[i], i));
+    st.read_finite(name, buffer.data());
   };
   const auto params = out.model->named_parameters();
   for (size_t k = 0; k < plan.size(); ++k) {

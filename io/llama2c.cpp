@@ -31,7 +31,7 @@ struct RunTensor {
 };
 
 // run.c's tensors in file order with their sizes; `m` (when not null) maps each into its parameters.
-std::vector<RunTensor> run_layout(const nn::GPTConfig& c, nn::GPT* m) {
+std::vector<RunTensor> run_layout(const nn::GPTConfig& c, const nn::GPT* m) {
   const int64_t C = c.n_embd, H = c.hidden(), KV = c.kv_heads() * c.head_size(), V = c.vocab_size;
   auto block = [m](int64_t l) -> nn::Block& { return *m->h[static_cast<size_t>(l)]; };
   std::vector<RunTensor> pieces = {
@@ -51,7 +51,7 @@ std::vector<RunTensor> run_layout(const nn::GPTConfig& c, nn::GPT* m) {
   if (!c.tie_embeddings) pieces.push_back({"wcls", V * C, false, [m](int64_t) { return m->lm_head->weight.data(); }});
   return pieces;
 }
-std::vector<RunTensor> run_tensors(nn::GPT& model) { return run_layout(model.config(), &model); }
+std::vector<RunTensor> run_tensors(const nn::GPT& model) { return run_layout(model.config(), &model); }
 std::vector<RunTensor> run_tensor_sizes(const nn::GPTConfig& c) { return run_layout(c, nullptr); }
 
 // RoPE's cos (real) or sin (imaginary) table as llama2.c's export writes it: [seq_len, hs / 2].
@@ -84,14 +84,13 @@ void check_llama2c_exportable(const nn::GPT& model) {
 void export_llama2c(const nn::GPT& model, const std::string& path) {
   check_llama2c_exportable(model);
   const nn::GPTConfig& c = model.config();
-  auto& writable = const_cast<nn::GPT&>(model);  // run_tensors hands out pointers; nothing is written here
   const std::array<int32_t, kRunHeaderInts> header = {
       static_cast<int32_t>(c.n_embd),   static_cast<int32_t>(c.hidden()),     static_cast<int32_t>(c.n_layer),
       static_cast<int32_t>(c.n_head),   static_cast<int32_t>(c.kv_heads()),
       static_cast<int32_t>(c.tie_embeddings ? c.vocab_size : -c.vocab_size), static_cast<int32_t>(c.block_size)};
   AtomicFile out(path, "llama2.c model");
   out.write(header.data(), sizeof header);
-  for (const RunTensor& p : run_tensors(writable)) {
+  for (const RunTensor& p : run_tensors(model)) {
     if (!p.at) {
       const std::vector<float> table = run_rope_table(c, p.name == "freq_cis_imag");
       out.write(table.data(), table.size() * sizeof(float));
@@ -106,8 +105,9 @@ void export_llama2c_tokenizer(const data::SentencePieceTokenizer& tokenizer, con
   std::vector<std::string> pieces;
   uint32_t longest = 0;
   for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
-    std::string piece = id == tokenizer.bos_id() ? "\n<s>\n" : id == tokenizer.eos_id() ? "\n</s>\n" : tokenizer.piece(id);
-    for (size_t at; (at = piece.find("\xE2\x96\x81")) != std::string::npos;) piece.replace(at, 3, " ");
+    std::string piece = id == tokenizer.bos_id()   ? "\n<s>\n"
+                        : id == tokenizer.eos_id() ? "\n</s>\n"
+                                                   : data::SentencePieceTokenizer::with_spaces(tokenizer.piece(id));
     longest = std::max(longest, static_cast<uint32_t>(piece.size()));
     pieces.push_back(std::move(piece));
   }

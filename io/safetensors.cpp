@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -113,6 +114,14 @@ SafetensorsFile::~SafetensorsFile() {
 
 void SafetensorsFile::fail(const std::string& problem) const {
   throw std::runtime_error(fmt::format("safetensors file '{}': {}", path_, problem));
+}
+
+void SafetensorsFile::read_finite(const std::string& name, float* out) const {
+  read(name, out);
+  const SafeTensor& t = tensors_.at(name);
+  const size_t n = (t.end - t.begin) / dtype_bytes(t.dtype);
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(out[i])) fail(fmt::format("tensor '{}' holds {} at element {}", name, out[i], i));
 }
 
 void SafetensorsFile::read(const std::string& name, float* out) const {

@@ -32,6 +32,8 @@ class SafetensorsFile {
   // The tensor's values as float32 into `out` (numel floats); F16 and BF16 are widened exactly.
   // Its pages are given back to the kernel afterwards: a model is imported in about its own size.
   void read(const std::string& name, float* out) const;
+  // The same, refusing a NaN or infinity (naming the tensor and the element).
+  void read_finite(const std::string& name, float* out) const;
   [[noreturn]] void fail(const std::string& problem) const;
 
  private:

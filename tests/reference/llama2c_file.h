@@ -4,18 +4,16 @@
 // to SPEC.md's names (c_attn = wq, wk, wv stacked; c_fc = w1, w3), for the plain model.
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <string>
 
 #include "reference/plain_model.h"
+#include "temp_files.h"
 
 namespace tinygpt::testing {
 
 inline PlainModel read_llama2c_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  const std::string bytes = read_file(path);
   int32_t h[7];
   if (bytes.size() < sizeof h) throw std::runtime_error("short llama2.c file");
   std::memcpy(h, bytes.data(), sizeof h);
