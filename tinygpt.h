@@ -5,7 +5,9 @@
 // implementation's own: not installed, and they may change.
 
 // Tensors, automatic differentiation and every op (autograd/).
+#include "tinygpt/autograd/gradcheck.h"
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/indices.h"
 #include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/machine.h"
 #include "tinygpt/autograd/memory.h"

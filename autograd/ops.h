@@ -4,9 +4,20 @@
 #include <span>
 #include <vector>
 
+#include "tinygpt/autograd/indices.h"
 #include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt {
+
+// Creation (ops/create.cpp). start, start + step, ... up to end (excluded), as floats.
+Tensor arange(double start, double end, double step = 1.0);
+inline Tensor arange(double end) { return arange(0.0, end); }
+Tensor eye(int64_t rows, int64_t cols = -1);  // ones on the diagonal; cols -1: square
+// From a seed, the same on every machine: 0 .. n-1 shuffled; integers in [low, high); for each
+// row of probs ([C] or [N, C], weights >= 0), `samples` category numbers drawn in proportion.
+std::vector<int64_t> randperm(int64_t n, uint64_t seed);
+Indices randint(int64_t low, int64_t high, const Shape& shape, uint64_t seed);
+Indices multinomial(const Tensor& probs, int64_t samples, uint64_t seed, bool replacement = false);
 
 // Elementwise with NumPy broadcasting (ops/elementwise.cpp).
 Tensor add(const Tensor& a, const Tensor& b);
@@ -34,6 +45,25 @@ Tensor log1p(const Tensor& x);                  // log(1 + x), exact near 0
 Tensor softplus(const Tensor& x);               // log(1 + exp(x)), without overflow
 Tensor clamp(const Tensor& x, float lo, float hi);  // min(max(x, lo), hi); gradient 1 inside [lo, hi], else 0
 
+// Elementwise larger / smaller of two broadcast tensors; on a tie each gets half the gradient, NaN
+// wins (as PyTorch).
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+// Comparisons with broadcasting: 1.0 where it holds, else 0.0 (a float mask; no gradient). A mask
+// feeds where, masked_fill, mul, or sum/mean for a count or an accuracy.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+inline Tensor eq(const Tensor& a, float b) { return eq(a, Tensor::scalar(b)); }
+inline Tensor ne(const Tensor& a, float b) { return ne(a, Tensor::scalar(b)); }
+inline Tensor lt(const Tensor& a, float b) { return lt(a, Tensor::scalar(b)); }
+inline Tensor le(const Tensor& a, float b) { return le(a, Tensor::scalar(b)); }
+inline Tensor gt(const Tensor& a, float b) { return gt(a, Tensor::scalar(b)); }
+inline Tensor ge(const Tensor& a, float b) { return ge(a, Tensor::scalar(b)); }
+
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
@@ -50,6 +80,15 @@ inline Tensor operator/(const Tensor& x, float s) { return mul_scalar(x, 1.0f / 
 // Reductions (ops/reduce.cpp). Empty `axes` means all axes.
 Tensor sum(const Tensor& x, Axes axes = {}, bool keepdim = false);
 Tensor mean(const Tensor& x, Axes axes = {}, bool keepdim = false);
+// Over `axes` (empty: all), written with the ops above (ops/statistics.cpp): the variance with
+// `correction` subtracted from the count (1: Bessel's, PyTorch's default), its square root, the
+// p-norm (sum |x|^p)^(1/p), and log(sum(exp(x))) computed without overflow.
+Tensor var(const Tensor& x, Axes axes = {}, int64_t correction = 1, bool keepdim = false);
+Tensor std(const Tensor& x, Axes axes = {}, int64_t correction = 1, bool keepdim = false);
+Tensor norm(const Tensor& x, float p = 2.0f, Axes axes = {}, bool keepdim = false);
+Tensor logsumexp(const Tensor& x, Axes axes = {}, bool keepdim = false);
+// Running sum along axis: out[i] = x[0] + ... + x[i].
+Tensor cumsum(const Tensor& x, int64_t axis);
 // Sums a broadcast result back down to `shape` (the backward of broadcasting).
 Tensor sum_to_shape(const Tensor& x, const Shape& shape);
 
@@ -60,13 +99,49 @@ Tensor min(const Tensor& x, int64_t axis, bool keepdim = false);
 // Those positions along `axis`, row-major over the other axes (no gradient).
 std::vector<int64_t> argmax(const Tensor& x, int64_t axis);
 std::vector<int64_t> argmin(const Tensor& x, int64_t axis);
+// Indexing (ops/index.cpp); positions are checked, out of range is std::out_of_range naming it.
+// The slices of x at `index` along axis, in that order (repeats allowed): [..., index.size(), ...].
+Tensor index_select(const Tensor& x, int64_t axis, std::span<const int64_t> index);
+inline Tensor index_select(const Tensor& x, int64_t axis, const std::vector<int64_t>& index) {
+  return index_select(x, axis, std::span<const int64_t>(index));
+}
+// out[i][j][k] = x[index[i][j][k]][j][k] for axis 0 (likewise for any axis): out has index's shape,
+// which matches x's number of axes and is no larger on the others.
+Tensor gather(const Tensor& x, int64_t axis, const Indices& index);
+// x with source[i][j][k] added at [index[i][j][k]][j][k] (axis 0; source has index's shape).
+// Repeated positions add up, in row-major order of index.
+Tensor scatter_add(const Tensor& x, int64_t axis, const Indices& index, const Tensor& source);
+// The k largest (largest = false: smallest) along axis, sorted, and their positions; ties keep the
+// lower position first, NaN ranks first. values' gradient flows to those positions.
+struct TopK {
+  Tensor values;
+  Indices indices;
+};
+TopK topk(const Tensor& x, int64_t k, int64_t axis = -1, bool largest = true);
+
+// x with the elements above diagonal `diagonal` of its last two axes set to 0 (tril), or those
+// below it (triu); 0 is the main diagonal, positive counts up and right. No gradient flows there.
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
 // a where condition != 0, else b; the three broadcast together (ops/select.cpp).
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 // x with `value` where mask != 0 (mask broadcasts to x's shape); no gradient flows there.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, float value);
 
-// Losses, means over every element (ops/losses.cpp); shapes must match.
+// Losses (ops/losses.cpp). How per-element (or per-row) terms become the loss: their mean (the
+// default), sum, none (the terms, unreduced), or batchmean (the sum over the first axis's size;
+// kl_div only, the mathematically right KL divergence per sample).
+enum class Reduction { mean, sum, none, batchmean };
+// Means over every element; shapes must match.
 Tensor mse_loss(const Tensor& prediction, const Tensor& target);  // mean((prediction - target)^2)
+Tensor l1_loss(const Tensor& prediction, const Tensor& target, Reduction reduction = Reduction::mean);
+// 0.5 d² where |d| < delta, else delta (|d| - 0.5 delta); d = prediction - target (smooth L1).
+Tensor huber_loss(const Tensor& prediction, const Tensor& target, float delta = 1.0f,
+                  Reduction reduction = Reduction::mean);
+// KL divergence of the distribution `target` (probabilities, or log-probabilities with log_target)
+// from exp(input) (input: log-probabilities, e.g. from log_softmax): target (log target - input).
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean,
+              bool log_target = false);
 // mean(max(x, 0) - x t + log(1 + exp(-|x|))): binary cross-entropy of sigmoid(x) against t in
 // [0, 1], computed from the logits x without forming sigmoid(x).
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target);
@@ -75,6 +150,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 // Pieces of `size` along axis (views); concat(split(x, n, a), a) is x.
 std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis);
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
+// Tensors of one shape joined along a new axis: [n, ...] for axis 0.
+Tensor stack(const std::vector<Tensor>& xs, int64_t axis = 0);
 
 // [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast; a transposed operand is read
 // in place, without a copy (ops/matmul.cpp).
@@ -85,9 +162,11 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // column sum, with no intermediate tensor (ops/matmul.cpp).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
-// Over the last axis (ops/softmax.cpp).
+// Over the last axis (ops/softmax.cpp), or over any axis (moved last, and back).
 Tensor softmax(const Tensor& x);
 Tensor log_softmax(const Tensor& x);
+Tensor softmax(const Tensor& x, int64_t axis);
+Tensor log_softmax(const Tensor& x, int64_t axis);
 
 // Mean cross-entropy of logits [N, V] (or [..., V]) against integer targets (one per row);
 // rows whose target is ignore_index are left out of the mean (ops/cross_entropy.cpp).
@@ -99,6 +178,34 @@ inline Tensor cross_entropy(const Tensor& logits, const std::vector<int64_t>& ta
 }
 inline Tensor cross_entropy(const Tensor& logits, const std::vector<int32_t>& targets, int32_t ignore_index = -100) {
   return cross_entropy(logits, std::span<const int32_t>(targets), ignore_index);
+}
+
+// Class losses with PyTorch's options: weight [C] per class (undefined: all 1), a target equal to
+// ignore_index leaves its row out, label_smoothing ε puts (1 - ε) on the target and ε / C on every
+// class; the mean divides by the summed weights of the targets kept. Targets out of range are
+// std::out_of_range naming the row.
+struct NllLossOptions {
+  Tensor weight;
+  int64_t ignore_index = -100;
+  Reduction reduction = Reduction::mean;
+};
+struct CrossEntropyOptions {
+  Tensor weight;
+  int64_t ignore_index = -100;
+  float label_smoothing = 0.0f;
+  Reduction reduction = Reduction::mean;
+};
+// -log_probs[i, target_i] (weighted, reduced): log_probs [N, C] or [..., C] from log_softmax.
+Tensor nll_loss(const Tensor& log_probs, std::span<const int64_t> targets, const NllLossOptions& options = {});
+inline Tensor nll_loss(const Tensor& log_probs, const std::vector<int64_t>& targets,
+                       const NllLossOptions& options = {}) {
+  return nll_loss(log_probs, std::span<const int64_t>(targets), options);
+}
+// nll_loss(log_softmax(logits)) with the options; the defaults take the fused path above.
+Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets, const CrossEntropyOptions& options);
+inline Tensor cross_entropy(const Tensor& logits, const std::vector<int64_t>& targets,
+                            const CrossEntropyOptions& options) {
+  return cross_entropy(logits, std::span<const int64_t>(targets), options);
 }
 
 // LayerNorm over the last axis with weight and bias [C], bias undefined for none (ops/layernorm.cpp).

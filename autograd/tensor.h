@@ -93,6 +93,17 @@ class Tensor {
   Tensor permute(const Axes& order) const;
   Tensor slice(int64_t axis, int64_t start, int64_t end) const;
   Tensor contiguous() const;
+  Tensor clone() const;  // a contiguous copy that keeps the graph (contiguous() may return *this)
+  // Size-1 axes (views): unsqueeze inserts one at `axis` (-1: last); squeeze() drops every one,
+  // squeeze(axis) that one if it is 1 (else the tensor as is, as in PyTorch).
+  Tensor unsqueeze(int64_t axis) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t axis) const;
+  // Axes start_axis .. end_axis (inclusive) merged into one; a view where the strides allow.
+  Tensor flatten(int64_t start_axis = 0, int64_t end_axis = -1) const;
+  // A view repeating size-1 axes (and adding leading ones) to `shape` without a copy, stride 0;
+  // -1 keeps an axis's size. Backward sums the gradient over the repeats.
+  Tensor expand(const Shape& shape) const;
 
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }

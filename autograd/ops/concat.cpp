@@ -51,4 +51,21 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
   });
 }
 
+Tensor stack(const std::vector<Tensor>& xs, int64_t axis) {
+  if (xs.empty()) throw std::invalid_argument("stack: no tensors given");
+  const int64_t n = xs[0].dim() + 1;
+  if (axis < -n || axis >= n)
+    throw std::invalid_argument(fmt::format("stack: axis {} out of range for {} tensors of shape {}", axis,
+                                            xs.size(), to_string(xs[0].shape())));
+  std::vector<Tensor> pieces;
+  pieces.reserve(xs.size());
+  for (const Tensor& x : xs) {
+    if (x.shape() != xs[0].shape())
+      throw std::invalid_argument(fmt::format("stack: shapes {} and {} differ", to_string(xs[0].shape()),
+                                              to_string(x.shape())));
+    pieces.push_back(x.unsqueeze(axis));
+  }
+  return concat(pieces, axis);
+}
+
 }  // namespace tinygpt

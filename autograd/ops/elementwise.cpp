@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
@@ -228,5 +229,39 @@ Tensor gelu(const Tensor& input) {
     });
   });
 }
+
+namespace {
+// The larger (or smaller) of a and b; the gradient goes to the one chosen, half to each on a tie
+// (as PyTorch's maximum/minimum).
+Tensor extreme(const Tensor& a, const Tensor& b, bool larger, const char* op) {
+  Tensor out = binary(a, b, op, [larger](float x, float y) {
+    if (std::isnan(x) || std::isnan(y)) return x + y;  // NaN wins, as in PyTorch
+    return larger ? std::max(x, y) : std::min(x, y);
+  });
+  return attach(out, op, {a, b}, [a, b, larger](const Tensor&, const Tensor& g) {
+    // share[i]: a's part of the gradient at output element i.
+    const Tensor share = binary(a, b, "share", [larger](float x, float y) {
+      return x == y ? 0.5f : ((x > y) == larger ? 1.0f : 0.0f);
+    });
+    reduce_into(a, g, share, [](float gi, float si) { return gi * si; });
+    reduce_into(b, g, share, [](float gi, float si) { return gi * (1.0f - si); });
+  });
+}
+
+template <class F>
+Tensor comparison(const Tensor& a, const Tensor& b, const char* op, const F& holds) {
+  return binary(a, b, op, [holds](float x, float y) { return holds(x, y) ? 1.0f : 0.0f; });
+}
+}  // namespace
+
+Tensor maximum(const Tensor& a, const Tensor& b) { return extreme(a, b, true, "maximum"); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return extreme(a, b, false, "minimum"); }
+
+Tensor eq(const Tensor& a, const Tensor& b) { return comparison(a, b, "eq", std::equal_to<float>()); }
+Tensor ne(const Tensor& a, const Tensor& b) { return comparison(a, b, "ne", std::not_equal_to<float>()); }
+Tensor lt(const Tensor& a, const Tensor& b) { return comparison(a, b, "lt", std::less<float>()); }
+Tensor le(const Tensor& a, const Tensor& b) { return comparison(a, b, "le", std::less_equal<float>()); }
+Tensor gt(const Tensor& a, const Tensor& b) { return comparison(a, b, "gt", std::greater<float>()); }
+Tensor ge(const Tensor& a, const Tensor& b) { return comparison(a, b, "ge", std::greater_equal<float>()); }
 
 }  // namespace tinygpt

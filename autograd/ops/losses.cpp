@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
@@ -62,6 +64,114 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
       [](float x, float t) { return std::max(x, 0.0f) - x * t + std::log1p(std::exp(-std::abs(x))); },
       [](float x, float t) { return stable_sigmoid(x) - t; },
       [](float x, float) { return -x; });
+}
+
+namespace {
+// The mean of per-element terms as a fused loss, or the terms themselves (none), or their sum.
+Tensor reduced(const Tensor& fused_mean, int64_t n, const std::function<Tensor()>& terms, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::mean: return fused_mean;
+    case Reduction::sum: return fused_mean * static_cast<float>(n);
+    case Reduction::none: return terms();
+    case Reduction::batchmean: break;
+  }
+  throw std::invalid_argument("loss: batchmean is kl_div's reduction only");
+}
+}  // namespace
+
+Tensor l1_loss(const Tensor& prediction, const Tensor& target, Reduction reduction) {
+  auto sign = [](float d) { return d > 0 ? 1.0f : d < 0 ? -1.0f : 0.0f; };
+  const Tensor fused = mean_loss(
+      prediction, target, "l1_loss", [](float p, float t) { return std::abs(p - t); },
+      [sign](float p, float t) { return sign(p - t); }, [sign](float p, float t) { return sign(t - p); });
+  return reduced(fused, prediction.numel(), [&] { return abs(prediction - target); }, reduction);
+}
+
+// Huber: 0.5 d² where |d| < delta, else delta (|d| - 0.5 delta); d = prediction - target.
+Tensor huber_loss(const Tensor& prediction, const Tensor& target, float delta, Reduction reduction) {
+  if (!(delta > 0)) throw std::invalid_argument(fmt::format("huber_loss: delta {} is not positive", delta));
+  const Tensor fused = mean_loss(
+      prediction, target, "huber_loss",
+      [delta](float p, float t) {
+        const float d = std::abs(p - t);
+        return d < delta ? 0.5f * d * d : delta * (d - 0.5f * delta);
+      },
+      [delta](float p, float t) { return std::clamp(p - t, -delta, delta); },
+      [delta](float p, float t) { return std::clamp(t - p, -delta, delta); });
+  return reduced(fused, prediction.numel(), [&] {
+    const Tensor d = prediction - target, a = abs(d);
+    return where(lt(a, delta), 0.5f * d * d, delta * (a - 0.5f * delta));
+  }, reduction);
+}
+
+// KL(target || exp(input)) per element: target (log target - input), 0 where target is 0.
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target) {
+  require_same_shape(input, target, "kl_div");
+  const Tensor terms = log_target ? exp(target) * (target - input)
+                                  : target * (log(clamp(target, 1e-38f, 3e38f)) - input);
+  switch (reduction) {
+    case Reduction::none: return terms;
+    case Reduction::sum: return sum(terms);
+    case Reduction::mean: return mean(terms);
+    case Reduction::batchmean: return sum(terms) / static_cast<float>(input.dim() ? input.shape()[0] : 1);
+  }
+  return terms;
+}
+
+namespace {
+// -sum over classes of W[i, c] log p[i, c] for each row i, where W puts (1 - smoothing) weight[y_i]
+// on the target class and smoothing / C weight[c] on every class; ignored rows have W = 0. The mean
+// divides by the sum of weight[y_i] over the rows kept (PyTorch's rule, with or without weights).
+Tensor class_loss(const Tensor& log_probs, std::span<const int64_t> targets, const Tensor& weight,
+                  int64_t ignore_index, float smoothing, Reduction reduction, const char* op) {
+  if (log_probs.dim() < 1)
+    throw std::invalid_argument(fmt::format("{}: a scalar has no classes", op));
+  const int64_t C = log_probs.shape().back(), N = C ? log_probs.numel() / C : 0;
+  if (static_cast<int64_t>(targets.size()) != N)
+    throw std::invalid_argument(fmt::format("{}: {} targets for {} rows of shape {}", op, targets.size(), N,
+                                            to_string(log_probs.shape())));
+  if (weight.defined() && weight.shape() != Shape{C})
+    throw std::invalid_argument(fmt::format("{}: class weights of shape {} for {} classes", op,
+                                            to_string(weight.shape()), C));
+  if (!(smoothing >= 0 && smoothing <= 1))
+    throw std::invalid_argument(fmt::format("{}: label smoothing {} is outside [0, 1]", op, smoothing));
+  const std::vector<float> w = weight.defined() ? weight.to_vector() : std::vector<float>(C, 1.0f);
+  Tensor W = Tensor::zeros({N, C});
+  double kept = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t y = targets[i];
+    if (y == ignore_index) continue;
+    if (y < 0 || y >= C)
+      throw std::out_of_range(fmt::format("{}: target {} (row {}) is not a class of {}", op, y, i, C));
+    float* row = W.data() + i * C;
+    for (int64_t c = 0; c < C; ++c) row[c] = smoothing / static_cast<float>(C) * w[c];
+    row[y] += (1.0f - smoothing) * w[y];
+    kept += w[y];
+  }
+  const Tensor per_row = -sum(W * log_probs.reshape({N, C}), 1);
+  switch (reduction) {
+    case Reduction::none: {
+      Shape rows(log_probs.shape().begin(), log_probs.shape().end() - 1);
+      return per_row.reshape(rows);
+    }
+    case Reduction::sum: return sum(per_row);
+    case Reduction::mean: return sum(per_row) / static_cast<float>(kept);
+    case Reduction::batchmean: break;
+  }
+  throw std::invalid_argument(fmt::format("{}: batchmean is kl_div's reduction only", op));
+}
+}  // namespace
+
+Tensor nll_loss(const Tensor& log_probs, std::span<const int64_t> targets, const NllLossOptions& o) {
+  return class_loss(log_probs, targets, o.weight, o.ignore_index, 0.0f, o.reduction, "nll_loss");
+}
+
+Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets, const CrossEntropyOptions& o) {
+  const bool plain = !o.weight.defined() && o.label_smoothing == 0 && o.reduction == Reduction::mean &&
+                     o.ignore_index >= INT32_MIN && o.ignore_index <= INT32_MAX;
+  if (plain) return cross_entropy(logits, targets, static_cast<int32_t>(o.ignore_index));
+  return class_loss(log_softmax(logits), targets, o.weight, o.ignore_index, o.label_smoothing, o.reduction,
+                    "cross_entropy");
 }
 
 }  // namespace tinygpt

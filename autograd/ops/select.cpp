@@ -131,4 +131,26 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, float value) {
   return attach(out, "masked_fill", {x}, [x, m](const Tensor&, const Tensor& g) { select_into(x, g, m, false); });
 }
 
+namespace {
+// 1 above (upper) or below the band of diagonals kept by tril/triu, over x's last two axes.
+Tensor outside_triangle(const Tensor& x, int64_t diagonal, bool keep_lower, const char* op) {
+  if (x.dim() < 2)
+    throw std::invalid_argument(fmt::format("{}: needs at least 2 axes, got shape {}", op, to_string(x.shape())));
+  const int64_t rows = x.shape()[x.dim() - 2], cols = x.shape()[x.dim() - 1];
+  Tensor mask = Tensor::empty({rows, cols});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      mask.data()[r * cols + c] = (keep_lower ? c - r > diagonal : c - r < diagonal) ? 1.0f : 0.0f;
+  return mask;
+}
+}  // namespace
+
+Tensor tril(const Tensor& x, int64_t diagonal) {
+  return masked_fill(x, outside_triangle(x, diagonal, true, "tril"), 0.0f);
+}
+
+Tensor triu(const Tensor& x, int64_t diagonal) {
+  return masked_fill(x, outside_triangle(x, diagonal, false, "triu"), 0.0f);
+}
+
 }  // namespace tinygpt

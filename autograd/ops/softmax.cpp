@@ -61,4 +61,21 @@ Tensor log_softmax(const Tensor& input) {
   });
 }
 
+namespace {
+template <class Last>
+Tensor along(const Tensor& x, int64_t axis, const char* op, const Last& last) {
+  const int a = normalize_axis(axis, x.dim(), op);
+  if (a == x.dim() - 1) return last(x);
+  return last(x.transpose(a, -1).contiguous()).transpose(a, -1);
+}
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t axis) {
+  return along(x, axis, "softmax", [](const Tensor& t) { return softmax(t); });
+}
+
+Tensor log_softmax(const Tensor& x, int64_t axis) {
+  return along(x, axis, "log_softmax", [](const Tensor& t) { return log_softmax(t); });
+}
+
 }  // namespace tinygpt

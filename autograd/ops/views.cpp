@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/kernels/elementwise.h"
 #include "tinygpt/autograd/kernels/strided.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/detail/profile.h"
@@ -110,7 +111,8 @@ Tensor Tensor::permute(const Axes& order) const {
 }
 
 Tensor Tensor::transpose(int64_t a, int64_t b) const {
-  Axes order(dim());
+  Axes order;
+  order.resize(static_cast<size_t>(dim()));
   std::iota(order.begin(), order.end(), 0);
   std::swap(order[normalize_axis(a, dim(), "transpose")], order[normalize_axis(b, dim(), "transpose")]);
   return permute(order);
@@ -136,6 +138,82 @@ std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis) {
   std::vector<Tensor> pieces;
   for (int64_t start = 0; start < x.shape()[a]; start += size) pieces.push_back(x.slice(a, start, start + size));
   return pieces;
+}
+
+Tensor Tensor::clone() const {
+  OpTimer timer("clone");
+  Tensor out = Tensor::empty(shape());
+  strided_copy(data(), shape(), strides(), out.data());
+  return attach(out, "clone", {*this}, same_order_backward(*this));
+}
+
+Tensor Tensor::unsqueeze(int64_t axis) const {
+  const int64_t n = dim() + 1;
+  if (axis < -n || axis >= n)
+    throw std::invalid_argument(fmt::format("unsqueeze: axis {} out of range for shape {}", axis, to_string(shape())));
+  Shape s = shape();
+  s.insert(s.begin() + (axis < 0 ? axis + n : axis), 1);
+  return view(s);
+}
+
+Tensor Tensor::squeeze() const {
+  Shape s;
+  for (int64_t size : shape())
+    if (size != 1) s.push_back(size);
+  return view(s);
+}
+
+Tensor Tensor::squeeze(int64_t axis) const {
+  const int a = normalize_axis(axis, dim(), "squeeze");
+  if (shape()[a] != 1) return *this;  // as PyTorch: an axis longer than 1 stays
+  Shape s = shape();
+  s.erase(s.begin() + a);
+  return view(s);
+}
+
+Tensor Tensor::flatten(int64_t start_axis, int64_t end_axis) const {
+  if (dim() == 0) return reshape({1});
+  const int a = normalize_axis(start_axis, dim(), "flatten"), b = normalize_axis(end_axis, dim(), "flatten");
+  if (a > b)
+    throw std::invalid_argument(fmt::format("flatten: start axis {} is after end axis {} of shape {}", a, b,
+                                            to_string(shape())));
+  Shape s(shape().begin(), shape().begin() + a);
+  int64_t merged = 1;
+  for (int d = a; d <= b; ++d) merged *= shape()[d];
+  s.push_back(merged);
+  s.insert(s.end(), shape().begin() + b + 1, shape().end());
+  return reshape(s);
+}
+
+// A view with size-1 axes (and missing leading ones) repeated by a stride of 0; -1 keeps a size.
+// Backward sums the gradient back over the repeated axes.
+Tensor Tensor::expand(const Shape& sizes) const {
+  const int64_t extra = static_cast<int64_t>(sizes.size()) - dim();
+  auto refuse = [&] {
+    return std::invalid_argument(fmt::format("expand: shape {} cannot be expanded to {}", to_string(shape()),
+                                             to_string(sizes)));
+  };
+  if (extra < 0) throw refuse();
+  Shape out_shape(sizes.size());
+  Strides out_strides(sizes.size(), 0);
+  for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
+    const int64_t from = d - extra, size = sizes[d];
+    if (from < 0) {
+      if (size < 0) throw refuse();
+      out_shape[d] = size;
+    } else if (size == -1 || size == shape()[from]) {
+      out_shape[d] = shape()[from], out_strides[d] = strides()[from];
+    } else if (shape()[from] == 1 && size >= 0) {
+      out_shape[d] = size;
+    } else {
+      throw refuse();
+    }
+  }
+  Tensor out = make_view(*this, out_shape, out_strides, offset());
+  return attach(out, "expand", {*this}, [input = *this](const Tensor&, const Tensor& g) {
+    bool fresh = false;
+    if (float* sink = grad_sink(input, fresh)) sum_to(g.data(), g.shape(), sink, input.shape(), !fresh);
+  });
 }
 
 }  // namespace tinygpt
