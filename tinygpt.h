@@ -31,6 +31,7 @@
 #include "tinygpt/optim/adamw.h"
 #include "tinygpt/optim/grad_clip.h"
 #include "tinygpt/optim/optimizer.h"
+#include "tinygpt/optim/rmsprop.h"
 #include "tinygpt/optim/schedule.h"
 #include "tinygpt/optim/sgd.h"
 

@@ -59,7 +59,12 @@ void assign(const std::vector<std::pair<std::string, Tensor>>& named, const std:
 }
 
 bool never(const std::string&) { return false; }
-bool is_second_moment(const std::string& name) { return name.rfind("v/", 0) == 0; }
+// Sums of squares (AdamW's v, RMSprop's square_avg, Adagrad's sum) are read as values >= 0.
+bool is_second_moment(const std::string& name) {
+  for (const char* group : {"v/", "square_avg/", "sum/"})
+    if (name.rfind(group, 0) == 0) return true;
+  return false;
+}
 
 }  // namespace
 

@@ -10,9 +10,15 @@
 namespace tinygpt::optim {
 
 AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options)
-    : Optimizer(std::move(named), options.lr), options_(options) {
-  auto check = [](bool ok, const char* what, float value) {
-    if (!ok) throw std::invalid_argument(fmt::format("AdamW: {} (got {})", what, value));
+    : AdamW(std::move(named), options, false) {}
+
+Adam::Adam(std::vector<std::pair<std::string, Tensor>> named, AdamOptions o)
+    : AdamW(std::move(named), {o.lr, o.beta1, o.beta2, o.eps, o.weight_decay}, true) {}
+
+AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options, bool coupled)
+    : Optimizer(std::move(named), options.lr), options_(options), coupled_(coupled) {
+  auto check = [coupled](bool ok, const char* what, double value) {
+    if (!ok) throw std::invalid_argument(fmt::format("{}: {} (got {})", coupled ? "Adam" : "AdamW", what, value));
   };
   check(options.beta1 >= 0.0f && options.beta1 < 1.0f, "beta1 must be in [0, 1)", options.beta1);
   check(options.beta2 >= 0.0f && options.beta2 < 1.0f, "beta2 must be in [0, 1)", options.beta2);
@@ -20,7 +26,7 @@ AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions opt
   check(options.weight_decay >= 0.0f && std::isfinite(options.weight_decay),
         "weight_decay must be finite and at least 0", options.weight_decay);
   for (auto& [name, p] : params_)
-    state_.push_back({name, p, Tensor::zeros(p.shape()), Tensor::zeros(p.shape()), p.dim() >= 2});
+    state_.push_back({name, p, Tensor::zeros(p.shape()), Tensor::zeros(p.shape()), coupled || p.dim() >= 2});
 }
 
 AdamWOptions AdamW::options() const {
@@ -38,21 +44,25 @@ std::vector<std::pair<std::string, Tensor>> AdamW::state_tensors() const {
 void AdamW::step(float lr, float grad_scale) {
   ++steps_;
   const AdamWOptions& o = options_;
-  const float bias1 = 1.0f - std::pow(o.beta1, static_cast<float>(steps_));
-  const float bias2_sqrt = std::sqrt(1.0f - std::pow(o.beta2, static_cast<float>(steps_)));
-  const float step_size = lr / bias1;
+  const double bias1 = 1.0 - std::pow(o.beta1, static_cast<double>(steps_));  // in double, as PyTorch
+  const auto bias2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(o.beta2, static_cast<double>(steps_))));
+  const auto step_size = static_cast<float>(lr / bias1);
   for (State& s : state_) {
     if (!s.param.has_grad()) continue;
     float *p = s.param.data(), *m = s.m.data(), *v = s.v.data();
     const float* g = s.param.grad().data();
-    const float decay = s.decay ? 1.0f - lr * o.weight_decay : 1.0f;
+    const float decay = s.decay && !coupled_ ? 1.0f - lr * o.weight_decay : 1.0f;
+    const float l2 = s.decay && coupled_ ? o.weight_decay : 0.0f;
     // Every constant by value: read through a reference, the compiler must assume the stores below
     // may change it, and keeps the loop scalar.
-    parallel_for(s.param.numel(), 8192, [=, beta1 = o.beta1, beta2 = o.beta2, eps = o.eps](int64_t i0, int64_t i1) {
+    // 1 - beta in double, then float, as PyTorch's alpha = 1 - beta (1 - 0.999f is 1.3e-5 off).
+    parallel_for(s.param.numel(), 8192, [=, beta1 = static_cast<float>(o.beta1), beta2 = static_cast<float>(o.beta2),
+                                          rest1 = static_cast<float>(1.0 - o.beta1),
+                                          rest2 = static_cast<float>(1.0 - o.beta2), eps = o.eps](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        const float gi = g[i] * grad_scale;  // exact when grad_scale is 1
-        m[i] = beta1 * m[i] + (1.0f - beta1) * gi;
-        v[i] = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+        const float gi = g[i] * grad_scale + l2 * p[i];  // exact when grad_scale is 1 and l2 0
+        m[i] = beta1 * m[i] + rest1 * gi;
+        v[i] = beta2 * v[i] + rest2 * gi * gi;
         p[i] = p[i] * decay - step_size * m[i] / (std::sqrt(v[i]) / bias2_sqrt + eps);
       }
     });

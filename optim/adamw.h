@@ -3,6 +3,8 @@
 //   p <- p (1 - lr wd)                         (decoupled decay; only tensors with 2+ axes)
 //   m <- b1 m + (1 - b1) g,   v <- b2 v + (1 - b2) g^2
 //   p <- p - lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// and Adam, as torch.optim.Adam: the same with the decay coupled into the gradient of every
+// parameter (g <- g + wd p: L2 regularization) and PyTorch's defaults (beta2 0.999, no decay).
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -13,10 +15,12 @@
 
 namespace tinygpt::optim {
 
+// The betas are doubles, as PyTorch's Python floats: the bias corrections 1 - beta^t lose most of a
+// float beta's digits (1 - 0.999f is 1.3e-5 away from 0.001, relatively).
 struct AdamWOptions {
   float lr = 1e-3f;
-  float beta1 = 0.9f;
-  float beta2 = 0.99f;
+  double beta1 = 0.9;
+  double beta2 = 0.99;
   float eps = 1e-8f;
   float weight_decay = 0.1f;
 };
@@ -48,8 +52,33 @@ class AdamW : public Optimizer {
   const char* kind() const override { return "adamw"; }
 
  private:
+
+ protected:
+  // coupled: Adam's g + wd p on every parameter instead of AdamW's decoupled decay.
+  AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options, bool coupled);
+
+ private:
   std::vector<State> state_;
   AdamWOptions options_;
+  bool coupled_ = false;
+};
+
+struct AdamOptions {
+  float lr = 1e-3f;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;  // L2: added to the gradient of every parameter
+};
+
+class Adam : public AdamW {
+ public:
+  Adam(std::vector<std::pair<std::string, Tensor>> named, AdamOptions options);
+  template <class Options>
+  Adam(const std::vector<Tensor>&, Options) : Adam({}, AdamOptions{}) {
+    static_assert(sizeof(Options) == 0, "optim::Adam takes model.named_parameters(), not model.parameters()");
+  }
+  const char* kind() const override { return "adam"; }
 };
 
 }  // namespace tinygpt::optim

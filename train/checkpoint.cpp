@@ -243,10 +243,11 @@ std::shared_ptr<const data::Tokenizer> read_tokenizer(const io::hdf5::Reader& r,
 
 void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck) {
   const io::hdf5::Group& g = r.group("/optim");
-  auto hyper = [&](const char* name, const Range& range) { return static_cast<float>(r.number(g, "/optim", name, range)); };
-  ck.optim = optim::AdamWOptions{hyper("lr", Range{0, 10}), hyper("beta1", Range{0, 1, false, true}),
-                                 hyper("beta2", Range{0, 1, false, true}), hyper("eps", Range{0, 1, true}),
-                                 hyper("weight_decay", Range{0, 100})};
+  auto hyper = [&](const char* name, const Range& range) { return r.number(g, "/optim", name, range); };
+  auto single = [&](const char* name, const Range& range) { return static_cast<float>(hyper(name, range)); };
+  ck.optim = optim::AdamWOptions{single("lr", Range{0, 10}), hyper("beta1", Range{0, 1, false, true}),
+                                 hyper("beta2", Range{0, 1, false, true}), single("eps", Range{0, 1, true}),
+                                 single("weight_decay", Range{0, 100})};
   ck.optim_step = r.integer(g, "/optim", "step", Range{0, kMany});
   check_model_datasets(r, ck.config, "/optim/m");
   check_model_datasets(r, ck.config, "/optim/v");

@@ -41,7 +41,7 @@ nn::GPTConfig model_config(const TrainOptions& o, int64_t vocab_size) {
 }
 
 optim::AdamWOptions adamw_options(const TrainOptions& o) {
-  return {.lr = static_cast<float>(o.lr), .beta1 = static_cast<float>(o.beta1), .beta2 = static_cast<float>(o.beta2),
+  return {.lr = static_cast<float>(o.lr), .beta1 = o.beta1, .beta2 = o.beta2,
           .weight_decay = static_cast<float>(o.weight_decay)};
 }
 

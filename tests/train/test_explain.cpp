@@ -3,11 +3,13 @@
 // snapshots that do not fit are cut or refused with a clear message. tests/browser/explain_page.js
 // uses the page in a real browser.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "tinygpt/autograd/graph.h"
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/data/json.h"
 #include "tinygpt/inspect/attention_steps.h"
