@@ -20,6 +20,7 @@
 
 // Modules, layers and the GPT (nn/).
 #include "tinygpt/nn/activations.h"
+#include "tinygpt/nn/attention.h"
 #include "tinygpt/nn/containers.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/nn/init.h"

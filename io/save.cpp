@@ -59,6 +59,47 @@ void assign(const std::vector<std::pair<std::string, Tensor>>& named, const std:
 }
 
 bool never(const std::string&) { return false; }
+
+constexpr const char* kStatePrefix = "state:";
+
+void put_saved_state(H5::H5File& file, const io::SavedState& state) {
+  auto key = [](const std::string& name) {
+    if (name.empty()) throw std::invalid_argument("save: a SavedState key is empty");
+    return kStatePrefix + name;
+  };
+  for (const auto& [name, v] : state.integers) io::hdf5::put(file, key(name).c_str(), v);
+  for (const auto& [name, v] : state.numbers) io::hdf5::put(file, key(name).c_str(), v);
+  for (const auto& [name, v] : state.texts) io::hdf5::put(file, key(name).c_str(), v);
+  for (const auto& [name, v] : state.generators) {
+    const hsize_t four = 4;
+    file.createAttribute(key(name), H5::PredType::STD_U64LE, H5::DataSpace(1, &four))
+        .write(H5::PredType::NATIVE_UINT64, v.data());
+  }
+}
+
+// The root's "state:" attributes, each checked for one of the four forms.
+io::SavedState read_saved_state(const io::hdf5::Reader& r, const io::hdf5::Group& root) {
+  io::SavedState state;
+  for (const auto& [attr_name, a] : root.attributes) {
+    if (attr_name.rfind(kStatePrefix, 0) != 0) continue;
+    const std::string name = attr_name.substr(std::string(kStatePrefix).size());
+    using Kind = io::hdf5::Attribute::Kind;
+    if (a.kind == Kind::integer && a.is_unsigned && a.count() == 4 && a.shape.size() == 1) {
+      Rng::State s{a.uints[0], a.uints[1], a.uints[2], a.uints[3]};
+      if (s == Rng::State{}) r.fail(fmt::format("attribute '{}' holds an all-zero generator state", attr_name));
+      state.generators[name] = s;
+    } else if (a.kind == Kind::integer && !a.is_unsigned && a.shape.empty()) {
+      state.integers[name] = a.ints.at(0);
+    } else if (a.kind == Kind::floating && a.shape.empty()) {
+      state.numbers[name] = a.floats.at(0);
+    } else if (a.kind == Kind::text && a.shape.empty()) {
+      state.texts[name] = a.texts.at(0);
+    } else {
+      r.fail(fmt::format("attribute '{}' is not an int64, a float64, a string or a generator state", attr_name));
+    }
+  }
+  return state;
+}
 // Sums of squares (AdamW's v, RMSprop's square_avg, Adagrad's sum) are read as values >= 0.
 bool is_second_moment(const std::string& name) {
   for (const char* group : {"v/", "square_avg/", "sum/"})
@@ -68,15 +109,17 @@ bool is_second_moment(const std::string& name) {
 
 }  // namespace
 
-void nn::save(const Module& module, const std::string& path) {
+void nn::save(const Module& module, const std::string& path, const io::SavedState& state) {
   io::hdf5::write_sealed(path, "module file", [&](H5::H5File& file) {
     put_header(file, kModuleFormat);
+    put_saved_state(file, state);
     H5::Group root = file.openGroup("/");
-    for (const auto& [name, p] : module.named_parameters()) io::hdf5::put_floats(root, name, p);
+    for (const auto& [name, p] : module.state_dict()) io::hdf5::put_floats(root, name, p);
   });
 }
 
-void nn::load(Module& module, const std::string& path) {
+io::SavedState nn::load(Module& module, const std::string& path) {
+  io::SavedState state;
   read_verified("module file", path, [&](const io::hdf5::Reader& r, const io::hdf5::Group& root,
                                          const std::string& format) {
     if (format != kModuleFormat && format != "tinygpt")
@@ -84,15 +127,19 @@ void nn::load(Module& module, const std::string& path) {
                          "checkpoint)", format, kModuleFormat));
     if (format == kModuleFormat) r.integer(root, "/", "format_version", io::Range{1, 1});
     const std::string group = format == kModuleFormat ? "/" : "/model";
-    const auto named = module.named_parameters();
+    const auto named = module.state_dict();
     r.check_named(group, shapes_of(named), "the module");
+    io::SavedState saved = read_saved_state(r, root);
     assign(named, read_values(r, group == "/" ? "" : group, named, never));
+    state = std::move(saved);
   });
+  return state;
 }
 
-void optim::save(const Optimizer& optimizer, const std::string& path) {
+void optim::save(const Optimizer& optimizer, const std::string& path, const io::SavedState& state) {
   io::hdf5::write_sealed(path, "optimizer file", [&](H5::H5File& file) {
     put_header(file, kOptimizerFormat);
+    put_saved_state(file, state);
     io::hdf5::put(file, "kind", std::string(optimizer.kind()));
     io::hdf5::put(file, "step", optimizer.steps());
     io::hdf5::put(file, "lr", static_cast<double>(optimizer.lr()));
@@ -105,7 +152,8 @@ void optim::save(const Optimizer& optimizer, const std::string& path) {
   });
 }
 
-void optim::load(Optimizer& optimizer, const std::string& path) {
+io::SavedState optim::load(Optimizer& optimizer, const std::string& path) {
+  io::SavedState state;
   read_verified("optimizer file", path, [&](const io::hdf5::Reader& r, const io::hdf5::Group& root,
                                             const std::string& format) {
     if (format != kOptimizerFormat)
@@ -129,10 +177,13 @@ void optim::load(Optimizer& optimizer, const std::string& path) {
       if (!by_group.count(name)) r.fail(fmt::format("group /{} is not part of this optimizer's state", name));
     if (!root.datasets.empty()) r.fail(fmt::format("dataset /{} is not part of this optimizer's state",
                                                    root.datasets.begin()->first));
+    io::SavedState saved = read_saved_state(r, root);
     assign(named, read_values(r, "", named, is_second_moment));
     optimizer.set_steps(steps);
     optimizer.set_lr(lr);
+    state = std::move(saved);
   });
+  return state;
 }
 
 }  // namespace tinygpt

@@ -8,13 +8,14 @@
 
 namespace tinygpt::nn {
 
-Dropout::Dropout(float p, uint64_t seed) : p_(p), seed_(seed) {
+Dropout::Dropout(float p, std::optional<uint64_t> seed) : p_(p) {
   if (!(p >= 0.0f && p < 1.0f)) throw std::invalid_argument(fmt::format("Dropout: p {} is not in [0, 1)", p));
+  if (seed) keep_own_seed(*seed);
 }
 
 Tensor Dropout::forward(const Tensor& x) {
   if (!training() || p_ == 0.0f) return x;
-  return dropout(x, p_, splitmix64(seed_ + calls_++), true);
+  return dropout(x, p_, splitmix64(place_seed() + calls_++), true);
 }
 
 }  // namespace tinygpt::nn

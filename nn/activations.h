@@ -2,6 +2,7 @@
 // Elementwise activations and dropout as modules, for Sequential and for models that list their
 // steps as members.
 #include <cstdint>
+#include <optional>
 
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/nn/module.h"
@@ -56,15 +57,19 @@ class Sigmoid : public Module {
 
 // Zeroes each element with probability p while training and scales the rest by 1/(1-p); the
 // identity in eval(). Each call draws a new mask from (seed, call number): a run repeats exactly.
+// Without a seed it takes its place's (module.h: place_seed), so two Dropouts differ.
 class Dropout : public Module {
  public:
-  explicit Dropout(float p = 0.5f, uint64_t seed = 0);
+  explicit Dropout(float p = 0.5f, std::optional<uint64_t> seed = std::nullopt);
   Tensor forward(const Tensor& x);
   float p() const { return p_; }
+  // Masks drawn so far: save it (io/save.h's SavedState) and set it back to resume exactly.
+  uint64_t calls() const { return calls_; }
+  void set_calls(uint64_t calls) { calls_ = calls; }
 
  private:
   float p_;
-  uint64_t seed_, calls_ = 0;
+  uint64_t calls_ = 0;
 };
 
 }  // namespace tinygpt::nn

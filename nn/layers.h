@@ -61,4 +61,15 @@ class RMSNorm : public Module {
   float eps_;
 };
 
+// Merges axes start_axis .. end_axis into one, as x.flatten (PyTorch's nn.Flatten: from axis 1,
+// keeping the batch axis).
+class Flatten : public Module {
+ public:
+  explicit Flatten(int64_t start_axis = 1, int64_t end_axis = -1) : start_(start_axis), end_(end_axis) {}
+  Tensor forward(const Tensor& x) const { return x.flatten(start_, end_); }
+
+ private:
+  int64_t start_, end_;
+};
+
 }  // namespace tinygpt::nn

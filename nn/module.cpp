@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 
 #include "tinygpt/autograd/random.h"
@@ -26,6 +28,7 @@ Module& Module::operator=(Module&& other) noexcept {
   // Members sit at the same offsets in both objects: their addresses move by the objects' distance.
   const uintptr_t from = reinterpret_cast<uintptr_t>(&other), to = reinterpret_cast<uintptr_t>(this);
   parameters_ = std::move(other.parameters_);
+  buffers_ = std::move(other.buffers_);
   children_ = std::move(other.children_);
   owned_ = std::move(other.owned_);
   training_ = other.training_;
@@ -46,6 +49,14 @@ Tensor Module::register_parameter(std::string name, Tensor value) {
   check_name(name, "register_parameter");
   value.set_requires_grad(true);
   parameters_.emplace_back(std::move(name), value);
+  return value;
+}
+
+Tensor Module::register_buffer(std::string name, Tensor value) {
+  check_name(name, "register_buffer");
+  if (!value.defined()) throw std::invalid_argument(fmt::format("register_buffer('{}'): an undefined tensor", name));
+  value = value.detach().contiguous();
+  buffers_.emplace_back(std::move(name), value);
   return value;
 }
 
@@ -79,6 +90,39 @@ std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
   for (const Child& c : children_)
     for (auto& [name, tensor] : c.module->named_parameters()) out.emplace_back(c.name + "." + name, tensor);
   return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
+  std::vector<std::pair<std::string, Tensor>> out = buffers_;
+  for (const Child& c : children_)
+    for (auto& [name, tensor] : c.module->named_buffers()) out.emplace_back(c.name + "." + name, tensor);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::state_dict() const {
+  std::vector<std::pair<std::string, Tensor>> out = named_parameters(), buffers = named_buffers();
+  out.insert(out.end(), buffers.begin(), buffers.end());
+  return out;
+}
+
+void Module::load_state_dict(const std::vector<std::pair<std::string, Tensor>>& values) {
+  const auto own = state_dict();
+  std::map<std::string, const Tensor*> given;
+  for (const auto& [name, t] : values)
+    if (!given.emplace(name, &t).second)
+      throw std::invalid_argument(fmt::format("load_state_dict: '{}' given twice", name));
+  for (const auto& [name, t] : own) {
+    auto it = given.find(name);
+    if (it == given.end()) throw std::invalid_argument(fmt::format("load_state_dict: '{}' is missing", name));
+    if (it->second->shape() != t.shape())
+      throw std::invalid_argument(fmt::format("load_state_dict: '{}' has shape {}, the module's is {}", name,
+                                              to_string(it->second->shape()), to_string(t.shape())));
+  }
+  if (given.size() != own.size())
+    for (const auto& [name, t] : values)
+      if (std::none_of(own.begin(), own.end(), [&](const auto& o) { return o.first == name; }))
+        throw std::invalid_argument(fmt::format("load_state_dict: '{}' is not in the module", name));
+  for (const auto& [name, t] : own) t.copy_from_(*given.at(name));
 }
 
 std::vector<Tensor> Module::parameters() const {

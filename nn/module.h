@@ -27,6 +27,14 @@ class Module {
 
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   std::vector<Tensor> parameters() const;
+  // Buffers: tensors a module keeps and saves that are not trained (running statistics, a fixed
+  // mask, a table of angles), by dotted name as parameters are.
+  std::vector<std::pair<std::string, Tensor>> named_buffers() const;
+  // Every parameter, then every buffer: what nn::save writes and nn::load reads.
+  std::vector<std::pair<std::string, Tensor>> state_dict() const;
+  // Copies values in by name; every name and shape is checked (missing, unexpected, another shape)
+  // before anything is changed, and the first mismatch is a std::invalid_argument naming it.
+  void load_state_dict(const std::vector<std::pair<std::string, Tensor>>& values);
   int64_t parameter_count() const;
   std::vector<std::pair<std::string, Module*>> named_children() const;
   void zero_grad();
@@ -53,6 +61,8 @@ class Module {
   void keep_own_seed(uint64_t seed) { own_seed_ = true, place_seed_ = seed; }
   // Registers a leaf tensor that needs a gradient; returns it for the member to keep.
   Tensor register_parameter(std::string name, Tensor value);
+  // Registers a tensor that is saved and loaded with the module but not trained (no gradient).
+  Tensor register_buffer(std::string name, Tensor value);
   // Registers a child that is a member of this module's class (it moves with this module).
   void register_module(std::string name, Module& member);
   // Constructs a child in place, owned and registered: the reference stays valid for the life of
@@ -73,7 +83,7 @@ class Module {
     Module* module;
     bool member;  // a member of this object (else owned on the heap)
   };
-  std::vector<std::pair<std::string, Tensor>> parameters_;
+  std::vector<std::pair<std::string, Tensor>> parameters_, buffers_;
   std::vector<Child> children_;
   std::vector<std::unique_ptr<Module>> owned_;
   bool training_ = true;

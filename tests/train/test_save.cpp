@@ -140,3 +140,50 @@ TEST_CASE("save: an optimizer's state round-trips and continues exactly", "[save
   optim::AdamW opt_bigger(bigger.named_parameters(), {});
   REQUIRE_THROWS_WITH(optim::load(opt_bigger, dir.file("opt.h5")), Catch::Contains("missing dataset /m/3.weight"));
 }
+
+namespace {
+struct WithBuffer : nn::Module {  // a parameter and a buffer, as a user writes them
+  WithBuffer() {
+    weight = register_parameter("weight", Tensor::uniform({2, 2}, 4, -1, 1));
+    running = register_buffer("running_mean", Tensor::uniform({2}, 5, -1, 1));
+  }
+  Tensor weight, running;
+};
+}  // namespace
+
+TEST_CASE("save: buffers and the caller's state (epoch, generator, sampler) round-trip", "[save]") {
+  TempDir dir;
+  WithBuffer a, b;
+  b.weight.fill_(0.0f), b.running.fill_(0.0f);
+  Rng rng(42);
+  rng.next_u64();
+  io::SavedState state;
+  state.integers["epoch"] = 7;
+  state.integers["sampler.position"] = -3;
+  state.numbers["best_val_loss"] = 1.25;
+  state.texts["note"] = "after the warm-up";
+  state.generators["shuffle"] = rng.state();
+  nn::save(a, dir.file("m.h5"), state);
+  const io::SavedState back = nn::load(b, dir.file("m.h5"));
+  REQUIRE(back == state);
+  REQUIRE(b.running.to_vector() == a.running.to_vector());
+  REQUIRE(b.weight.to_vector() == a.weight.to_vector());
+  Rng resumed(0);
+  resumed.set_state(back.generators.at("shuffle"));
+  REQUIRE(resumed.next_u64() == rng.next_u64());
+  // The same on an optimizer file; a file without state gives an empty one.
+  optim::SGD sgd(a.named_parameters(), {.lr = 0.1f});
+  optim::save(sgd, dir.file("o.h5"), state);
+  REQUIRE(optim::load(sgd, dir.file("o.h5")) == state);
+  nn::save(a, dir.file("plain.h5"));
+  REQUIRE(nn::load(b, dir.file("plain.h5")) == io::SavedState{});
+  // A state attribute of another type is refused by name, and the module is left as it was.
+  edit_checkpoint(dir.file("m.h5"), [](H5::H5File& f) {
+    f.removeAttr("state:epoch");
+    const hsize_t two = 2;
+    f.createAttribute("state:epoch", H5::PredType::NATIVE_FLOAT, H5::DataSpace(1, &two));
+  });
+  b.running.fill_(9.0f);
+  REQUIRE_THROWS_WITH(nn::load(b, dir.file("m.h5")), Catch::Contains("attribute 'state:epoch' is not an int64"));
+  REQUIRE(b.running.to_vector() == std::vector<float>{9, 9});
+}
