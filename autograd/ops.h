@@ -230,6 +230,7 @@ Tensor swiglu(const Tensor& x);
 
 // Rows of weight [V, C] picked by ids: result [ids_shape..., C] (ops/embedding.cpp).
 Tensor embedding(const Tensor& weight, std::span<const int32_t> ids, const Shape& ids_shape);
+Tensor embedding(const Tensor& weight, const Indices& ids);  // int64 ids (libtorch's index type)
 
 // Causal scaled-dot-product attention (ops/attention.cpp).
 // query, key, value: [B, nh, T, hs] (any strides with a unit last stride are read in place).

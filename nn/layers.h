@@ -30,6 +30,7 @@ class Embedding : public Module {
  public:
   Embedding(int64_t num, int64_t dim, std::optional<uint64_t> seed = std::nullopt, Init init = Init::pytorch);
   Tensor forward(std::span<const int32_t> ids, const Shape& ids_shape) const;  // -> [ids_shape..., dim]
+  Tensor forward(const Indices& ids) const { return embedding(weight, ids); }  // int64 ids, any shape
   void reset_parameters(uint64_t seed) override;
   Tensor weight;
 };

@@ -26,6 +26,7 @@ done
 cmake -S examples/consumer -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer" -j"$(nproc)"
 "$work/consumer/mlp" 2000 "$work/mlp.h5"
+"$work/consumer/classifier" 60 "$work"
 cmake -S examples/consumer -B "$work/autograd" -DCMAKE_PREFIX_PATH="$work/prefix" -DAUTOGRAD_ONLY=ON \
   -DCMAKE_DISABLE_FIND_PACKAGE_HDF5=ON -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON >/dev/null
 cmake --build "$work/autograd"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
@@ -46,6 +47,18 @@ Tensor embedding(const Tensor& weight_in, std::span<const int32_t> ids_in, const
       }
     });
   });
+}
+
+Tensor embedding(const Tensor& weight, const Indices& ids) {
+  std::vector<int32_t> narrow(ids.values.size());
+  for (size_t i = 0; i < narrow.size(); ++i) {  // ids past int32 cannot be rows: refused here by value
+    const int64_t id = ids.values[i];
+    if (id < 0 || id > INT32_MAX)
+      throw std::out_of_range(fmt::format("embedding: id {} at position {} is out of range for {} rows of {}", id, i,
+                                          weight.dim() == 2 ? weight.size(0) : 0, to_string(weight.shape())));
+    narrow[i] = static_cast<int32_t>(id);
+  }
+  return embedding(weight, narrow, ids.shape);
 }
 
 }  // namespace tinygpt

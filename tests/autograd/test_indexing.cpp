@@ -84,3 +84,13 @@ TEST_CASE("tril and triu keep a band of diagonals", "[indexing]") {
   check_gradients([](const std::vector<Tensor>& in) { return tril(in[0], 1) * triu(in[0]); }, {x});
   REQUIRE_THROWS_WITH(tril(Tensor::ones({3})), Catch::Contains("tril: needs at least 2 axes"));
 }
+
+TEST_CASE("embedding takes int64 ids as Indices", "[indexing][embedding]") {
+  const Tensor table = Tensor::uniform({5, 3}, 9, -1, 1);
+  const Indices ids({2, 2}, {4, 0, 4, 2});
+  const Tensor rows = embedding(table, ids);
+  REQUIRE(rows.shape() == Shape{2, 2, 3});
+  REQUIRE(rows.to_vector() == embedding(table, std::vector<int32_t>{4, 0, 4, 2}, {2, 2}).to_vector());
+  REQUIRE_THROWS_AS(embedding(table, Indices({1}, {int64_t{1} << 40})), std::out_of_range);
+  REQUIRE_THROWS_AS(embedding(table, Indices({1}, {5})), std::out_of_range);
+}
