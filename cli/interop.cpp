@@ -78,7 +78,8 @@ void add_import(CLI::App& app) {
       }
       const io::HfGpt2 hf = io::import_hf_gpt2(args->from);
       train::write_checkpoint(args->out, *hf.model, *hf.tokenizer, nullptr, nullptr);
-      return print_written(args->out, *hf.model);
+      print_written(args->out, *hf.model);
+      return fmt::print("tokenizer from {}\n", hf.tokenizer_files);
     }
     if (args->tokenizer_model.empty())
       throw std::invalid_argument(fmt::format("'{}' is a file, read as llama2.c's model.bin: give --tokenizer-model, the "

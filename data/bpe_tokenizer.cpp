@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "tinygpt/data/json.h"
 #include "tinygpt/data/utf8.h"
 
 namespace tinygpt::data {
@@ -168,9 +169,9 @@ void BpeTokenizer::set_special_tokens() {
   for (const SpecialToken& s : specials_) {
     const std::string shown = sanitize_utf8(s.text.substr(0, 64));
     if (s.text.empty() || s.text.size() > kMaxSpecialBytes || s.text.find('\n') != std::string::npos ||
-        find_invalid_utf8(s.text) != std::string_view::npos)
-      throw std::invalid_argument(fmt::format("bpe tokenizer: special token '{}' must be 1 to {} bytes of UTF-8 "
-                                              "without a newline", shown, kMaxSpecialBytes));
+        s.text.find('\0') != std::string::npos || find_invalid_utf8(s.text) != std::string_view::npos)
+      throw std::invalid_argument(fmt::format("bpe tokenizer: special token {} must be 1 to {} bytes of UTF-8 "
+                                              "without a newline or a NUL byte", json::quote(shown), kMaxSpecialBytes));
     if (s.id < first || s.id >= kMaxSpecialId)
       throw std::invalid_argument(fmt::format("bpe tokenizer: special token '{}' has id {}, outside [{}, {})", shown,
                                               s.id, first, kMaxSpecialId));

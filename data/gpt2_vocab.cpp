@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -45,19 +48,28 @@ std::string spell(std::string_view bytes) {
   return out;
 }
 
-// vocab: token text -> id, checked.
-std::unordered_map<std::string, int32_t> read_vocab(const std::string& path) {
-  const json::Value doc = json::parse(read_small_file(path, "vocabulary"), fmt::format("vocabulary '{}'", path));
+// vocab: token text -> id, checked; ids below `limit` (a model's vocab_size, or any id's bound).
+std::unordered_map<std::string, int32_t> read_vocab(const std::string& path, int64_t limit) {
+  // An object of token -> id: one container, a value per token.
+  const bool model_limit = limit < BpeTokenizer::kMaxSpecialId;
+  const std::string why = model_limit ? fmt::format("the object and one per token: the model's vocab_size is {} "
+                                                    "(config.json)", limit)
+                                      : std::string("the object and one per token id");
+  const json::Limits limits{.depth = 1, .values = std::min<int64_t>(limit, BpeTokenizer::kMaxSpecialId) + 1,
+                            .why_values = why};
+  const json::Value doc = json::parse(read_small_file(path, "vocabulary"), fmt::format("vocabulary '{}'", path), limits);
   if (doc.type != json::Value::Type::object)
     throw std::invalid_argument(fmt::format("vocabulary '{}' must be a JSON object of token -> id", path));
   std::unordered_map<std::string, int32_t> vocab;
   std::unordered_map<int32_t, const std::string*> by_id;
   for (const auto& [text, id] : *doc.object) {
-    if (!id.is_integer() || id.number < 0 || id.number >= BpeTokenizer::kMaxSpecialId)
-      throw std::invalid_argument(fmt::format("vocabulary '{}': token {} has id {}, not an integer in [0, {})", path,
-                                              json::quote(text), id.type == json::Value::Type::number ? id.text
-                                                                                                     : id.type_name(),
-                                              BpeTokenizer::kMaxSpecialId));
+    if (!id.is_integer() || id.number < 0 || id.number >= static_cast<double>(std::min<int64_t>(limit, BpeTokenizer::kMaxSpecialId)))
+      throw std::invalid_argument(fmt::format(
+          "vocabulary '{}': token {} has id {}, {}", path, json::quote(text),
+          id.type == json::Value::Type::number ? id.text : id.type_name(),
+          model_limit && id.is_integer() && id.number >= 0
+              ? fmt::format("past the model's vocab_size {} (config.json)", limit)
+              : fmt::format("not an integer in [0, {})", BpeTokenizer::kMaxSpecialId)));
     const auto n = static_cast<int32_t>(id.number);
     if (const auto [it, fresh] = by_id.emplace(n, &text); !fresh)
       throw std::invalid_argument(fmt::format("vocabulary '{}': tokens {} and {} both have id {}", path,
@@ -65,6 +77,40 @@ std::unordered_map<std::string, int32_t> read_vocab(const std::string& path) {
     vocab.emplace(text, n);
   }
   return vocab;
+}
+
+// The special tokens a Hugging Face folder lists: tokenizer_config.json's *_token fields (a string,
+// or an object with "content"), additional_special_tokens and added_tokens_decoder, and the same
+// fields of special_tokens_map.json.
+void add_listed_specials(const std::filesystem::path& path, std::vector<std::string>& out) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;
+  const json::Limits limits{.depth = 8, .values = 1'000'000};
+  const json::Value doc = json::parse(read_small_file(path.string(), "tokenizer settings"),
+                                      fmt::format("tokenizer settings '{}'", path.string()), limits);
+  if (doc.type != json::Value::Type::object) return;
+  auto take = [&](const json::Value& v) {
+    if (v.type == json::Value::Type::string) out.push_back(v.text);
+    if (const json::Value* content = v.find("content"); content && content->type == json::Value::Type::string)
+      out.push_back(content->text);
+  };
+  for (const auto& [key, v] : *doc.object) {
+    if (key.ends_with("_token")) take(v);
+    if (key == "additional_special_tokens" && v.type == json::Value::Type::array)
+      for (const json::Value& t : *v.array) take(t);
+    if (key == "added_tokens_decoder" && v.type == json::Value::Type::object)
+      for (const auto& [id, t] : *v.object) take(t);
+  }
+}
+
+bool special_form(std::string_view text) { return text.size() >= 4 && text.starts_with("<|") && text.ends_with("|>"); }
+
+// The merge list's text, refused when a line ends with a lone CR (neither LF nor CRLF).
+void check_line_ends(std::string_view text, const std::string& path) {
+  for (size_t at = text.find('\r'); at != std::string_view::npos; at = text.find('\r', at + 1))
+    if (at + 1 == text.size() || text[at + 1] != '\n')
+      throw std::invalid_argument(fmt::format("merge list '{}': a line ends with a lone CR (byte {}); LF or CRLF line "
+                                              "ends are read", path, at));
 }
 
 }  // namespace
@@ -82,18 +128,37 @@ const std::array<int32_t, 256>& byte_alphabet() {
   return table;
 }
 
-BpeTokenizer read_gpt2_tokenizer(const std::string& dir) {
+Gpt2TokenizerFiles find_gpt2_tokenizer(const std::string& dir) {
   namespace fs = std::filesystem;
   const fs::path d(dir);
-  for (const auto& [vocab, merges] : {std::pair{"vocab.json", "merges.txt"}, std::pair{"encoder.json", "vocab.bpe"}})
-    if (fs::exists(d / vocab) || fs::exists(d / merges)) return read_gpt2_tokenizer(d / vocab, d / merges);
-  throw std::invalid_argument(fmt::format(
-      "'{}' holds no GPT-2 tokenizer files (vocab.json + merges.txt, or encoder.json + vocab.bpe)", dir));
+  std::error_code ec;
+  std::vector<std::string> partial;
+  for (const auto& [vocab, merges] : {std::pair{"vocab.json", "merges.txt"}, std::pair{"encoder.json", "vocab.bpe"}}) {
+    const bool has_vocab = fs::exists(d / vocab, ec), has_merges = fs::exists(d / merges, ec);
+    if (has_vocab && has_merges) {
+      Gpt2TokenizerFiles files{(d / vocab).string(), (d / merges).string(), fmt::format("{} + {}", vocab, merges), {}};
+      add_listed_specials(d / "tokenizer_config.json", files.listed_specials);
+      add_listed_specials(d / "special_tokens_map.json", files.listed_specials);
+      return files;
+    }
+    if (has_vocab || has_merges)
+      partial.push_back(fmt::format("{} without {}", has_vocab ? vocab : merges, has_vocab ? merges : vocab));
+  }
+  if (partial.empty())
+    throw std::invalid_argument(fmt::format(
+        "'{}' holds no GPT-2 tokenizer files (vocab.json + merges.txt, or encoder.json + vocab.bpe)", dir));
+  throw std::invalid_argument(fmt::format("'{}' holds no complete GPT-2 tokenizer: {}", dir, fmt::join(partial, "; ")));
 }
 
-BpeTokenizer read_gpt2_tokenizer(const std::string& vocab_path, const std::string& merges_path) {
-  const std::unordered_map<std::string, int32_t> vocab = read_vocab(vocab_path);
+BpeTokenizer read_gpt2_tokenizer(const std::string& dir, int64_t vocab_limit) {
+  return read_gpt2_tokenizer(find_gpt2_tokenizer(dir), vocab_limit);
+}
+
+BpeTokenizer read_gpt2_tokenizer(const Gpt2TokenizerFiles& files, int64_t vocab_limit) {
+  const std::string &vocab_path = files.vocab, &merges_path = files.merges;
+  const std::unordered_map<std::string, int32_t> vocab = read_vocab(vocab_path, vocab_limit);
   const std::string merges_text = read_small_file(merges_path, "merge list");
+  check_line_ends(merges_text, merges_path);
   std::vector<bool> used(vocab.size() + 1, false);  // ids below vocab.size() that bytes or merges claim
   auto claim = [&](int32_t id) {
     if (static_cast<size_t>(id) < used.size()) used[id] = true;
@@ -117,11 +182,15 @@ BpeTokenizer read_gpt2_tokenizer(const std::string& vocab_path, const std::strin
     std::string_view line = rest.substr(0, end);
     rest.remove_prefix(std::min(end + 1, rest.size()));
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty() || (line_no == 1 && line.starts_with("#version"))) continue;
-    const size_t space = line.find(' ');
     auto fail = [&](const std::string& why) {
       throw std::invalid_argument(fmt::format("merge list '{}' line {}: {}", merges_path, line_no, why));
     };
+    if (line_no == 1 && line.starts_with("#")) {
+      if (line != "#version: 0.2") fail(fmt::format("{} is not the header \"#version: 0.2\"", json::quote(line)));
+      continue;
+    }
+    if (line.empty()) continue;
+    const size_t space = line.find(' ');
     if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
         line.find(' ', space + 1) != std::string_view::npos)
       fail("expected two tokens separated by one space");
@@ -142,10 +211,28 @@ BpeTokenizer read_gpt2_tokenizer(const std::string& vocab_path, const std::strin
   bool identity = true;  // byte b is token b: stored as no byte_ids (format_version 1 where no specials)
   for (int b = 0; b < 256; ++b) identity = identity && byte_ids[b] == b;
   if (identity) byte_ids.clear();
-  std::vector<SpecialToken> specials;  // the entries that are neither bytes nor merges
+  // The entries that are neither bytes nor merges: special tokens, when of a special token's form.
+  const std::set<std::string_view> listed(files.listed_specials.begin(), files.listed_specials.end());
+  std::vector<SpecialToken> specials, unplaced;
   for (const auto& [text, id] : vocab)
-    if (static_cast<size_t>(id) >= used.size() || !used[id]) specials.push_back({text, id});
-  std::sort(specials.begin(), specials.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
+    if (static_cast<size_t>(id) >= used.size() || !used[id])
+      (special_form(text) || listed.count(text) ? specials : unplaced).push_back({text, id});
+  auto by_id = [](const auto& x, const auto& y) { return x.id < y.id; };
+  std::sort(specials.begin(), specials.end(), by_id);
+  std::sort(unplaced.begin(), unplaced.end(), by_id);
+  if (!unplaced.empty()) {
+    std::vector<std::string> shown;
+    for (size_t k = 0; k < std::min<size_t>(5, unplaced.size()); ++k)
+      shown.push_back(fmt::format("{} ({})", json::quote(unplaced[k].text), unplaced[k].id));
+    const auto made = static_cast<int64_t>(256 + merges.size());
+    throw std::invalid_argument(fmt::format(
+        "vocabulary '{}': {} entr{} neither a byte, a merge's result nor a special token (<|...|>, or listed in "
+        "tokenizer_config.json): {}{}{}", vocab_path, unplaced.size(), unplaced.size() == 1 ? "y is" : "ies are",
+        fmt::join(shown, ", "), unplaced.size() > shown.size() ? ", ..." : "",
+        unplaced.back().id >= made ? fmt::format("; the merge list '{}' makes tokens up to id {} only: is it cut short?",
+                                                 merges_path, made - 1)
+                                   : ""));
+  }
   try {
     return BpeTokenizer(std::move(merges), Split::gpt2, std::move(byte_ids), std::move(specials));
   } catch (const std::invalid_argument& e) {

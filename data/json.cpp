@@ -12,13 +12,14 @@ namespace tinygpt::data::json {
 
 namespace {
 
-constexpr int kMaxDepth = 64;
-
 class Parser {
  public:
-  Parser(std::string_view text, std::string_view where) : s_(text), where_(where) {}
+  Parser(std::string_view text, std::string_view where, const Limits& limits)
+      : s_(text), where_(where), limits_(limits) {}
 
   Value document() {
+    if (s_.starts_with("\xEF\xBB\xBF"))
+      fail("a UTF-8 byte order mark (EF BB BF) before the document; JSON files start without one");
     Value v = value(1);
     skip_space();
     if (i_ != s_.size()) fail("text after the end of the document");
@@ -47,11 +48,15 @@ class Parser {
   }
 
   Value value(int depth) {
-    if (depth > kMaxDepth) fail(fmt::format("nesting deeper than {} levels", kMaxDepth));
+    if (++values_ > limits_.values)
+      fail(fmt::format("more than {} values ({})", limits_.values, limits_.why_values));
     skip_space();
     if (i_ == s_.size()) fail("unexpected end of text");
     Value v;
     const char c = s_[i_];
+    if ((c == '{' || c == '[') && depth > limits_.depth)
+      fail(fmt::format("{} nested {} deep (this kind of file nests at most {})", c == '{' ? "an object" : "an array",
+                       depth, limits_.depth));
     if (c == '{') return object(depth);
     if (c == '[') return array(depth);
     if (c == '"') {
@@ -157,6 +162,8 @@ class Parser {
       const char c = s_[i_];
       if (c == '"') break;
       if (static_cast<unsigned char>(c) < 0x20) fail("a control character inside a string");
+      if (static_cast<int64_t>(out.size()) > limits_.string_bytes)
+        fail(fmt::format("a string longer than {} bytes (this file's most)", limits_.string_bytes));
       if (c != '\\') {
         const size_t at = i_;
         if (next_code_point(s_, i_) < 0) fail("invalid UTF-8");
@@ -193,7 +200,9 @@ class Parser {
   }
 
   std::string_view s_, where_;
+  Limits limits_;
   size_t i_ = 0;
+  int64_t values_ = 0;
 };
 
 }  // namespace
@@ -214,7 +223,13 @@ const char* Value::type_name() const {
   return names[static_cast<int>(type)];
 }
 
-Value parse(std::string_view text, std::string_view where) { return Parser(text, where).document(); }
+Value parse(std::string_view text, std::string_view where, const Limits& limits) {
+  try {
+    return Parser(text, where, limits).document();
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(fmt::format("{}: out of memory while reading {} bytes of JSON", where, text.size()));
+  }
+}
 
 std::string quote(std::string_view utf8) {
   std::string out = "\"";

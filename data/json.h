@@ -1,7 +1,8 @@
 #pragma once
 // JSON (RFC 8259) for the small files other tools exchange with us: GPT-2's tokenizer files, a
 // Hugging Face config.json, a safetensors header. Strict: no comments, trailing commas, duplicate
-// keys, invalid UTF-8 or nesting past 64 levels; every error names the file and byte offset.
+// keys, invalid UTF-8, or more nesting, values or string bytes than the caller's Limits allow;
+// every error names the file and byte offset.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,8 +32,23 @@ struct Value {
   const char* type_name() const;
 };
 
-// Parses a whole document; `where` names it in errors ("'dir/config.json'").
-Value parse(std::string_view text, std::string_view where);
+// What a document may hold, checked while it is read, so that a hostile file is refused before it
+// costs more memory than its format needs (a value costs about 100 bytes however short its text).
+// Each reader passes its format's limits.
+struct Limits {
+  int depth = 64;                        // containers inside containers: 1 is an object of scalars
+  int64_t values = 100'000;              // values of any kind, containers included
+  int64_t string_bytes = int64_t{1} << 16;  // one string's (or key's) bytes once unescaped
+  std::string_view why_values = "the most this kind of file needs";  // said when `values` is passed
+};
+
+// A Hugging Face config.json: a few dozen fields, a few nested (rope_scaling, id2label).
+inline constexpr Limits kConfigLimits{.depth = 8, .values = 100'000};
+
+// Parses a whole document; `where` names it in errors ("'dir/config.json'"). Errors name the byte
+// offset; a UTF-8 byte order mark is named as such; running out of memory is an error naming
+// `where`, not std::bad_alloc.
+Value parse(std::string_view text, std::string_view where, const Limits& limits = {});
 
 // The JSON string literal of UTF-8 text, quotes included ("\n" and controls escaped).
 std::string quote(std::string_view utf8);

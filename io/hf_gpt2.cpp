@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -35,7 +36,8 @@ std::string without_prefix(const std::string& name) { return name.substr(std::st
 
 nn::GPTConfig read_config(const std::string& path) {
   data::InputFile file(path, "config");
-  const Value doc = data::json::parse(file.read_all(int64_t{16} << 20).view(), fmt::format("config '{}'", path));
+  const Value doc = data::json::parse(file.read_all(int64_t{16} << 20).view(), fmt::format("config '{}'", path),
+                                      data::json::kConfigLimits);
   auto fail = [&](const std::string& why) { throw std::runtime_error(fmt::format("config '{}': {}", path, why)); };
   if (doc.type != Value::Type::object) fail("not a JSON object");
   auto size = [&](const char* key, int64_t most) {
@@ -100,21 +102,36 @@ bool is_mask_buffer(const std::string& name, int64_t n_layer) {
   return false;
 }
 
+// A file with more or fewer blocks than config.json's n_layer: the config is what is wrong (or the
+// file is another model's), which a missing or unexpected tensor would not say.
+void refuse_layers_past_config(const SafetensorsFile& st, const nn::GPTConfig& config) {
+  int64_t blocks = 0;
+  for (const auto& [name, t] : st.tensors()) {
+    const std::string bare = name.starts_with("transformer.") ? without_prefix(name) : name;
+    int64_t layer = 0;
+    if (bare.starts_with("h.") && std::sscanf(bare.c_str(), "h.%ld.", &layer) == 1 && layer >= 0)
+      blocks = std::max(blocks, layer + 1);
+  }
+  if (blocks != config.n_layer)
+    throw std::runtime_error(fmt::format("config.json says n_layer {}, but '{}' holds blocks h.0 to h.{}: the config "
+                                         "does not describe this model", config.n_layer, st.path(), blocks - 1));
+}
+
 }  // namespace
 
 HfGpt2 import_hf_gpt2(const std::string& dir) {
   const nn::GPTConfig config = read_config((fs::path(dir) / "config.json").string());
-  auto tokenizer = std::make_shared<const data::BpeTokenizer>(data::read_gpt2_tokenizer(dir));
-  if (tokenizer->vocab_size() > config.vocab_size)
-    throw std::runtime_error(fmt::format("'{}': the tokenizer has {} tokens but config.json's vocab_size is only {}",
-                                         dir, tokenizer->vocab_size(), config.vocab_size));
+  const data::Gpt2TokenizerFiles files = data::find_gpt2_tokenizer(dir);
+  auto tokenizer = std::make_shared<const data::BpeTokenizer>(data::read_gpt2_tokenizer(files, config.vocab_size));
   const SafetensorsFile st((fs::path(dir) / "model.safetensors").string());
+  refuse_layers_past_config(st, config);
   // Every name and shape first, so that nothing is allocated for a file that does not fit.
   std::set<std::string> used;
   std::vector<std::pair<std::string, std::string>> sources;  // our name, the file's
   for (const auto& [name, shape] : nn::parameter_shapes(config)) {
     const std::string source = file_name(st, name);
     const Shape expected = is_conv1d(name) ? Shape{shape[1], shape[0]} : shape;
+    st.require_floats(source);
     if (st.tensors().at(source).shape != expected)
       st.fail(fmt::format("tensor '{}' has shape [{}], but config.json makes it [{}]", source,
                           fmt::join(st.tensors().at(source).shape, ", "), fmt::join(expected, ", ")));
@@ -129,7 +146,7 @@ HfGpt2 import_hf_gpt2(const std::string& dir) {
       st.fail(fmt::format("tensor 'lm_head.weight' has shape [{}], not wte's", fmt::join(t.shape, ", ")));
     lm_head = name;
   }
-  HfGpt2 out{nn::GPT::unwritten(config), tokenizer};  // every parameter is read below
+  HfGpt2 out{nn::GPT::unwritten(config), tokenizer, files.pair};  // every parameter is read below
   std::vector<float> buffer;
   size_t k = 0;
   for (auto& [name, p] : out.model->named_parameters()) {

@@ -13,6 +13,7 @@ namespace tinygpt::io {
 struct HfGpt2 {
   std::shared_ptr<nn::GPT> model;
   std::shared_ptr<const data::BpeTokenizer> tokenizer;
+  std::string tokenizer_files;  // which pair was read: "vocab.json + merges.txt" or "encoder.json + vocab.bpe"
 };
 
 // Reads and checks everything: config fields we cannot honour (another activation, epsilon, inner

@@ -24,7 +24,8 @@ using data::json::Value;
 
 Value read_json(const std::string& path) {
   data::InputFile file(path, "config");
-  return data::json::parse(file.read_all(int64_t{16} << 20).view(), fmt::format("config '{}'", path));
+  return data::json::parse(file.read_all(int64_t{16} << 20).view(), fmt::format("config '{}'", path),
+                           data::json::kConfigLimits);
 }
 
 nn::GPTConfig read_llama_config(const std::string& path) {
@@ -157,6 +158,7 @@ HfLlama import_hf_llama(const std::string& dir) {
       const Shape expected = ours.size() == 2 ? Shape{end - src.row, ours[1]} : ours;
       const auto it = st.tensors().find(src.name);
       if (it == st.tensors().end()) st.fail(fmt::format("tensor '{}' is missing", src.name));
+      st.require_floats(src.name);
       if (it->second.shape != expected)
         st.fail(fmt::format("tensor '{}' has shape [{}], but config.json makes it [{}]", src.name,
                             fmt::join(it->second.shape, ", "), fmt::join(expected, ", ")));

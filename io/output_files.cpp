@@ -59,6 +59,7 @@ bool holds(OutputKind kind, std::string_view head) {
 }  // namespace
 
 void check_output_path(const std::string& path, OutputKind kind) {
+  if (path.empty()) throw std::invalid_argument("an empty output path: name the file to write");
   const std::filesystem::path target(path);
   const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
   std::error_code ec;

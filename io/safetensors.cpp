@@ -22,11 +22,17 @@ namespace json = data::json;
 
 namespace {
 
+// Bytes per element of the dtypes a file may hold; only F32, F16 and BF16 are read as numbers (a
+// model's other tensors, such as GPT-2's boolean attention masks, are buffers an import skips).
 size_t dtype_bytes(const std::string& dtype) {
-  if (dtype == "F32") return 4;
-  if (dtype == "F16" || dtype == "BF16") return 2;
+  if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
+  if (dtype == "F32" || dtype == "I32" || dtype == "U32") return 4;
+  if (dtype == "F16" || dtype == "BF16" || dtype == "I16" || dtype == "U16") return 2;
+  if (dtype == "BOOL" || dtype == "U8" || dtype == "I8") return 1;
   return 0;
 }
+
+bool readable(const std::string& dtype) { return dtype == "F32" || dtype == "F16" || dtype == "BF16"; }
 
 float from_bf16(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
 
@@ -56,8 +62,9 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   if (file.read(header.data(), header_bytes) != header_bytes) fail("cut short in its header");
   json::Value doc;
   try {
-    doc = json::parse(header, "its header");
-  } catch (const std::invalid_argument& e) {
+    // Each tensor takes about a dozen values (a name, dtype, shape of up to 8, two offsets).
+    doc = json::parse(header, "its header", {.depth = 3, .values = 1'000'000, .string_bytes = int64_t{1} << 20});
+  } catch (const std::exception& e) {
     fail(e.what());
   }
   if (doc.type != json::Value::Type::object) fail("its header is not a JSON object");
@@ -73,7 +80,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     SafeTensor t;
     t.dtype = dtype->text;
     const size_t element = dtype_bytes(t.dtype);
-    if (element == 0) bad(fmt::format("dtype {} is not supported (F32, F16 and BF16 are)", json::quote(t.dtype)));
+    if (element == 0) bad(fmt::format("dtype {} is not a safetensors dtype", json::quote(t.dtype)));
     if (shape->type != json::Value::Type::array || shape->array->size() > 8) bad("shape is not an array of at most 8 sizes");
     size_t count = 1;
     for (const json::Value& d : *shape->array) {
@@ -84,7 +91,12 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     }
     if (offsets->type != json::Value::Type::array || offsets->array->size() != 2) bad("data_offsets is not [begin, end]");
     for (const json::Value& o : *offsets->array)
-      if (!o.is_integer() || o.number < 0 || o.number > static_cast<double>(data_bytes))
+      if (!o.is_integer() || o.number < 0)
+        bad(fmt::format("data_offsets holds {}, not a byte offset (an integer >= 0)",
+                        o.type == json::Value::Type::number ? o.text
+                        : o.type == json::Value::Type::string ? json::quote(o.text) : o.type_name()));
+    for (const json::Value& o : *offsets->array)
+      if (o.number > static_cast<double>(data_bytes))
         bad(fmt::format("data_offsets [{}, {}] reach past the {} bytes of data", offsets->array->at(0).text,
                         offsets->array->at(1).text, data_bytes));
     t.begin = static_cast<size_t>(offsets->array->at(0).number);
@@ -124,9 +136,15 @@ void SafetensorsFile::read_finite(const std::string& name, float* out) const {
     if (!std::isfinite(out[i])) fail(fmt::format("tensor '{}' holds {} at element {}", name, out[i], i));
 }
 
+void SafetensorsFile::require_floats(const std::string& name) const {
+  const std::string& dtype = tensors_.at(name).dtype;
+  if (!readable(dtype)) fail(fmt::format("tensor '{}' is {}, not F32, F16 or BF16", name, dtype));
+}
+
 void SafetensorsFile::read(const std::string& name, float* out) const {
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) fail(fmt::format("no tensor '{}'", name));
+  require_floats(name);
   const SafeTensor& t = it->second;
   const unsigned char* src = map_ + data_start_ + t.begin;
   const size_t n = (t.end - t.begin) / dtype_bytes(t.dtype);

@@ -2,7 +2,7 @@
 // safetensors (Hugging Face's tensor file): an 8-byte little-endian header length N, N bytes of
 // JSON {"<name>": {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}, then
 // the tensors' bytes, offsets counted from the end of the header. Reading maps the file and checks
-// the whole header before any tensor is used: known dtypes, sizes that agree with shapes, offsets
+// the whole header before any tensor is used: safetensors dtypes, sizes that agree with shapes, offsets
 // inside the file that cover the data exactly once (no overlaps, no holes).
 #include <cstdint>
 #include <map>
@@ -15,7 +15,7 @@
 namespace tinygpt::io {
 
 struct SafeTensor {
-  std::string dtype;  // "F32", "F16" or "BF16"
+  std::string dtype;  // "F32", "F16" or "BF16" (read as floats); others ("BOOL", "I64", ...) are refused when read
   Shape shape;
   size_t begin = 0, end = 0;  // byte range within the data
 };
@@ -32,9 +32,13 @@ class SafetensorsFile {
   // The tensor's values as float32 into `out` (numel floats); F16 and BF16 are widened exactly.
   // Its pages are given back to the kernel afterwards: a model is imported in about its own size.
   void read(const std::string& name, float* out) const;
+  // Refuses a tensor that read() cannot give as floats (a dtype other than F32, F16, BF16), so that
+  // an import says so before it allocates the model.
+  void require_floats(const std::string& name) const;
   // The same, refusing a NaN or infinity (naming the tensor and the element).
   void read_finite(const std::string& name, float* out) const;
   [[noreturn]] void fail(const std::string& problem) const;
+  const std::string& path() const { return path_; }
 
  private:
   std::string path_;

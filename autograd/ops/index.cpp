@@ -9,12 +9,16 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/detail/around_axis.h"
 #include "tinygpt/autograd/detail/profile.h"
 #include "tinygpt/autograd/indices.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
 
 namespace tinygpt {
+
+using detail::AroundAxis;
+using detail::around;
 
 Indices::Indices(std::vector<int64_t> v) : shape{static_cast<int64_t>(v.size())}, values(std::move(v)) {}
 
@@ -40,18 +44,6 @@ int64_t Indices::at(std::initializer_list<int64_t> index) const {
 }
 
 namespace {
-
-// A contiguous tensor seen as [outer, n, inner] around one axis.
-struct AroundAxis {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-AroundAxis around(const Shape& shape, int axis) {
-  AroundAxis s;
-  for (int d = 0; d < axis; ++d) s.outer *= shape[d];
-  s.n = shape[axis];
-  for (size_t d = axis + 1; d < shape.size(); ++d) s.inner *= shape[d];
-  return s;
-}
 
 void check_positions(std::span<const int64_t> index, int64_t n, const char* op, int axis, const Shape& shape) {
   for (size_t i = 0; i < index.size(); ++i)

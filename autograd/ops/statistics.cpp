@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/detail/around_axis.h"
 #include "tinygpt/autograd/detail/profile.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
@@ -67,10 +68,7 @@ Tensor cumsum(const Tensor& input, int64_t axis) {
   OpTimer timer("cumsum");
   const int a = normalize_axis(axis, input.dim(), "cumsum");
   const Tensor x = input.contiguous();
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < a; ++d) outer *= x.shape()[d];
-  for (int64_t d = a + 1; d < x.dim(); ++d) inner *= x.shape()[d];
-  const int64_t n = x.dim() ? x.shape()[a] : 1;
+  const auto [outer, n, inner] = detail::around(x.shape(), a);
   Tensor out = Tensor::empty(x.shape());
   // out[o, i, c] = sum over j <= i of x[o, j, c], added in order of j (in float, as PyTorch).
   auto running = [n, inner](const float* from, float* to, int64_t step) {

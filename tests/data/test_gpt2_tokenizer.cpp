@@ -174,21 +174,26 @@ TEST_CASE("gpt2 tokenizer: Hugging Face's vocab.json + merges.txt, written and r
                       Catch::Contains("tokens 258 and 259 both stand for \"abc\""));
 }
 
+namespace {
+// A vocab.json with all 256 bytes in GPT-2's order, then `extra` entries.
+std::string bytes_vocab(const std::string& extra) {
+  std::string v = "{";
+  for (int b = 0; b < 256; ++b) {
+    std::string s;
+    append_utf8(s, byte_alphabet()[b]);
+    v += (b ? ", " : "") + json::quote(s) + ": " + std::to_string(b);
+  }
+  return v + extra + "}";
+}
+}  // namespace
+
 TEST_CASE("gpt2 tokenizer: files that are wrong are errors naming the file and line", "[gpt2][errors]") {
   TempDir dir;
   const std::string vocab = "{\"a\": 0, \"b\": 1}";
-  auto bytes_vocab = [](const std::string& extra) {  // all 256 bytes in GPT-2's order, then `extra`
-    std::string v = "{";
-    for (int b = 0; b < 256; ++b) {
-      std::string s;
-      append_utf8(s, byte_alphabet()[b]);
-      v += (b ? ", " : "") + json::quote(s) + ": " + std::to_string(b);
-    }
-    return v + extra + "}";
-  };
   REQUIRE_THROWS_WITH(read_gpt2_tokenizer(dir.file("")), Catch::Contains("holds no GPT-2 tokenizer files"));
   dir.write("vocab.json", bytes_vocab(""));
-  REQUIRE_THROWS_WITH(read_gpt2_tokenizer(dir.file("")), Catch::Contains("merges.txt': no such file"));
+  REQUIRE_THROWS_WITH(read_gpt2_tokenizer(dir.file("")),
+                      Catch::Contains("holds no complete GPT-2 tokenizer: vocab.json without merges.txt"));
   auto with = [&](const std::string& v, const std::string& merges) {
     dir.write("vocab.json", v);
     dir.write("merges.txt", merges);
@@ -206,7 +211,49 @@ TEST_CASE("gpt2 tokenizer: files that are wrong are errors naming the file and l
   REQUIRE_THROWS_WITH(with(bytes_vocab(", \"ab\": 300"), "#version: 0.2\na b\n"),
                       Catch::Contains("line 2: the merge makes \"ab\", which the vocabulary numbers 300, not 256"));
   REQUIRE_THROWS_WITH(with(bytes_vocab(", \"<|x|>\": 100000000"), ""), Catch::Contains("has id 100000000, not an integer in [0, 16777216)"));
-  REQUIRE_THROWS_WITH(with(bytes_vocab(", \"two\\nlines\": 256"), ""), Catch::Contains("without a newline"));
+  REQUIRE_THROWS_WITH(with(bytes_vocab(", \"<|two\\nlines|>\": 256"), ""), Catch::Contains("without a newline"));
+}
+
+TEST_CASE("gpt2 tokenizer: files that disagree in meaning are refused", "[gpt2][errors]") {
+  TempDir dir;
+  auto with = [&](const std::string& v, const std::string& merges) {
+    dir.write("vocab.json", v);
+    dir.write("merges.txt", merges);
+    return read_gpt2_tokenizer(dir.file(""));
+  };
+  const std::string merged = ", \"ab\": 256, \"abc\": 257, \"<|endoftext|>\": 258";
+  REQUIRE(with(bytes_vocab(merged), "#version: 0.2\na b\nab c\n").specials().size() == 1);
+  REQUIRE(with(bytes_vocab(merged), "#version: 0.2\r\na b\r\nab c\r\n").merges().size() == 2);  // CRLF
+  // A merge list cut short: its tokens would have become special tokens.
+  REQUIRE_THROWS_WITH(with(bytes_vocab(merged), "#version: 0.2\na b\n"),
+                      Catch::Contains("1 entry is neither a byte, a merge's result nor a special token") &&
+                          Catch::Contains("\"abc\" (257)") && Catch::Contains("makes tokens up to id 256 only: is it cut short?"));
+  // CR-only line ends, a header that is not the header.
+  REQUIRE_THROWS_WITH(with(bytes_vocab(merged), "#version: 0.2\ra b\rab c\r"),
+                      Catch::Contains("a line ends with a lone CR (byte 13)"));
+  REQUIRE_THROWS_WITH(with(bytes_vocab(merged), "#versionfoo\na b\nab c\n"),
+                      Catch::Contains("line 1: \"#versionfoo\" is not the header \"#version: 0.2\""));
+  // A special token with a NUL byte, or one neither <|...|> nor listed.
+  REQUIRE_THROWS_WITH(with(bytes_vocab(", \"<|a\\u0000b|>\": 256"), ""), Catch::Contains("NUL"));
+  REQUIRE_THROWS_WITH(with(bytes_vocab(", \"[PAD]\": 256"), ""), Catch::Contains("\"[PAD]\" (256)"));
+  dir.write("tokenizer_config.json", R"({"pad_token": {"content": "[PAD]"}, "added_tokens_decoder": {"257": {"content": "<s>"}}})");
+  const BpeTokenizer listed = with(bytes_vocab(", \"[PAD]\": 256, \"<s>\": 257"), "");
+  REQUIRE(listed.specials().size() == 2);
+  // A complete pair is used when the other is only partly there.
+  std::filesystem::remove(dir.file("merges.txt"));
+  dir.write("encoder.json", bytes_vocab(", \"ab\": 256"));
+  dir.write("vocab.bpe", "#version: 0.2\na b\n");
+  REQUIRE(find_gpt2_tokenizer(dir.file("")).pair == "encoder.json + vocab.bpe");
+  REQUIRE(read_gpt2_tokenizer(dir.file("")).merges().size() == 1);
+  // A byte order mark is named; ids past the model's vocab_size are refused before anything is built.
+  dir.write("vocab.bpe", "#version: 0.2\n");
+  dir.write("encoder.json", "\xEF\xBB\xBF" + bytes_vocab(""));
+  REQUIRE_THROWS_WITH(read_gpt2_tokenizer(dir.file("")), Catch::Contains("a UTF-8 byte order mark (EF BB BF)"));
+  dir.write("encoder.json", bytes_vocab(", \"<|x|>\": 16777215"));
+  REQUIRE_THROWS_WITH(read_gpt2_tokenizer(dir.file(""), 50257),
+                      Catch::Contains("has id 16777215, past the model's vocab_size 50257 (config.json)"));
+  dir.write("encoder.json", bytes_vocab(", \"ab\": []"));
+  REQUIRE_THROWS_WITH(read_gpt2_tokenizer(dir.file("")), Catch::Contains("an array nested 2 deep"));
 }
 
 TEST_CASE("bpe tokenizer: byte ids and special tokens are checked", "[bpe][errors]") {
