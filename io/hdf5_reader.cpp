@@ -135,6 +135,14 @@ std::string Reader::text(const Group& g, const std::string& where, const char* n
   return a.texts.at(0);
 }
 
+std::vector<std::string> Reader::text_dataset(const std::string& path, int64_t n) const {
+  const Dataset& d = dataset(path, Shape{n});
+  if (d.kind != Dataset::Kind::text) fail(fmt::format("dataset {} must hold variable-length strings", path));
+  std::vector<std::string> out;
+  guarded(*this, [&] { out = file_.read_texts(d, path); });
+  return out;
+}
+
 std::vector<std::string> Reader::texts(const Group& g, const std::string& where, const char* name) const {
   const Attribute& a = attribute(g, where, name);
   if (a.kind != Attribute::Kind::text || a.shape.size() != 1)

@@ -203,6 +203,7 @@ class Walker {
     const H5T_class_t cls = H5Tget_class(type.id());
     if (size > 0 && size <= 8 && (cls == H5T_INTEGER || cls == H5T_FLOAT))
       d.kind = cls == H5T_INTEGER ? Dataset::Kind::integer : Dataset::Kind::floating;
+    if (cls == H5T_STRING && H5Tis_variable_str(type.id()) > 0) d.kind = Dataset::Kind::text;
     d.element_bytes = size;
     d.is_unsigned = cls == H5T_INTEGER && H5Tget_sign(type.id()) == H5T_SGN_NONE;
     const H5D_layout_t layout = H5Pget_layout(create.id());
@@ -330,10 +331,27 @@ std::string File::read_bytes(const Dataset& d, const std::string& where) const {
   return bytes;
 }
 
+std::vector<std::string> File::read_texts(const Dataset& d, const std::string& where) const {
+  if (!d.problem.empty()) fail(where, d.problem);
+  if (d.kind != Dataset::Kind::text) fail(where, "is not a dataset of variable-length strings");
+  const Handle memory(checked(H5Tcopy(H5T_C_S1), where, "string type"));
+  H5Tset_size(memory.id(), H5T_VARIABLE);
+  H5Tset_cset(memory.id(), H5T_CSET_UTF8);
+  std::vector<char*> pointers(static_cast<size_t>(d.count()), nullptr);
+  if (pointers.empty()) return {};
+  checked(H5Dread(d.handle->id(), memory.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()), where, "read");
+  std::vector<std::string> out;
+  for (char* p : pointers) out.emplace_back(p ? p : "");
+  const Handle space(checked(H5Dget_space(d.handle->id()), where, "dataspace"));
+  H5Dvlen_reclaim(memory.id(), space.id(), H5P_DEFAULT, pointers.data());
+  return out;
+}
+
 void File::read_everything() const {
   for_each_dataset(root_, "", [&](const Dataset& d, const std::string& where) {
     if (!d.problem.empty()) return;
     if (d.kind == Dataset::Kind::integer) read_integers(d, where);
+    if (d.kind == Dataset::Kind::text) read_texts(d, where);
     if (d.kind == Dataset::Kind::floating) {
       std::vector<float> scratch(static_cast<size_t>(d.count()));
       read(d, where, scratch.data());

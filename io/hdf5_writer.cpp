@@ -60,13 +60,29 @@ void put(H5::H5Object& at, const char* name, const std::vector<std::string>& val
   put(at, name, joined);
 }
 
-void put_texts(H5::H5Object& at, const char* name, const std::vector<std::string>& values) {
+namespace {
+H5::StrType utf8_strings() {
   H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
   type.setCset(H5T_CSET_UTF8);
+  return type;
+}
+std::vector<const char*> c_strings(const std::vector<std::string>& values) {
   std::vector<const char*> pointers;
   for (const auto& v : values) pointers.push_back(v.c_str());
+  return pointers;
+}
+}  // namespace
+
+void put_texts(H5::H5Object& at, const char* name, const std::vector<std::string>& values) {
+  const H5::StrType type = utf8_strings();
   const hsize_t n = values.size();
-  at.createAttribute(name, type, H5::DataSpace(1, &n)).write(type, pointers.data());
+  at.createAttribute(name, type, H5::DataSpace(1, &n)).write(type, c_strings(values).data());
+}
+
+void put_text_dataset(H5::Group& g, const char* name, const std::vector<std::string>& values) {
+  const H5::StrType type = utf8_strings();
+  const hsize_t n = values.size();
+  g.createDataSet(name, type, H5::DataSpace(1, &n), untimed_dataset()).write(c_strings(values).data(), type);
 }
 
 void put_floats(H5::Group& g, const std::string& name, const Tensor& t, bool non_negative) {

@@ -59,7 +59,10 @@ void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
       std::vector<std::string> texts;
       for (const data::SpecialToken& s : b->specials()) ids.push_back(s.id), texts.push_back(s.text);
       put_ints(g, "special_ids", ids, {ids.size()});
-      io::hdf5::put_texts(g, "special_tokens", texts);
+      // An attribute as SPEC.md's first form while it fits in 64 KiB (16 bytes a string), else a dataset.
+      constexpr size_t kSpecialsInAttribute = 2048;
+      if (texts.size() <= kSpecialsInAttribute) io::hdf5::put_texts(g, "special_tokens", texts);
+      else io::hdf5::put_text_dataset(g, "special_tokens", texts);
     }
   } else if (const auto* sp = dynamic_cast<const data::SentencePieceTokenizer*>(&tokenizer)) {
     io::hdf5::put_bytes(g, "model_proto", sp->model_proto());
@@ -219,10 +222,15 @@ std::shared_ptr<const data::Tokenizer> read_tokenizer(const io::hdf5::Reader& r,
         r.fail(fmt::format("/tokenizer has format_version 2's fields in a version {} file", version));
     } else {
       if (g.datasets.count("byte_ids")) byte_ids = int32s("/tokenizer/byte_ids", {256});
-      if (g.datasets.count("special_ids") || g.attributes.count("special_tokens")) {
+      if (g.datasets.count("special_ids") || g.attributes.count("special_tokens") ||
+          g.datasets.count("special_tokens")) {
         const auto& special_dims = r.dataset("/tokenizer/special_ids").shape;
         if (special_dims.size() != 1) r.fail("dataset /tokenizer/special_ids must be one-dimensional");
-        const std::vector<std::string> texts = r.texts(g, "/tokenizer", "special_tokens");
+        if (g.datasets.count("special_tokens") && g.attributes.count("special_tokens"))
+          r.fail("/tokenizer holds special_tokens both as an attribute and as a dataset");
+        const std::vector<std::string> texts =
+            g.datasets.count("special_tokens") ? r.text_dataset("/tokenizer/special_tokens", special_dims[0])
+                                               : r.texts(g, "/tokenizer", "special_tokens");
         if (static_cast<int64_t>(texts.size()) != special_dims[0])
           r.fail(fmt::format("/tokenizer has {} special_ids but {} special_tokens", special_dims[0], texts.size()));
         const std::vector<int32_t> ids = int32s("/tokenizer/special_ids", {special_dims[0]});

@@ -17,8 +17,6 @@
 
 namespace tinygpt {
 
-using detail::AroundAxis;
-using detail::around;
 
 Indices::Indices(std::vector<int64_t> v) : shape{static_cast<int64_t>(v.size())}, values(std::move(v)) {}
 
@@ -89,7 +87,7 @@ Tensor index_select(const Tensor& input, int64_t axis, std::span<const int64_t> 
   const int a = normalize_axis(axis, input.dim(), "index_select");
   check_positions(index, input.shape()[a], "index_select", a, input.shape());
   const Tensor x = input.contiguous();
-  const AroundAxis s = around(x.shape(), a);
+  const detail::AroundAxis s = detail::around(x.shape(), a);
   Shape shape = x.shape();
   shape[a] = static_cast<int64_t>(index.size());
   Tensor out = Tensor::empty(shape);
@@ -162,7 +160,7 @@ TopK topk(const Tensor& x, int64_t k, int64_t axis, bool largest) {
   if (k < 0 || k > x.shape()[a])
     throw std::invalid_argument(fmt::format("topk: k = {} for axis {} of shape {}", k, a, to_string(x.shape())));
   const Tensor c = x.contiguous();
-  const AroundAxis s = around(c.shape(), a);
+  const detail::AroundAxis s = detail::around(c.shape(), a);
   Shape shape = c.shape();
   shape[a] = k;
   std::vector<int64_t> picked(static_cast<size_t>(s.outer * k * s.inner));

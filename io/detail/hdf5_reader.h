@@ -35,6 +35,8 @@ class Reader {
   // where non_negative, below 0.
   void floats(const std::string& path, const Tensor& into, bool non_negative = false) const;
   std::vector<int64_t> integers(const std::string& path, const Shape& shape) const;
+  // A one-dimensional dataset of n variable-length strings.
+  std::vector<std::string> text_dataset(const std::string& path, int64_t n) const;
   // A one-dimensional dataset of bytes (uint8) of at most max_bytes.
   std::string bytes(const std::string& path, size_t max_bytes) const;
 

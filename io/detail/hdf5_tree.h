@@ -31,7 +31,7 @@ struct Attribute {
 };
 
 struct Dataset {
-  enum class Kind { integer, floating, other };
+  enum class Kind { integer, floating, text, other };  // text: variable-length strings
   Kind kind = Kind::other;
   size_t element_bytes = 0;
   bool is_unsigned = false;  // an integer dataset of unsigned values
@@ -63,6 +63,8 @@ class File {
   std::vector<int64_t> read_integers(const Dataset& d, const std::string& where) const;
   // The bytes of a dataset of unsigned 8-bit integers (any other type is refused).
   std::string read_bytes(const Dataset& d, const std::string& where) const;
+  // The strings of a dataset of variable-length strings.
+  std::vector<std::string> read_texts(const Dataset& d, const std::string& where) const;
   // The data of every readable dataset, thrown away: libhdf5 touches all it would ever touch.
   void read_everything() const;
 

@@ -2,6 +2,7 @@
 // (Conv1D weights [in, out], names without "transformer.", mask buffers, lm_head beside wte; F32,
 // F16 or BF16) imports as the same model; export -> import is exact; bad files are clear errors.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <H5Cpp.h>
 
@@ -341,4 +342,25 @@ TEST_CASE("fine-tuning: --init-from takes weights and tokenizer, crops the conte
   REQUIRE_THROWS_WITH(train::Trainer(o, train::InitFrom{dir.file("base.h5"), true}),
                       Catch::Contains("--block 17 is longer than the context of") &&
                           Catch::Contains("(16 tokens): it can shrink the context, never grow it"));
+}
+
+TEST_CASE("checkpoint: thousands of special tokens are stored as a dataset and read back", "[interop][checkpoint]") {
+  TempDir dir;
+  std::vector<data::SpecialToken> specials;
+  for (int32_t k = 0; k < 5000; ++k) specials.push_back({fmt::format("<|special {}|>", k), 256 + k});
+  const data::BpeTokenizer tokenizer({}, data::Split::gpt2, {}, specials);
+  nn::GPT model({.vocab_size = 256 + 5000, .block_size = 8, .n_layer = 1, .n_head = 1, .n_embd = 4}, 1);
+  train::write_checkpoint(dir.file("many.h5"), model, tokenizer, nullptr, nullptr);
+  {
+    H5::H5File f(dir.file("many.h5"), H5F_ACC_RDONLY);
+    REQUIRE(f.openDataSet("/tokenizer/special_tokens").getSpace().getSimpleExtentNpoints() == 5000);
+  }
+  const train::Checkpoint ck = train::read_checkpoint(dir.file("many.h5"));
+  REQUIRE(dynamic_cast<const data::BpeTokenizer&>(*ck.tokenizer).specials() == specials);
+  REQUIRE(ck.tokenizer->encode("a<|special 4999|>") == std::vector<int32_t>{'a', 256 + 4999});
+  // A few stay an attribute (SPEC.md's first form), as other readers expect.
+  train::write_checkpoint(dir.file("few.h5"), *ck.model,
+                          data::BpeTokenizer({}, data::Split::gpt2, {}, {{"<|endoftext|>", 300}}), nullptr, nullptr);
+  H5::H5File f(dir.file("few.h5"), H5F_ACC_RDONLY);
+  REQUIRE(f.openGroup("/tokenizer").attrExists("special_tokens"));
 }
