@@ -4,13 +4,12 @@
 
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 #include "tinygpt/data/utf8.h"
 
 namespace tinygpt::data::json {
-
-namespace {
 
 class Parser {
  public:
@@ -18,15 +17,51 @@ class Parser {
       : s_(text), where_(where), limits_(limits) {}
 
   Value document() {
-    if (s_.starts_with("\xEF\xBB\xBF"))
-      fail("a UTF-8 byte order mark (EF BB BF) before the document; JSON files start without one");
+    refuse_bom();
     Value v = value(1);
-    skip_space();
-    if (i_ != s_.size()) fail("text after the end of the document");
+    finish();
     return v;
   }
 
+  // The top-level object one member at a time (MemberReader): each value is parsed and counted on
+  // its own, so that only the member in hand is held.
+  bool next_member(std::string& key, Value& v) {
+    if (closed_) return false;
+    if (!opened_) {
+      refuse_bom();
+      skip_space();
+      if (i_ == s_.size() || s_[i_] != '{') fail("expected an object");
+      ++i_, opened_ = true;
+      if (take('}')) return finish(), false;
+    } else {
+      if (take('}')) return finish(), false;
+      expect(',');
+    }
+    if (++members_ > limits_.values) fail(fmt::format("more than {} members ({})", limits_.values, limits_.why_values));
+    skip_space();
+    if (i_ == s_.size() || s_[i_] != '"') fail("expected a key in quotes");
+    const size_t at = i_;
+    key = string();
+    if (!keys_.insert(key).second) {
+      i_ = at;
+      fail(fmt::format("duplicate key {}", quote(key)));
+    }
+    expect(':');
+    values_ = 0;
+    v = value(2);
+    return true;
+  }
+
  private:
+  void refuse_bom() {
+    if (s_.starts_with("\xEF\xBB\xBF"))
+      fail("a UTF-8 byte order mark (EF BB BF) before the document; JSON files start without one");
+  }
+  void finish() {
+    closed_ = true;
+    skip_space();
+    if (i_ != s_.size()) fail("text after the end of the document");
+  }
   [[noreturn]] void fail(std::string_view what) const {
     throw std::invalid_argument(fmt::format("{} is not valid JSON: {} at byte {}", where_, what, i_));
   }
@@ -160,10 +195,10 @@ class Parser {
     while (true) {
       if (i_ >= s_.size()) fail("a string without its closing quote");
       const char c = s_[i_];
-      if (c == '"') break;
-      if (static_cast<unsigned char>(c) < 0x20) fail("a control character inside a string");
       if (static_cast<int64_t>(out.size()) > limits_.string_bytes)
         fail(fmt::format("a string longer than {} bytes (this file's most)", limits_.string_bytes));
+      if (c == '"') break;
+      if (static_cast<unsigned char>(c) < 0x20) fail("a control character inside a string");
       if (c != '\\') {
         const size_t at = i_;
         if (next_code_point(s_, i_) < 0) fail("invalid UTF-8");
@@ -202,10 +237,10 @@ class Parser {
   std::string_view s_, where_;
   Limits limits_;
   size_t i_ = 0;
-  int64_t values_ = 0;
+  int64_t values_ = 0, members_ = 0;
+  bool opened_ = false, closed_ = false;
+  std::set<std::string, std::less<>> keys_;  // the members' keys so far (MemberReader)
 };
-
-}  // namespace
 
 bool Value::is_integer() const {
   return type == Type::number && text.find_first_of(".eE") == std::string::npos;
@@ -221,6 +256,19 @@ const Value* Value::find(std::string_view key) const {
 const char* Value::type_name() const {
   static constexpr const char* names[] = {"null", "a boolean", "a number", "a string", "an array", "an object"};
   return names[static_cast<int>(type)];
+}
+
+MemberReader::MemberReader(std::string_view text, std::string_view where, const Limits& limits)
+    : parser_(std::make_unique<Parser>(text, where, limits)), where_(where) {}
+
+MemberReader::~MemberReader() = default;
+
+bool MemberReader::next(std::string& key, Value& value) {
+  try {
+    return parser_->next_member(key, value);
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(fmt::format("{}: out of memory while reading its JSON", where_));
+  }
 }
 
 Value parse(std::string_view text, std::string_view where, const Limits& limits) {

@@ -50,6 +50,25 @@ inline constexpr Limits kConfigLimits{.depth = 8, .values = 100'000};
 // `where`, not std::bad_alloc.
 Value parse(std::string_view text, std::string_view where, const Limits& limits = {});
 
+class Parser;
+
+// A document whose top level is an object of many small members (a safetensors header: one per
+// tensor), read member by member so that only the member in hand is held: Limits::values bounds
+// the members and, separately, each member's values; the other limits hold as for parse().
+class MemberReader {
+ public:
+  MemberReader(std::string_view text, std::string_view where, const Limits& limits);
+  ~MemberReader();
+  MemberReader(const MemberReader&) = delete;
+  MemberReader& operator=(const MemberReader&) = delete;
+  // The next member's key and value; false after the last (the document then checked to its end).
+  bool next(std::string& key, Value& value);
+
+ private:
+  std::unique_ptr<Parser> parser_;
+  std::string where_;
+};
+
 // The JSON string literal of UTF-8 text, quotes included ("\n" and controls escaped).
 std::string quote(std::string_view utf8);
 

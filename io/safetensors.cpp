@@ -46,6 +46,14 @@ float from_f16(uint16_t h) {
 
 }  // namespace
 
+bool SafetensorsFile::next_entry(json::MemberReader& reader, std::string& name, json::Value& entry) const {
+  try {
+    return reader.next(name, entry);
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+}
+
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   data::InputFile file(path, "safetensors file");  // a regular file, checked on the descriptor
   size_ = static_cast<size_t>(file.size());
@@ -60,17 +68,16 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   data_start_ = 8 + header_bytes;
   std::string header(header_bytes, '\0');
   if (file.read(header.data(), header_bytes) != header_bytes) fail("cut short in its header");
-  json::Value doc;
-  try {
-    // Each tensor takes about a dozen values (a name, dtype, shape of up to 8, two offsets).
-    doc = json::parse(header, "its header", {.depth = 3, .values = 1'000'000, .string_bytes = int64_t{1} << 20});
-  } catch (const std::exception& e) {
-    fail(e.what());
-  }
-  if (doc.type != json::Value::Type::object) fail("its header is not a JSON object");
+  // Read tensor by tensor (each entry a dozen values), so that a header holds in memory about what
+  // its tensors' descriptions need, never a whole document's tree.
+  json::MemberReader reader(header, "its header",
+                            {.depth = 3, .values = 200'000, .string_bytes = int64_t{1} << 20,
+                             .why_values = "a tensor's description, or tensors in one file"});
   const size_t data_bytes = size_ - data_start_;
   std::vector<std::pair<size_t, size_t>> ranges;
-  for (const auto& [name, entry] : *doc.object) {
+  std::string name;
+  json::Value entry;
+  while (next_entry(reader, name, entry)) {
     if (name == "__metadata__") continue;
     auto bad = [&](const std::string& why) { fail(fmt::format("tensor '{}': {}", name, why)); };
     const json::Value *dtype = entry.find("dtype"), *shape = entry.find("shape"), *offsets = entry.find("data_offsets");

@@ -12,6 +12,11 @@
 
 #include "tinygpt/autograd/tensor.h"
 
+namespace tinygpt::data::json {
+class MemberReader;
+struct Value;
+}  // namespace tinygpt::data::json
+
 namespace tinygpt::io {
 
 struct SafeTensor {
@@ -41,6 +46,7 @@ class SafetensorsFile {
   const std::string& path() const { return path_; }
 
  private:
+  bool next_entry(data::json::MemberReader& reader, std::string& name, data::json::Value& entry) const;
   std::string path_;
   const unsigned char* map_ = nullptr;
   size_t size_ = 0, data_start_ = 0;

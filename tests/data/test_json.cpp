@@ -51,3 +51,42 @@ TEST_CASE("json: malformed documents are errors with the byte offset", "[json][e
   fails(std::string(65, '[') + std::string(65, ']'), "an array nested 65 deep");
   REQUIRE_NOTHROW(json::parse(std::string(64, '[') + std::string(64, ']'), "ok"));
 }
+
+TEST_CASE("json: limits are checked while reading, and a BOM is named", "[json][errors]") {
+  const json::Limits small{.depth = 2, .values = 5, .string_bytes = 8};
+  REQUIRE(json::parse(R"({"a": [1, 2], "b": 3})", "t", small).find("b")->number == 3);
+  REQUIRE_THROWS_WITH(json::parse("[1, 2, 3, 4, 5]", "t", small),
+                      Catch::Contains("more than 5 values (the most this kind of file needs) at byte 12"));
+  REQUIRE_THROWS_WITH(json::parse(R"({"a": [[1]]})", "t", small), Catch::Contains("an array nested 3 deep"));
+  REQUIRE_THROWS_WITH(json::parse(R"(["123456789"])", "t", small), Catch::Contains("a string longer than 8 bytes"));
+  REQUIRE_THROWS_WITH(json::parse(R"({"123456789": 1})", "t", small), Catch::Contains("a string longer than 8 bytes"));
+  REQUIRE_THROWS_WITH(json::parse("\xEF\xBB\xBF{}", "'c.json'"),
+                      Catch::Contains("'c.json' is not valid JSON: a UTF-8 byte order mark (EF BB BF)"));
+  const json::Limits why{.values = 2, .why_values = "two at most"};
+  REQUIRE_THROWS_WITH(json::parse("[1, 2]", "t", why), Catch::Contains("more than 2 values (two at most)"));
+}
+
+TEST_CASE("json: a MemberReader holds one member at a time, with the same checks", "[json]") {
+  const json::Limits limits{.depth = 2, .values = 3};
+  json::MemberReader reader(R"( {"a": {"x": 1}, "b": [1, 2], "c": 3} )", "t", limits);
+  std::string key;
+  json::Value value;
+  std::vector<std::string> keys;
+  while (reader.next(key, value)) keys.push_back(key);
+  REQUIRE(keys == std::vector<std::string>{"a", "b", "c"});
+  REQUIRE(value.number == 3);
+  REQUIRE_FALSE(reader.next(key, value));  // stays at the end
+  auto all = [&](const std::string& text) {
+    json::MemberReader r(text, "t", limits);
+    while (r.next(key, value)) {
+    }
+  };
+  all("{}");
+  REQUIRE_THROWS_WITH(all(R"({"a": 1, "a": 2})"), Catch::Contains("duplicate key \"a\""));
+  REQUIRE_THROWS_WITH(all(R"({"a": 1, "b": 2, "c": 3, "d": 4})"), Catch::Contains("more than 3 members"));
+  REQUIRE_THROWS_WITH(all(R"({"a": [1, 2, 3, 4]})"), Catch::Contains("more than 3 values"));  // one member's
+  REQUIRE_THROWS_WITH(all(R"({"a": 1} x)"), Catch::Contains("text after the end of the document"));
+  REQUIRE_THROWS_WITH(all("[1]"), Catch::Contains("expected an object"));
+  REQUIRE_THROWS_WITH(all("\xEF\xBB\xBF{}"), Catch::Contains("byte order mark"));
+  REQUIRE_THROWS_WITH(all(R"({"a": 1)"), Catch::Contains("expected ','"));
+}

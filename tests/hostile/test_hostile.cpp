@@ -11,11 +11,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <random>
 
 #include "checkpoint_edits.h"
+#include "gpt2_dir.h"
 #include "process.h"
 #include "sentencepiece_model.h"
 #include "temp_files.h"
@@ -399,4 +401,158 @@ TEST_CASE("hostile: a SentencePiece model damaged inside an unsealed checkpoint 
     }
   }
   REQUIRE(errors > 0);  // the first bytes hold the model's structure: those flips are refused
+}
+
+namespace {
+
+// A copy of a GPT-2 folder with one file rewritten: write(out, old text) streams the new one, so
+// that a bloated file never sits whole in this process (whose peak a spawned child inherits).
+using Rewrite = std::function<void(std::ofstream&, const std::string&)>;
+std::string edited_copy(const std::string& from, const std::string& to, const std::string& file, const Rewrite& write) {
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+  std::ofstream out(to + "/" + file, std::ios::binary | std::ios::trunc);
+  write(out, read_file(from + "/" + file));
+  return to;
+}
+
+// An edit of a small file's whole text.
+Rewrite edit(const std::function<std::string(std::string)>& change) {
+  return [change](std::ofstream& out, const std::string& old) { out << change(old); };
+}
+
+int64_t folder_bytes(const std::string& dir) {
+  int64_t total = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.is_regular_file()) total += static_cast<int64_t>(entry.file_size());
+  return total;
+}
+
+uint64_t header_length(const std::string& safetensors) {
+  uint64_t n = 0;
+  for (int k = 7; k >= 0; --k) n = n << 8 | static_cast<uint8_t>(safetensors[k]);
+  return n;
+}
+
+void put_length(std::ofstream& out, uint64_t n) {
+  for (int k = 0; k < 8; ++k) out.put(static_cast<char>(n >> (8 * k)));
+}
+
+// model.safetensors with `entries` JSON text put first in its header and `bytes` after its data.
+Rewrite safetensors_with(std::function<void(std::ofstream&)> entries, uint64_t entries_bytes, std::string bytes = "") {
+  return [=](std::ofstream& out, const std::string& old) {
+    const uint64_t n = header_length(old);
+    put_length(out, n + entries_bytes);
+    out << '{';
+    entries(out);
+    out << old.substr(9, n - 1) << old.substr(8 + n) << bytes;
+  };
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+// `count` copies of `item` inside an array: a bloated JSON value of known length.
+void repeated(std::ofstream& out, const std::string& item, int64_t count) {
+  out << '[';
+  for (int64_t k = 0; k < count; ++k) out << item << ',';
+  out << item << ']';
+}
+
+}  // namespace
+
+TEST_CASE("hostile: GPT-2 folders whose files disagree in meaning or bloat end in one clear error", "[hostile][import]") {
+  TempDir dir;
+  const std::string good = dir.file("good");
+  REQUIRE(write_gpt2_dir(good, 2, 8, 2, 16, 1));  // GPT-2's tokenizer files: scripts/fetch-reference.sh
+  auto import = [&](const std::string& from) {
+    return run_tinygpt({"import", "--from", from, "--out", from + ".h5"}, dir.file("out.txt"), kTimeLimit);
+  };
+  struct Case {
+    std::string folder, mention;
+  };
+  std::vector<Case> cases;
+  auto refused = [&](const std::string& file, const Rewrite& write, const std::string& mention) {
+    cases.push_back({edited_copy(good, dir.file("case" + std::to_string(cases.size())), file, write), mention});
+  };
+  auto cut_lines = [](std::string text, int lines) {
+    for (int k = 0; k <= lines; ++k) text.erase(text.find_last_of('\n', text.size() - 2) + 1);
+    return text;
+  };
+  // The tokenizer's files: meaning.
+  refused("merges.txt", edit([&](std::string t) { return cut_lines(t, 100); }), "entries are neither a byte, a merge's result");
+  refused("merges.txt", edit([](std::string t) { std::replace(t.begin(), t.end(), '\n', '\r'); return t; }), "a lone CR");
+  refused("merges.txt", edit([](std::string t) { return "#versionfoo" + t.substr(t.find('\n')); }),
+          "\"#versionfoo\" is not the header");
+  refused("vocab.json", edit([](std::string t) { return replaced(t, "\"<|endoftext|>\"", "\"a\\u0000b\""); }),
+          "\"a\\u0000b\" (50256)");
+  refused("vocab.json", edit([](std::string t) { return replaced(t, "\"<|endoftext|>\"", "\"<|a\\u0000b|>\""); }), "NUL");
+  refused("vocab.json", edit([](std::string t) { return replaced(t, "\"<|endoftext|>\": 50256", "\"<|x|>\": 16777215"); }),
+          "has id 16777215, past the model's vocab_size 50257");
+  // Bloated JSON (12 MB each): refused while reading, before it costs more than its own size.
+  refused("vocab.json", [](std::ofstream& out, const std::string&) { repeated(out, "[]", 4'000'000); },
+          "an array nested 2 deep");
+  refused("config.json", [](std::ofstream& out, const std::string& old) {
+    out << "{\"padding\": ";
+    repeated(out, "0", 6'000'000);
+    out << ", " << old.substr(1);
+  }, "more than 100000 values");
+  const int64_t arrays = 4'000'000;
+  refused("model.safetensors", safetensors_with([=](std::ofstream& out) {
+    out << "\"bomb\": ";
+    repeated(out, "[]", arrays);
+    out << ", ";
+  }, 8 + (2 + 3 * arrays + 1) + 2), "more than 200000 values");
+  // Messages that name the cause.
+  refused("model.safetensors", edit([](std::string t) {
+    std::string header = replaced(t.substr(8, header_length(t)), "\"data_offsets\": [0, ", "\"data_offsets\": [\"0\", ");
+    std::string out(8, '\0');
+    for (int k = 0; k < 8; ++k) out[k] = static_cast<char>(static_cast<uint64_t>(header.size()) >> (8 * k));
+    return out + header + t.substr(8 + header_length(t));
+  }), "data_offsets holds \"0\", not a byte offset");
+  refused("config.json", edit([](std::string t) { return "\xEF\xBB\xBF" + t; }), "byte order mark");
+  refused("config.json", edit([](std::string t) { return replaced(t, "\"n_layer\": 2", "\"n_layer\": 1"); }),
+          "config.json says n_layer 1, but");
+
+  // Every folder is written before anything runs: this process's peak, which a spawned child
+  // inherits in its figures, is then the same for the clean import and every case.
+  const Run base = import(good);
+  REQUIRE(base.exit_code == 0);
+  for (const Case& c : cases) {
+    INFO(c.folder << " -> " << c.mention);
+    const Run r = import(c.folder);
+    INFO("output: " << r.output);
+    require_clear_error(r, c.mention);
+    REQUIRE_FALSE(std::filesystem::exists(c.folder + ".h5"));
+    // Peak memory: a clean import's plus 4x the folder's files (the bound for any import). Under
+    // AddressSanitizer the figures are its shadow memory and quarantine, not the reader's.
+#ifndef __SANITIZE_ADDRESS__
+    INFO(fmt::format("peak {} MB, clean import {} MB, files {} MB", r.peak_rss_mb, base.peak_rss_mb,
+                     folder_bytes(c.folder) >> 20));
+    REQUIRE(r.peak_rss_mb <= base.peak_rss_mb + 4 * (folder_bytes(c.folder) >> 20));
+#endif
+  }
+  const Run empty_out = run_tinygpt({"import", "--from", good, "--out", ""}, dir.file("out.txt"), kTimeLimit);
+  require_clear_error(empty_out, "an empty output path");
+
+  // A boolean mask buffer (as transformers writes h.N.attn.bias) is skipped like a float one.
+  const std::string entry = R"("h.0.attn.bias": {"dtype": "BOOL", "shape": [1, 1, 16, 16], "data_offsets": [DATA, END]}, )";
+  const std::string masked = edited_copy(good, dir.file("masked"), "model.safetensors", [&](std::ofstream& out, const std::string& old) {
+    const uint64_t data = old.size() - 8 - header_length(old);
+    const std::string e = replaced(replaced(entry, "DATA", std::to_string(data)), "END", std::to_string(data + 256));
+    safetensors_with([&](std::ofstream& o) { o << e; }, e.size(), std::string(256, '\1'))(out, old);
+  });
+  const Run with_mask = import(masked);
+  INFO(with_mask.output);
+  REQUIRE(with_mask.exit_code == 0);
+  // A complete pair is used when the other is only partly there, and the import says which.
+  const std::string pairs = edited_copy(good, dir.file("pairs"), "vocab.json", edit([](std::string) { return "{}"; }));
+  std::filesystem::copy_file(good + "/vocab.json", pairs + "/encoder.json");
+  std::filesystem::rename(pairs + "/merges.txt", pairs + "/vocab.bpe");
+  const Run chosen = import(pairs);
+  INFO(chosen.output);
+  REQUIRE(chosen.exit_code == 0);
+  REQUIRE(chosen.output.find("tokenizer from encoder.json + vocab.bpe") != std::string::npos);
 }
