@@ -26,6 +26,36 @@ void print_written(const std::string& out, const nn::GPT& model) {
              c.n_embd, c.block_size, c.vocab_size, model.parameter_count());
 }
 
+// A Hugging Face folder (GPT-2 or Llama), or llama2.c's model file with its SentencePiece model,
+// written as a checkpoint.
+void import_model(const std::string& from, const std::string& out, const std::string& tokenizer_model) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(from, ec)) {
+    if (!tokenizer_model.empty())
+      throw std::invalid_argument("--tokenizer-model is for llama2.c's model files; a Hugging Face folder has its own");
+    if (io::is_hf_llama_dir(from)) {
+      const io::HfLlama hf = io::import_hf_llama(from);
+      train::write_checkpoint(out, *hf.model, *hf.tokenizer, nullptr, nullptr);
+      return print_written(out, *hf.model);
+    }
+    const io::HfGpt2 hf = io::import_hf_gpt2(from);
+    train::write_checkpoint(out, *hf.model, *hf.tokenizer, nullptr, nullptr);
+    print_written(out, *hf.model);
+    return fmt::print("tokenizer from {}\n", hf.tokenizer_files);
+  }
+  if (tokenizer_model.empty())
+    throw std::invalid_argument(fmt::format("'{}' is a file, read as llama2.c's model.bin: give --tokenizer-model, the "
+                                            "SentencePiece model its token ids come from",
+                                            from));
+  const auto tokenizer = io::read_sentencepiece_file(tokenizer_model);
+  const auto model = io::import_llama2c(from);
+  if (tokenizer->vocab_size() > model->config().vocab_size)
+    throw std::invalid_argument(fmt::format("'{}' has {} tokens but the model '{}' only {} rows of embeddings",
+                                            tokenizer_model, tokenizer->vocab_size(), from, model->config().vocab_size));
+  train::write_checkpoint(out, *model, *tokenizer, nullptr, nullptr);
+  print_written(out, *model);
+}
+
 template <class Args>
 void export_llama2c(const Args& a) {
   const train::Checkpoint ck = train::read_checkpoint(a.ckpt);
@@ -67,32 +97,11 @@ void add_import(CLI::App& app) {
   cmd->add_flag("--force", args->force, "replace a checkpoint that already lies at --out");
   cmd->callback([args] {
     train::refuse_replacing(args->out, io::OutputKind::hdf5, args->force);  // before any work
-    std::error_code ec;
-    if (std::filesystem::is_directory(args->from, ec)) {
-      if (!args->tokenizer_model.empty())
-        throw std::invalid_argument("--tokenizer-model is for llama2.c's model files; a Hugging Face folder has its own");
-      if (io::is_hf_llama_dir(args->from)) {
-        const io::HfLlama hf = io::import_hf_llama(args->from);
-        train::write_checkpoint(args->out, *hf.model, *hf.tokenizer, nullptr, nullptr);
-        return print_written(args->out, *hf.model);
-      }
-      const io::HfGpt2 hf = io::import_hf_gpt2(args->from);
-      train::write_checkpoint(args->out, *hf.model, *hf.tokenizer, nullptr, nullptr);
-      print_written(args->out, *hf.model);
-      return fmt::print("tokenizer from {}\n", hf.tokenizer_files);
+    try {
+      import_model(args->from, args->out, args->tokenizer_model);
+    } catch (const std::bad_alloc&) {
+      throw std::runtime_error(fmt::format("out of memory while importing '{}'", args->from));
     }
-    if (args->tokenizer_model.empty())
-      throw std::invalid_argument(fmt::format("'{}' is a file, read as llama2.c's model.bin: give --tokenizer-model, the "
-                                              "SentencePiece model its token ids come from",
-                                              args->from));
-    const auto tokenizer = io::read_sentencepiece_file(args->tokenizer_model);
-    const auto model = io::import_llama2c(args->from);
-    if (tokenizer->vocab_size() > model->config().vocab_size)
-      throw std::invalid_argument(fmt::format("'{}' has {} tokens but the model '{}' only {} rows of embeddings",
-                                              args->tokenizer_model, tokenizer->vocab_size(), args->from,
-                                              model->config().vocab_size));
-    train::write_checkpoint(args->out, *model, *tokenizer, nullptr, nullptr);
-    print_written(args->out, *model);
   });
 }
 
