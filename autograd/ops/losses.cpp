@@ -67,41 +67,52 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 }
 
 namespace {
-// The mean of per-element terms as a fused loss, or the terms themselves (none), or their sum.
-Tensor reduced(const Tensor& fused_mean, int64_t n, const std::function<Tensor()>& terms, Reduction reduction) {
+// The mean of per-element terms as a fused loss, its multiple (sum), or the terms themselves (none).
+Tensor reduced(const std::function<Tensor()>& fused_mean, int64_t n, const std::function<Tensor()>& terms,
+               Reduction reduction, const char* op) {
   switch (reduction) {
-    case Reduction::mean: return fused_mean;
-    case Reduction::sum: return fused_mean * static_cast<float>(n);
+    case Reduction::mean: return fused_mean();
+    case Reduction::sum: return fused_mean() * static_cast<float>(n);
     case Reduction::none: return terms();
     case Reduction::batchmean: break;
   }
-  throw std::invalid_argument("loss: batchmean is kl_div's reduction only");
+  throw std::invalid_argument(fmt::format("{}: batchmean is kl_div's reduction only", op));
 }
 }  // namespace
 
 Tensor l1_loss(const Tensor& prediction, const Tensor& target, Reduction reduction) {
   auto sign = [](float d) { return d > 0 ? 1.0f : d < 0 ? -1.0f : 0.0f; };
-  const Tensor fused = mean_loss(
-      prediction, target, "l1_loss", [](float p, float t) { return std::abs(p - t); },
-      [sign](float p, float t) { return sign(p - t); }, [sign](float p, float t) { return sign(t - p); });
-  return reduced(fused, prediction.numel(), [&] { return abs(prediction - target); }, reduction);
+  auto fused = [&] {
+    return mean_loss(
+        prediction, target, "l1_loss", [](float p, float t) { return std::abs(p - t); },
+        [sign](float p, float t) { return sign(p - t); }, [sign](float p, float t) { return sign(t - p); });
+  };
+  auto terms = [&] {
+    require_same_shape(prediction, target, "l1_loss");
+    return abs(prediction - target);
+  };
+  return reduced(fused, prediction.numel(), terms, reduction, "l1_loss");
 }
 
 // Huber: 0.5 d² where |d| < delta, else delta (|d| - 0.5 delta); d = prediction - target.
 Tensor huber_loss(const Tensor& prediction, const Tensor& target, float delta, Reduction reduction) {
   if (!(delta > 0)) throw std::invalid_argument(fmt::format("huber_loss: delta {} is not positive", delta));
-  const Tensor fused = mean_loss(
-      prediction, target, "huber_loss",
-      [delta](float p, float t) {
-        const float d = std::abs(p - t);
-        return d < delta ? 0.5f * d * d : delta * (d - 0.5f * delta);
-      },
-      [delta](float p, float t) { return std::clamp(p - t, -delta, delta); },
-      [delta](float p, float t) { return std::clamp(t - p, -delta, delta); });
-  return reduced(fused, prediction.numel(), [&] {
+  auto fused = [&] {
+    return mean_loss(
+        prediction, target, "huber_loss",
+        [delta](float p, float t) {
+          const float d = std::abs(p - t);
+          return d < delta ? 0.5f * d * d : delta * (d - 0.5f * delta);
+        },
+        [delta](float p, float t) { return std::clamp(p - t, -delta, delta); },
+        [delta](float p, float t) { return std::clamp(t - p, -delta, delta); });
+  };
+  auto terms = [&] {
+    require_same_shape(prediction, target, "huber_loss");
     const Tensor d = prediction - target, a = abs(d);
     return where(lt(a, delta), 0.5f * d * d, delta * (a - 0.5f * delta));
-  }, reduction);
+  };
+  return reduced(fused, prediction.numel(), terms, reduction, "huber_loss");
 }
 
 // KL(target || exp(input)) per element: target (log target - input), 0 where target is 0.
