@@ -125,7 +125,7 @@ void small_gemm(const SmallGemmArgs& g) {
   if (g.k <= 0) return small_gemm_floats(g);  // C = 0 (or unchanged): nothing to round
   switch (g.b.form) {
     case SmallForm::floats: return small_gemm_floats(g);
-    case SmallForm::rounded: return small_gemm_rounded(g);
+    case SmallForm::rounded: return g.a_rounded ? small_gemm_floats(g) : small_gemm_rounded(g);
     case SmallForm::pairs: return small_gemm_pairs(g);
   }
 }

@@ -38,9 +38,10 @@ struct SmallGemmArgs {
   int64_t c_row;         // C(i, j) = c[i * c_row + j]
   float alpha = 1.0f;
   bool accumulate = false;
+  bool a_rounded = false;  // A is already bfloat16-exact: the rounded form reads it in place
 };
 
-// In B's form: rounded and pairs round A as well.
+// In B's form: rounded and pairs round A as well (rounded not where a_rounded).
 void small_gemm(const SmallGemmArgs& g);
 
 // The pairs form's halves (small_gemm_bf16.cpp): call only where bf16_native().

@@ -98,8 +98,11 @@ void weights_strip(const float* qh, int64_t q_row, SmallB key_t, int64_t T, int6
   }
 }
 
-// dS = P ⊙ (dP - rowsum(P ⊙ dP)) · scale for a strip, in place of dP; 0 past the diagonal.
-void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, int64_t ld, float scale) {
+// dS = P ⊙ (dP - rowsum(P ⊙ dP)) · scale for a strip, in place of dP; 0 past the diagonal. dS
+// feeds only the products dQ = dS K and dK = dSᵀ Q: in the rounded bf16 form it is rounded here,
+// while in cache, so that those read it in place instead of rounding blocks of it again.
+void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, int64_t ld, float scale,
+                          SmallForm form) {
   const int64_t n = i0 + rows;
   for (int64_t r = 0; r < rows; ++r) {
     const float* p = P + r * ld;
@@ -107,6 +110,7 @@ void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, i
     const int64_t seen = i0 + r + 1;
     const float dot = row_dot(p, ds, seen);
     for (int64_t j = 0; j < n; ++j) ds[j] = j < seen ? p[j] * (ds[j] - dot) * scale : 0.0f;
+    if (form == SmallForm::rounded) round_to_bf16(ds, n);
   }
 }
 
@@ -137,16 +141,16 @@ struct AttentionBackward {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       float* ds = dS + i0 * T;
       small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, ds, T});  // dP = dY Vᵀ
-      score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale);
+      score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale, form);
       if (dq.data)  // dQ += dS K
-        small_gemm({rows, hs, n, ds, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, !dq.fresh});
+        small_gemm({rows, hs, n, ds, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, !dq.fresh, true});
     }
     for (int64_t j0 = 0; j0 < T; j0 += kRows) {  // keys j0.. are seen by queries j0..T-1
       const int64_t rows = std::min(kRows, T - j0), k = T - j0;
       // dK += dSᵀ Q and dV += Pᵀ dY: the transposes are stride swaps
       if (dk.data)
         small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, queries.from_row(j0), dk.at(b, kvh) + j0 * dk.row, dk.row,
-                    1.0f, !(dk.fresh && first)});
+                    1.0f, !(dk.fresh && first), true});
       if (dv.data)
         small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, grads.from_row(j0), dv.at(b, kvh) + j0 * dv.row, dv.row, 1.0f,
                     !(dv.fresh && first)});
@@ -172,11 +176,11 @@ struct AttentionBackward {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       weights_strip(Q.at(b, h), Q.row(), key_t, T, hs, scale, i0, rows, P, n);
       small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, dS, T});  // dP = dY Vᵀ
-      score_gradient_strip(P, dS, i0, rows, T, scale);
+      score_gradient_strip(P, dS, i0, rows, T, scale, form);
       if (dq.data)  // dQ += dS K
-        small_gemm({rows, hs, n, dS, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true});
+        small_gemm({rows, hs, n, dS, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true, true});
       if (dk.data)  // dK += dSᵀ Q
-        small_gemm({n, hs, rows, dS, 1, T, queries.from_row(i0), dk.at(b, kvh), dk.row, 1.0f, true});
+        small_gemm({n, hs, rows, dS, 1, T, queries.from_row(i0), dk.at(b, kvh), dk.row, 1.0f, true, true});
       if (dv.data)  // dV += Pᵀ dY
         small_gemm({n, hs, rows, P, 1, T, grads.from_row(i0), dv.at(b, kvh), dv.row, 1.0f, true});
     }
