@@ -79,6 +79,11 @@ void put_texts(H5::H5Object& at, const char* name, const std::vector<std::string
   at.createAttribute(name, type, H5::DataSpace(1, &n)).write(type, c_strings(values).data());
 }
 
+void put_words(H5::H5Object& at, const std::string& name, const uint64_t* words, const std::vector<hsize_t>& dims) {
+  at.createAttribute(name, H5::PredType::STD_U64LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()))
+      .write(H5::PredType::NATIVE_UINT64, words);
+}
+
 void put_text_dataset(H5::Group& g, const char* name, const std::vector<std::string>& values) {
   const H5::StrType type = utf8_strings();
   const hsize_t n = values.size();

@@ -70,11 +70,7 @@ void put_saved_state(H5::H5File& file, const io::SavedState& state) {
   for (const auto& [name, v] : state.integers) io::hdf5::put(file, key(name).c_str(), v);
   for (const auto& [name, v] : state.numbers) io::hdf5::put(file, key(name).c_str(), v);
   for (const auto& [name, v] : state.texts) io::hdf5::put(file, key(name).c_str(), v);
-  for (const auto& [name, v] : state.generators) {
-    const hsize_t four = 4;
-    file.createAttribute(key(name), H5::PredType::STD_U64LE, H5::DataSpace(1, &four))
-        .write(H5::PredType::NATIVE_UINT64, v.data());
-  }
+  for (const auto& [name, v] : state.generators) io::hdf5::put_words(file, key(name), v.data(), {4});
 }
 
 // The root's "state:" attributes, each checked for one of the four forms.

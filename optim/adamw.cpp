@@ -29,12 +29,6 @@ AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions opt
     state_.push_back({name, p, Tensor::zeros(p.shape()), Tensor::zeros(p.shape()), coupled || p.dim() >= 2});
 }
 
-AdamWOptions AdamW::options() const {
-  AdamWOptions o = options_;
-  o.lr = lr();
-  return o;
-}
-
 std::vector<std::pair<std::string, Tensor>> AdamW::state_tensors() const {
   std::vector<std::pair<std::string, Tensor>> out;
   for (const State& s : state_) out.emplace_back("m/" + s.name, s.m), out.emplace_back("v/" + s.name, s.v);

@@ -38,7 +38,7 @@ class AdamW : public Optimizer {
 
   using Optimizer::step;
   void step(float lr, float grad_scale = 1.0f) override;
-  AdamWOptions options() const;  // lr: the current one
+  AdamWOptions options() const { return with_current_lr(options_); }  // lr: the current one
 
   // Moments, for checkpoints: first and second moment of parameter i (same shape, contiguous).
   struct State {

@@ -36,6 +36,12 @@ class Optimizer {
 
  protected:
   Optimizer(std::vector<std::pair<std::string, Tensor>> named, float lr);
+  // A subclass's options with the learning rate it runs at now (what its options() returns).
+  template <class Options>
+  Options with_current_lr(Options options) const {
+    options.lr = lr_;
+    return options;
+  }
   std::vector<std::pair<std::string, Tensor>> params_;
   float lr_;
   int64_t steps_ = 0;

@@ -38,12 +38,6 @@ RMSprop::RMSprop(std::vector<std::pair<std::string, Tensor>> named, RMSpropOptio
   if (o.momentum > 0.0f) momentum_ = zeros_like(params_);
 }
 
-RMSpropOptions RMSprop::options() const {
-  RMSpropOptions o = options_;
-  o.lr = lr();
-  return o;
-}
-
 std::vector<std::pair<std::string, Tensor>> RMSprop::state_tensors() const {
   std::vector<std::pair<std::string, Tensor>> out;
   name_state(out, "square_avg", square_avg_, params_);
@@ -86,12 +80,6 @@ Adagrad::Adagrad(std::vector<std::pair<std::string, Tensor>> named, AdagradOptio
           "initial_accumulator_value must be finite and at least 0", o.initial_accumulator_value);
   require(o.eps > 0.0f && std::isfinite(o.eps), "Adagrad", "eps must be finite and more than 0", o.eps);
   sum_ = zeros_like(params_, o.initial_accumulator_value);
-}
-
-AdagradOptions Adagrad::options() const {
-  AdagradOptions o = options_;
-  o.lr = lr();
-  return o;
 }
 
 std::vector<std::pair<std::string, Tensor>> Adagrad::state_tensors() const {

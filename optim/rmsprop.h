@@ -30,7 +30,7 @@ class RMSprop : public Optimizer {
   }
   using Optimizer::step;
   void step(float lr, float grad_scale = 1.0f) override;
-  RMSpropOptions options() const;  // lr: the current one
+  RMSpropOptions options() const { return with_current_lr(options_); }  // lr: the current one
   // "square_avg/<parameter>", and "grad_avg/..." when centered, "momentum/..." with momentum.
   std::vector<std::pair<std::string, Tensor>> state_tensors() const override;
   const char* kind() const override { return "rmsprop"; }
@@ -57,7 +57,7 @@ class Adagrad : public Optimizer {
   }
   using Optimizer::step;
   void step(float lr, float grad_scale = 1.0f) override;
-  AdagradOptions options() const;  // lr: the current one
+  AdagradOptions options() const { return with_current_lr(options_); }  // lr: the current one
   std::vector<std::pair<std::string, Tensor>> state_tensors() const override;  // "sum/<parameter>"
   const char* kind() const override { return "adagrad"; }
 

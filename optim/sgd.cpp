@@ -23,12 +23,6 @@ SGD::SGD(std::vector<std::pair<std::string, Tensor>> named, SGDOptions options)
     for (const auto& [name, p] : params_) momentum_.push_back(Tensor::zeros(p.shape()));
 }
 
-SGDOptions SGD::options() const {
-  SGDOptions o = options_;
-  o.lr = lr();
-  return o;
-}
-
 std::vector<std::pair<std::string, Tensor>> SGD::state_tensors() const {
   std::vector<std::pair<std::string, Tensor>> out;
   for (size_t i = 0; i < momentum_.size(); ++i) out.emplace_back("momentum/" + params_[i].first, momentum_[i]);

@@ -30,7 +30,7 @@ class SGD : public Optimizer {
   }
   using Optimizer::step;
   void step(float lr, float grad_scale = 1.0f) override;
-  SGDOptions options() const;  // lr: the current one
+  SGDOptions options() const { return with_current_lr(options_); }  // lr: the current one
   // "momentum/<parameter>" buffers (zero until a parameter's first step).
   std::vector<std::pair<std::string, Tensor>> state_tensors() const override;
   const char* kind() const override { return "sgd"; }

@@ -72,15 +72,10 @@ void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
 void write_train_state(H5::H5File& file, const TrainState& s) {
   H5::Group g = io::hdf5::make_group(file, "/train");
   put(g, "iteration", s.iteration);
-  std::vector<hsize_t> four{4};
-  g.createAttribute("rng_state", H5::PredType::STD_U64LE, H5::DataSpace(1, four.data()))
-      .write(H5::PredType::NATIVE_UINT64, s.sampler_states.at(0).data());
+  io::hdf5::put_words(g, "rng_state", s.sampler_states.at(0).data(), {4});
   put(g, "world_size", static_cast<int64_t>(s.sampler_states.size()));
-  if (s.sampler_states.size() > 1) {
-    std::vector<hsize_t> dims{s.sampler_states.size(), 4};
-    g.createAttribute("rank_rng_states", H5::PredType::STD_U64LE, H5::DataSpace(2, dims.data()))
-        .write(H5::PredType::NATIVE_UINT64, s.sampler_states.data());
-  }
+  if (s.sampler_states.size() > 1)
+    io::hdf5::put_words(g, "rank_rng_states", s.sampler_states.data()->data(), {s.sampler_states.size(), 4});
   put(g, "dropout_counter", static_cast<int64_t>(s.dropout_counter));
   put(g, "train_loss", s.train_loss);
   put(g, "val_loss", s.val_loss);

@@ -25,6 +25,8 @@ void put(H5::H5Object& at, const char* name, double value);
 void put(H5::H5Object& at, const char* name, const std::vector<std::string>& values);  // one per line
 // A one-dimensional array of variable-length UTF-8 strings (as h5py writes a list of str).
 void put_texts(H5::H5Object& at, const char* name, const std::vector<std::string>& values);
+// Unsigned 64-bit words of the given dims (a generator's state: [4], or [ranks, 4]).
+void put_words(H5::H5Object& at, const std::string& name, const uint64_t* words, const std::vector<hsize_t>& dims);
 // The same as a dataset: an attribute holds at most 64 KiB (16 bytes a string), a dataset any number.
 void put_text_dataset(H5::Group& g, const char* name, const std::vector<std::string>& values);
 
