@@ -29,18 +29,18 @@ class PrecisionGuard {
   Precision previous_;
 };
 
-// x rounded to the nearest bfloat16 (ties to even), as a float whose low 16 bits are 0. NaN stays
-// NaN; values beyond bfloat16's largest finite round to infinity, as IEEE rounding does.
+// x rounded to the nearest bfloat16 (ties to even), as a float whose low 16 bits are 0, the way
+// AVX512_BF16's vcvtneps2bf16 rounds, so that every bf16 path multiplies the same operands: NaN
+// stays NaN; values beyond bfloat16's largest finite round to infinity; subnormals become zero
+// of their sign.
 inline float round_to_bf16(float x) {
   const uint32_t u = std::bit_cast<uint32_t>(x);
   const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
   const uint32_t quiet_nan = (u | 0x00400000u) & 0xFFFF0000u;
-  // A select, not a branch: loops of it vectorize.
-  return std::bit_cast<float>((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded);
-}
-// p[0..n) rounded in place: the packed operands of the portable bf16 path.
-inline void round_to_bf16(float* p, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) p[i] = round_to_bf16(p[i]);
+  const uint32_t signed_zero = u & 0x80000000u;
+  // Selects, not branches: loops of it vectorize.
+  const uint32_t finite = (u & 0x7F800000u) == 0 ? signed_zero : rounded;
+  return std::bit_cast<float>((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : finite);
 }
 
 // Whether this CPU has AVX512_BF16 (vdpbf16ps) and the build can use it.

@@ -27,11 +27,6 @@ using namespace simd;
 constexpr int64_t MC = 20 * MR; // most rows of a tile: its packed A (MC x KC) stays in L2
 constexpr int64_t NC = 16 * NR; // most columns of a tile
 
-// The packed panels p[0..n) rounded to bfloat16 (the portable bf16 path).
-void round_packed(float* p, int64_t n, bool round) {
-  if (round) round_to_bf16(p, n);
-}
-
 // Where a micro-kernel reads A: a packed panel, or in place along rows or down columns.
 enum class AIn { packed, rows, columns };
 
@@ -44,9 +39,14 @@ bool columns_in_place(MatrixView A, int64_t M) {
   return A.row_stride == 1 && whole_kernels && (A.col_stride * sizeof(float)) % 4096 != 0;
 }
 
-// Whether A may be read in place, unpacked, for a C N columns wide: narrow_kernel (a last panel of
-// 4 columns or fewer) reads packed panels only, and the portable bf16 path rounds A as it packs.
-bool a_unpacked_fits(int64_t N, bool round) { return (N % NR == 0 || N % NR > 4) && !round; }
+// Which operands the portable bf16 path rounds as it packs them: those not bfloat16-exact already.
+struct Rounding {
+  bool a = false, b = false;
+};
+
+// Whether A may be read unpacked for a C N columns wide: narrow_kernel (a last panel of 4 columns
+// or fewer) reads packed panels only.
+bool a_unpacked_fits(int64_t N) { return N % NR == 0 || N % NR > 4; }
 
 // C[0..m, 0..n) = start + Ap (kc x MR, k-major) · Bp (kc x NR, k-major); m <= ROWS <= MR,
 // n <= NV * kLanes. NV = 2, ROWS = MR is the main kernel; NV = 1 serves a last panel at most one
@@ -160,7 +160,7 @@ void multiply_band(int64_t kc, const float* Ap, const float* Bp, float* C, int64
 // C with many rows: threads share tiles of C. B is packed once into memory, shared by all; each
 // task packs its rows of A (once per row band) and runs the band's tiles against the packed B.
 void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-                const float* bias, DepthBlocks blocks, bool round) {
+                const float* bias, DepthBlocks blocks, Rounding round) {
   // Tiles: cache-sized, balanced, and at least two per thread where the shape allows.
   int64_t mc = even_piece(M, MC, MR), nc = even_piece(N, NC, NR);
   const int64_t threads = num_threads(), want = 2 * threads;
@@ -194,11 +194,14 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   const int64_t blocks_together = std::clamp<int64_t>(kPackedBMost / block_floats, 1, blocks.count);
   // A row-major A one depth block deep is read in place, unpacked: each band is then whole rows,
   // contiguous streams the hardware prefetcher follows, cheaper than packing (a_in_place). Slabs
-  // of deeper rows are packed, and so is a band with a narrow last panel.
+  // of deeper rows are packed, and so is a band with a narrow last panel. Where the portable bf16
+  // path rounds A, such a band's rows are copied rounded into the task's scratch, rows as they
+  // were: a straight copy, cheaper than packing panels.
   // A stored transposed (a dW's dYᵀ) is read in place too where columns_in_place allows: each k's
   // MR values are side by side, as in a packed panel, a row of dY apart.
-  const bool in_place = A.col_stride == 1 && blocks.count == 1 && a_unpacked_fits(N, round);
-  const bool by_columns = columns_in_place(A, M) && a_unpacked_fits(N, round);
+  const bool by_rows = A.col_stride == 1 && blocks.count == 1 && a_unpacked_fits(N);
+  const bool in_place = by_rows && !round.a, rows_rounded = by_rows && round.a;
+  const bool by_columns = columns_in_place(A, M) && a_unpacked_fits(N) && !round.a;
   // Packed panels: B's shared by all tasks, A's one share per thread. Reused blocks (memory.h).
   Buffer packed_b(blocks_together * block_floats);
   const int64_t kAShare = in_place || by_columns ? 0 : packed_a_size(MC, kc_most);
@@ -212,8 +215,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t block = first + q / groups, panel = (q % groups) * kGroup, kc = blocks.depth(block);
         const int64_t n = std::min(N, (panel + kGroup) * NR) - panel * NR;
-        pack_b(B, panel * NR, n, block * kc_most, kc, packed_block(block) + panel * kc * NR);
-        round_packed(packed_block(block) + panel * kc * NR, packed_b_size(kc, n), round);
+        pack_b(B, panel * NR, n, block * kc_most, kc, packed_block(block) + panel * kc * NR, round.b);
       }
     });
     const int64_t unit_tiles = by_band ? n_tiles : 1;
@@ -226,16 +228,16 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
         for (int64_t block = first; block < last; ++block) {
           const int64_t kc = blocks.depth(block);
           const float* a_block = A.data + i0 * A.row_stride + block * kc_most * A.col_stride;
-          if (!in_place && !by_columns) {
-            pack_a(A, i0, m, block * kc_most, kc, Ap);
-            round_packed(Ap, packed_a_size(m, kc), round);
-          }
+          if (rows_rounded)  // one block deep: kc is K
+            for (int64_t r = 0; r < m; ++r) round_bf16(a_block + r * A.row_stride, kc, Ap + r * kc);
+          else if (!in_place && !by_columns) pack_a(A, i0, m, block * kc_most, kc, Ap, round.a);
           for (int64_t u = t; u < band_end; ++u) {
             const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
             const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
             const float* b = packed_block(block) + (j0 / NR) * kc * NR;
             float* c = C + i0 * ldc + j0;
             if (in_place) multiply_band<AIn::rows>(kc, a_block, b, c, ldc, m, n, start, A.row_stride);
+            else if (rows_rounded) multiply_band<AIn::rows>(kc, Ap, b, c, ldc, m, n, start, kc);
             else if (by_columns) multiply_band<AIn::columns>(kc, a_block, b, c, ldc, m, n, start, 1, A.col_stride);
             else multiply_band(kc, Ap, b, c, ldc, m, n, start);
           }
@@ -255,11 +257,11 @@ constexpr int64_t kShortMost = 32 * MR;
 // parallel loop, B's panels go to L2 instead of out to memory and back (a dW's B is its input X),
 // and two threads get equal work where row bands of a short C would not (gemm_short).
 void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-                const float* bias, DepthBlocks blocks, bool round) {
+                const float* bias, DepthBlocks blocks, Rounding round) {
   const int64_t n_panels = (N + NR - 1) / NR;
   const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
   // A stored transposed (a dW's dYᵀ) is read in place where columns_in_place allows.
-  const bool by_columns = columns_in_place(A, M) && a_unpacked_fits(N, round);
+  const bool by_columns = columns_in_place(A, M) && a_unpacked_fits(N) && !round.a;
   const int64_t a_share = by_columns ? 0 : packed_a_size(M, blocks.most);
   const int64_t b_share = packed_b_size(blocks.most, kGroup * NR);
   SlotScratch packed(a_share + b_share);
@@ -269,14 +271,10 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
     const int64_t j_begin = s0 * slice_panels * NR, j_end = std::min(N, s1 * slice_panels * NR);
     for (int64_t block = 0; block < blocks.count; ++block) {
       const int64_t kc = blocks.depth(block), p0 = block * blocks.most;
-      if (!by_columns) {
-        pack_a(A, 0, M, p0, kc, Ap);
-        round_packed(Ap, packed_a_size(M, kc), round);
-      }
+      if (!by_columns) pack_a(A, 0, M, p0, kc, Ap, round.a);
       for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR) {
         const int64_t n = std::min(kGroup * NR, j_end - j0);
-        pack_b(B, j0, n, p0, kc, Bp);
-        round_packed(Bp, packed_b_size(kc, n), round);
+        pack_b(B, j0, n, p0, kc, Bp, round.b);
         const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
         if (by_columns)
           multiply_band<AIn::columns>(kc, A.data + p0 * A.col_stride, Bp, C + j0, ldc, M, n, start, 1, A.col_stride);
@@ -291,7 +289,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
 namespace {
 
 void gemm_float(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-                const float* bias, bool round) {
+                const float* bias, bool bf16) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     if (!accumulate)
@@ -300,6 +298,7 @@ void gemm_float(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, flo
     return;
   }
   const DepthBlocks blocks(K);
+  const Rounding round{bf16 && !A.bf16_exact, bf16 && !B.bf16_exact};
   if (M <= kShortMost && (N + NR - 1) / NR >= num_threads()) gemm_short(M, N, A, B, C, ldc, accumulate, bias, blocks, round);
   else gemm_tiled(M, N, A, B, C, ldc, accumulate, bias, blocks, round);
 }

@@ -8,11 +8,14 @@ namespace tinygpt {
 
 // A matrix read in place: element (i, j) is data[i * row_stride + j * col_stride]. A transposed
 // operand is just the same data with the strides swapped, so no operand is ever copied to transpose.
+// bf16_exact: every value is a bfloat16 already, so the float kernels of a bf16 product read it as
+// it is instead of rounding a copy.
 struct MatrixView {
   const float* data;
   int64_t row_stride;
   int64_t col_stride;
-  MatrixView transposed() const { return {data, col_stride, row_stride}; }
+  bool bf16_exact = false;
+  MatrixView transposed() const { return {data, col_stride, row_stride, bf16_exact}; }
 };
 
 // A's row sums: out[i] (=|+=) the sum over k of A(i, k) as stored (not rounded), in float, k in

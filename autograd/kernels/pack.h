@@ -37,8 +37,9 @@ inline int64_t packed_a_size(int64_t m, int64_t kc) {
 inline int64_t packed_b_size(int64_t kc, int64_t n) { return (n + simd::NR - 1) / simd::NR * kc * simd::NR; }
 
 // m rows of A from i0 and kc of its columns from p0, in ceil(m / MR) panels (rows past m are 0).
-void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* Ap);
+// round: each value rounded to bfloat16 as it is copied (the portable bf16 path).
+void pack_a(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, float* Ap, bool round = false);
 // kc rows of B from p0 and n of its columns from j0, in ceil(n / NR) panels (columns past n are 0).
-void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* Bp);
+void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* Bp, bool round = false);
 
 }  // namespace tinygpt

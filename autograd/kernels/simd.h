@@ -2,6 +2,8 @@
 // The SIMD vocabulary of the hand-tiled kernels (gemm, small_gemm): one register of floats and the
 // few operations they need. AVX-512 or AVX2+FMA intrinsics where the build targets them, GCC's
 // portable vector extension elsewhere.
+#include <cstdint>
+
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -80,6 +82,38 @@ inline void transpose8(__m256 (&r)[8]) {
   }
 }
 #endif
+
+// Each lane rounded to the nearest bfloat16 as precision.h's round_to_bf16 does, for any vector of
+// floats (vfloat, or AVX2's __m256 beside AVX-512): vcvtneps2bf16 where the build has it, the same
+// integer steps as round_to_bf16 elsewhere.
+#if defined(__AVX512BF16__) && defined(__AVX512VL__)
+// (Widened with vector extensions: GCC 12's _mm512_cvtepu16_epi32 warns of a false uninitialized.)
+inline __m512 round_bf16(__m512 x) {
+  typedef unsigned short Half __attribute__((vector_size(32)));
+  typedef unsigned Word __attribute__((vector_size(64)));
+  return reinterpret_cast<__m512>(__builtin_convertvector(reinterpret_cast<Half>(_mm512_cvtneps_pbh(x)), Word) << 16);
+}
+inline __m256 round_bf16(__m256 x) {
+  typedef unsigned short Half __attribute__((vector_size(16)));
+  typedef unsigned Word __attribute__((vector_size(32)));
+  return reinterpret_cast<__m256>(__builtin_convertvector(reinterpret_cast<Half>(_mm256_cvtneps_pbh(x)), Word) << 16);
+}
+#endif
+template <class V>
+inline V round_bf16(V x) {
+  typedef unsigned Bits __attribute__((vector_size(sizeof(V))));
+  const Bits u = reinterpret_cast<Bits>(x);
+  const Bits rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  const Bits quiet_nan = (u | 0x00400000u) & 0xFFFF0000u;
+  const Bits finite = (u & 0x7F800000u) == 0 ? u & 0x80000000u : rounded;
+  return reinterpret_cast<V>((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : finite);
+}
+// out[0..n) = x[0..n) rounded to bfloat16 (out may be x).
+inline void round_bf16(const float* x, int64_t n, float* out) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(out + i, round_bf16(load(x + i)));
+  if (i < n) store_first(out + i, round_bf16(load_first(x + i, static_cast<int>(n - i))), static_cast<int>(n - i));
+}
 
 // Columns of a register tile and of a packed B panel: two vectors.
 constexpr int NR = 2 * kLanes;

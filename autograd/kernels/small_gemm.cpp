@@ -84,20 +84,20 @@ void small_gemm_floats(const SmallGemmArgs& g) {
 // vectorizes.
 void small_gemm_rounded(const SmallGemmArgs& g) {
   alignas(64) float block[kSmallDepth * MR];
-  const bool along_rows = g.a_col == 1;  // A(i0 + r, p0 + p) at [r * kSmallDepth + p]; else at [p * MR + r]
+  const bool along_rows = g.a_col == 1;  // A(i0 + r, p0 + p) at [r * ld + p]; else at [p * MR + r]
   for (int64_t i0 = 0; i0 < g.m; i0 += MR) {
     const int64_t rows = std::min<int64_t>(MR, g.m - i0);
     for (int64_t p0 = 0; p0 < g.k; p0 += kSmallDepth) {
       const int64_t depth = std::min(kSmallDepth, g.k - p0);
       const float* a = g.a + i0 * g.a_row + p0 * g.a_col;
+      const int64_t ld = (depth + 15) / 16 * 16;  // rows packed close: far apart, they share L1 sets
       if (along_rows) {
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t p = 0; p < depth; ++p) block[r * kSmallDepth + p] = round_to_bf16(a[r * g.a_row + p]);
+        for (int64_t r = 0; r < rows; ++r) round_bf16(a + r * g.a_row, depth, block + r * ld);
       } else {
         for (int64_t p = 0; p < depth; ++p)
           for (int64_t r = 0; r < rows; ++r) block[p * MR + r] = round_to_bf16(a[p * g.a_col + r * g.a_row]);
       }
-      small_gemm_floats({rows, g.n, depth, block, along_rows ? kSmallDepth : 1, along_rows ? 1 : MR,
+      small_gemm_floats({rows, g.n, depth, block, along_rows ? ld : 1, along_rows ? 1 : MR,
                          g.b.from_row(p0), g.c + i0 * g.c_row, g.c_row, g.alpha, g.accumulate || p0 > 0});
     }
   }
@@ -116,8 +116,7 @@ SmallB SmallB::from_row(int64_t p) const {
 
 SmallB packed(MatrixView B, int64_t k, int64_t n, float* out, SmallForm form) {
   if (form == SmallForm::pairs) return packed_pairs(B, k, n, out);
-  pack_b(B, 0, n, 0, k, out);
-  if (form == SmallForm::rounded) round_to_bf16(out, packed_b_size(k, n));
+  pack_b(B, 0, n, 0, k, out, form == SmallForm::rounded);
   return {out, k * NR, form};
 }
 

@@ -100,9 +100,10 @@ void weights_strip(const float* qh, int64_t q_row, SmallB key_t, int64_t T, int6
 
 // dS = P ⊙ (dP - rowsum(P ⊙ dP)) · scale for a strip, in place of dP; 0 past the diagonal. dS
 // feeds only the products dQ = dS K and dK = dSᵀ Q: in the rounded bf16 form it is rounded here,
-// while in cache, so that those read it in place instead of rounding blocks of it again.
+// while in cache, so that those read it in place instead of rounding blocks of it again; so is P,
+// into P_rounded (which may be P itself), for dV = Pᵀ dY.
 void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, int64_t ld, float scale,
-                          SmallForm form) {
+                          SmallForm form, float* P_rounded) {
   const int64_t n = i0 + rows;
   for (int64_t r = 0; r < rows; ++r) {
     const float* p = P + r * ld;
@@ -110,7 +111,9 @@ void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, i
     const int64_t seen = i0 + r + 1;
     const float dot = row_dot(p, ds, seen);
     for (int64_t j = 0; j < n; ++j) ds[j] = j < seen ? p[j] * (ds[j] - dot) * scale : 0.0f;
-    if (form == SmallForm::rounded) round_to_bf16(ds, n);
+    if (form != SmallForm::rounded) continue;
+    simd::round_bf16(ds, n, ds);
+    simd::round_bf16(p, n, P_rounded + r * ld);
   }
 }
 
@@ -124,8 +127,9 @@ struct AttentionBackward {
   GradHeads<float> dq, dk, dv;  // accumulated into, or written where fresh (kept weights only)
   GradHeads<const float> dy;    // the gradient of y
 
-  // With the kept weights. Scratch: T x T (dS) + packed Vᵀ, K, Q and dY. `first`: the first query
-  // head of its key/value head's group, the one that writes a fresh dK and dV (the others add).
+  // With the kept weights. Scratch: T x T (dS) + packed Vᵀ, K, Q and dY (+ T x T for the rounded
+  // P in the rounded bf16 form). `first`: the first query head of its key/value head's group, the
+  // one that writes a fresh dK and dV (the others add).
   void with_weights(int64_t bh, const float* P, float* scratch, bool first) const {
     const HeadView Q{q}, K{k}, V{v};
     const int64_t nh = q.size(1), T = q.size(2), hs = q.size(3), b = bh / nh, h = bh % nh;
@@ -137,11 +141,13 @@ struct AttentionBackward {
     const SmallB keys = head_rows(K.at(b, kvh), K.row(), T, hs, panels + per, form);
     const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 2 * per, form);
     const SmallB grads = head_rows(gh, g_row, T, hs, panels + 3 * per, form);
+    const bool rounded = form == SmallForm::rounded;
+    float* P_rounded = panels + 4 * per;
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       float* ds = dS + i0 * T;
       small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, ds, T});  // dP = dY Vᵀ
-      score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale, form);
+      score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale, form, P_rounded + i0 * T);
       if (dq.data)  // dQ += dS K
         small_gemm({rows, hs, n, ds, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, !dq.fresh, true});
     }
@@ -152,8 +158,8 @@ struct AttentionBackward {
         small_gemm({rows, hs, k, dS + j0 * T + j0, 1, T, queries.from_row(j0), dk.at(b, kvh) + j0 * dk.row, dk.row,
                     1.0f, !(dk.fresh && first), true});
       if (dv.data)
-        small_gemm({rows, hs, k, P + j0 * T + j0, 1, T, grads.from_row(j0), dv.at(b, kvh) + j0 * dv.row, dv.row, 1.0f,
-                    !(dv.fresh && first)});
+        small_gemm({rows, hs, k, (rounded ? P_rounded : P) + j0 * T + j0, 1, T, grads.from_row(j0),
+                    dv.at(b, kvh) + j0 * dv.row, dv.row, 1.0f, !(dv.fresh && first), rounded});
     }
   }
 
@@ -176,16 +182,18 @@ struct AttentionBackward {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       weights_strip(Q.at(b, h), Q.row(), key_t, T, hs, scale, i0, rows, P, n);
       small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, dS, T});  // dP = dY Vᵀ
-      score_gradient_strip(P, dS, i0, rows, T, scale, form);
+      score_gradient_strip(P, dS, i0, rows, T, scale, form, P);  // P is rounded in place: dV's only
       if (dq.data)  // dQ += dS K
         small_gemm({rows, hs, n, dS, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true, true});
       if (dk.data)  // dK += dSᵀ Q
         small_gemm({n, hs, rows, dS, 1, T, queries.from_row(i0), dk.at(b, kvh), dk.row, 1.0f, true, true});
       if (dv.data)  // dV += Pᵀ dY
-        small_gemm({n, hs, rows, P, 1, T, grads.from_row(i0), dv.at(b, kvh), dv.row, 1.0f, true});
+        small_gemm({n, hs, rows, P, 1, T, grads.from_row(i0), dv.at(b, kvh), dv.row, 1.0f, true, true});
     }
   }
-  static int64_t weights_scratch(int64_t T, int64_t hs) { return T * T + 4 * head_panels(T, hs); }
+  int64_t weights_scratch(int64_t T, int64_t hs) const {
+    return (form == SmallForm::rounded ? 2 : 1) * T * T + 4 * head_panels(T, hs);
+  }
   static int64_t tiled_scratch(int64_t T, int64_t hs) { return 2 * kRows * T + 5 * head_panels(T, hs); }
 };
 
@@ -236,7 +244,7 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
 void run_backward(const AttentionBackward& bw, const Tensor& weights, bool tiled) {
   const int64_t B = bw.q.size(0), nh = bw.q.size(1), T = bw.q.size(2), hs = bw.q.size(3);
   const int64_t n_kv = bw.k.size(1), group = nh / n_kv;
-  const int64_t share = tiled ? AttentionBackward::tiled_scratch(T, hs) : AttentionBackward::weights_scratch(T, hs);
+  const int64_t share = tiled ? AttentionBackward::tiled_scratch(T, hs) : bw.weights_scratch(T, hs);
   SlotScratch scratch(share);
   parallel_for_slots(B * n_kv, grain_for(2 * T * T * hs * group), [&](int slot, int64_t t0, int64_t t1) {
     float* mine = scratch[slot];

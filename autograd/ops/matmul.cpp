@@ -2,11 +2,13 @@
 //   C = A · B,   dA += dC · Bᵀ,   dB += Aᵀ · dC     (transposes are stride swaps, never copies)
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/kernels/elementwise.h"
 #include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/detail/profile.h"
@@ -54,6 +56,30 @@ int64_t batch_offset(const Shape& batch, const Strides& strides, int64_t index) 
     index /= batch[d];
   }
   return offset;
+}
+
+// A Linear's dy [rows, cols] rounded to bfloat16 into out, and its column sums into the bias
+// gradient (RowSums of dyᵀ, null: none) in the same pass: each column adds dy's own values over
+// the rows in order, from 0, as sum_to does, so the bits are those of a pass of its own.
+void rounded_with_column_sums(const float* dy, int64_t rows, int64_t cols, float* out, RowSums sums) {
+  constexpr int64_t kWidth = 1024;  // columns per task: their sums stay in L1
+  const int64_t blocks = std::max<int64_t>((cols + kWidth - 1) / kWidth, std::min<int64_t>(num_threads(), cols / 64));
+  const int64_t width = ((cols + blocks - 1) / blocks + 15) / 16 * 16;
+  parallel_for((cols + width - 1) / width, 1, [&](int64_t b0, int64_t b1) {
+    float acc[kWidth];
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t j0 = b * width, n = std::min(width, cols - j0);
+      std::fill(acc, acc + n, 0.0f);
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* src = dy + r * cols + j0;
+        simd::round_bf16(src, n, out + r * cols + j0);
+        if (sums.out)
+          for (int64_t j = 0; j < n; ++j) acc[j] += src[j];
+      }
+      if (sums.out)
+        for (int64_t j = 0; j < n; ++j) sums.out[j0 + j] = sums.accumulate ? sums.out[j0 + j] + acc[j] : acc[j];
+    }
+  });
 }
 
 }  // namespace
@@ -125,14 +151,22 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
   //   the native bf16 GEMM adds them up while it rounds dyᵀ, instead of a pass of their own over dy)
   return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out, precision](const Tensor&, const Tensor& g) {
     const MatrixView gv{g.data(), out, 1};
-    bool fresh = false;  // a gradient made just now is written, not added to
-    if (float* dx = grad_sink(x, fresh)) gemm(rows, in, out, gv, {w.data(), in, 1}, dx, in, !fresh, nullptr, precision);
-    bool dw_fresh = false, db_fresh = false;
-    float* dw = grad_sink(w, dw_fresh);
+    // bf16 on the float kernels: dy rounded once, read in place by both products (each would pack
+    // and round a copy of it); the bias gradient still sums dy as it is.
+    const bool round_once = precision == Precision::bf16 && !bf16_native();
+    bool db_fresh = false;
     float* db = grad_sink(bias, db_fresh);
     const RowSums bias_grad{db, !db_fresh};
-    if (dw) gemm(out, in, rows, gv.transposed(), xv, dw, in, !dw_fresh, nullptr, precision, bias_grad);
-    else row_sums(out, rows, gv.transposed(), bias_grad);
+    Buffer dy_rounded(round_once ? rows * out : 0);
+    if (round_once) rounded_with_column_sums(g.data(), rows, out, dy_rounded.data(), bias_grad);
+    const MatrixView dy = round_once ? MatrixView{dy_rounded.data(), out, 1, true} : gv;
+    bool fresh = false;  // a gradient made just now is written, not added to
+    if (float* dx = grad_sink(x, fresh)) gemm(rows, in, out, dy, {w.data(), in, 1}, dx, in, !fresh, nullptr, precision);
+    bool dw_fresh = false;
+    float* dw = grad_sink(w, dw_fresh);
+    const RowSums dw_sums = round_once ? RowSums{} : bias_grad;  // the bias gradient where not made above
+    if (dw) gemm(out, in, rows, dy.transposed(), xv, dw, in, !dw_fresh, nullptr, precision, dw_sums);
+    else row_sums(out, rows, gv.transposed(), dw_sums);
   });
 }
 

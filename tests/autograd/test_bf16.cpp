@@ -3,13 +3,16 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/kernels/gemm.h"
 #include "tinygpt/autograd/kernels/pack.h"
+#include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/kernels/small_gemm.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
@@ -80,9 +83,29 @@ TEST_CASE("bf16: rounding to nearest even, infinities and NaN", "[bf16]") {
   REQUIRE(round_to_bf16(-std::numeric_limits<float>::infinity()) == -std::numeric_limits<float>::infinity());
   REQUIRE(std::isnan(round_to_bf16(std::numeric_limits<float>::quiet_NaN())));
   REQUIRE(std::isnan(round_to_bf16(std::bit_cast<float>(0x7F800001u))));    // a NaN whose payload would round to inf
-  REQUIRE(round_to_bf16(0x1p-130f) == 0x1p-130f);                            // subnormals keep their leading bits
+  REQUIRE(round_to_bf16(0x1p-130f) == 0.0f);                                 // subnormals: zero of their sign,
+  REQUIRE(std::signbit(round_to_bf16(-0x1p-130f)));                           // as vcvtneps2bf16 does
+  REQUIRE(round_to_bf16(0x1p-126f) == 0x1p-126f);                             // the smallest normal stays
   REQUIRE(parse_precision("bf16") == Precision::bf16);
   REQUIRE_THROWS_WITH(parse_precision("fp16"), "precision 'fp16' is not fp32 or bf16");
+}
+
+TEST_CASE("bf16: the vector rounding of the packers equals round_to_bf16 bit for bit", "[bf16]") {
+  // Every kind of value: zeros, subnormals, normals near each rounding boundary and tie, the largest
+  // finite, infinities and NaNs with payloads in either half; then a sweep of pseudo-random patterns.
+  std::vector<uint32_t> bits = {0x00000000u, 0x80000000u, 0x00000001u, 0x807FFFFFu, 0x00800000u, 0x80800000u,
+                                0x3F808000u, 0x3F818000u, 0x3F807FFFu, 0x3F808001u, 0x7F7FFFFFu, 0x7F7F7FFFu,
+                                0x7F800000u, 0xFF800000u, 0x7F800001u, 0x7FC00000u, 0xFF810000u, 0x7FFFFFFFu};
+  for (uint32_t x = 12345u, i = 0; i < 100000; ++i) bits.push_back(x = x * 1664525u + 1013904223u);
+  std::vector<float> in(bits.size()), out(bits.size(), 1.0f);
+  for (size_t i = 0; i < bits.size(); ++i) in[i] = std::bit_cast<float>(bits[i]);
+  const int64_t n = static_cast<int64_t>(in.size()) - 3;  // a tail shorter than a vector
+  simd::round_bf16(in.data(), n, out.data());
+  for (int64_t i = 0; i < n; ++i) {
+    INFO("input bits 0x" << std::hex << bits[i]);
+    REQUIRE(std::bit_cast<uint32_t>(out[i]) == std::bit_cast<uint32_t>(round_to_bf16(in[i])));
+  }
+  for (int64_t i = n; i < static_cast<int64_t>(out.size()); ++i) REQUIRE(out[i] == 1.0f);  // past n: untouched
 }
 
 TEST_CASE("bf16: integer products are exact on every path", "[bf16][gemm]") {
