@@ -87,17 +87,17 @@ inline void transpose8(__m256 (&r)[8]) {
 // floats (vfloat, or AVX2's __m256 beside AVX-512): vcvtneps2bf16 where the build has it, the same
 // integer steps as round_to_bf16 elsewhere.
 #if defined(__AVX512BF16__) && defined(__AVX512VL__)
-// (Widened with vector extensions: GCC 12's _mm512_cvtepu16_epi32 warns of a false uninitialized.)
+// (GCC 12's AVX-512 headers start from _mm512_undefined_epi32() and then warn that it may be used
+// uninitialized: a false positive of the headers.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 inline __m512 round_bf16(__m512 x) {
-  typedef unsigned short Half __attribute__((vector_size(32)));
-  typedef unsigned Word __attribute__((vector_size(64)));
-  return reinterpret_cast<__m512>(__builtin_convertvector(reinterpret_cast<Half>(_mm512_cvtneps_pbh(x)), Word) << 16);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(x)), 16));
 }
 inline __m256 round_bf16(__m256 x) {
-  typedef unsigned short Half __attribute__((vector_size(16)));
-  typedef unsigned Word __attribute__((vector_size(32)));
-  return reinterpret_cast<__m256>(__builtin_convertvector(reinterpret_cast<Half>(_mm256_cvtneps_pbh(x)), Word) << 16);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32((__m128i)_mm256_cvtneps_pbh(x)), 16));
 }
+#pragma GCC diagnostic pop
 #endif
 template <class V>
 inline V round_bf16(V x) {
