@@ -307,6 +307,69 @@ TEST_CASE("bf16: a Linear's bias gradient is the float column sums of dy, as in 
   set_num_threads(0);
 }
 
+TEST_CASE("bf16: a Linear on the float kernels equals fp32 on rounded x and w and dy, bit for bit", "[bf16]") {
+  // The rounded form rounds x as it reads it, and dy once for both dx and dW; the bias gradient
+  // still sums dy as it is. 300 rows: several row bands; 50 outputs: dW a short C.
+  struct Restore {
+    ~Restore() { set_bf16_kernels(Bf16Kernels::measured), set_num_threads(0); }
+  } restore;
+  set_bf16_kernels(Bf16Kernels::rounded);
+  const Tensor x0 = Tensor::uniform({300, 70}, 11, -1, 1), w0 = Tensor::uniform({50, 70}, 12, -1, 1);
+  const Tensor b0 = Tensor::uniform({50}, 13, -1, 1), dy = Tensor::uniform({300, 50}, 14, -1, 1);
+  auto rounded = [](const Tensor& t) {
+    std::vector<float> v = t.to_vector();
+    for (float& e : v) e = round_to_bf16(e);
+    return Tensor::from_vector(t.shape(), v);
+  };
+  // {y, dx, dw, db} of one Linear's forward and backward.
+  auto run = [](Precision precision, Tensor x, Tensor w, Tensor b, const Tensor& seed) {
+    x = x.clone().detach().set_requires_grad(true), w = w.clone().detach().set_requires_grad(true);
+    b = b.clone().detach().set_requires_grad(true);
+    PrecisionGuard guard(precision);
+    Tensor y = linear(x, w, b);
+    y.backward(seed);
+    return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector(), w.grad().to_vector(),
+                                           b.grad().to_vector()};
+  };
+  const auto on_rounded = run(Precision::fp32, rounded(x0), rounded(w0), b0, rounded(dy));
+  const auto bias_grad = run(Precision::fp32, x0, w0, b0, dy)[3];
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    const auto got = run(Precision::bf16, x0, w0, b0, dy);
+    for (size_t part = 0; part < 3; ++part) {
+      INFO("threads " << threads << " part " << part << " (y, dx, dw)");
+      REQUIRE(first_difference(got[part], on_rounded[part]) == "");
+    }
+    REQUIRE(first_difference(got[3], bias_grad) == "");
+  }
+}
+
+TEST_CASE("bf16: operands marked bfloat16-exact are read as they are", "[bf16][gemm]") {
+  // Marked rounded operands give the unmarked product's bits; a marked operand that is not
+  // bfloat16 is multiplied as it is, which shows the mark is what skips the rounding.
+  struct Restore {
+    ~Restore() { set_bf16_kernels(Bf16Kernels::measured); }
+  } restore;
+  set_bf16_kernels(Bf16Kernels::rounded);
+  for (const Product& p : kShapes) {
+    std::vector<float> a = uniform(p.M * p.K, p.M + 21), b = uniform(p.K * p.N, p.N + 22);
+    std::vector<float> ar(a), br(b);
+    for (float& x : ar) x = round_to_bf16(x);
+    for (float& x : br) x = round_to_bf16(x);
+    auto bf16_product = [&](const std::vector<float>& av, const std::vector<float>& bv, bool exact) {
+      MatrixView A = p.ta ? MatrixView{av.data(), 1, p.M} : MatrixView{av.data(), p.K, 1};
+      MatrixView B = p.tb ? MatrixView{bv.data(), 1, p.K} : MatrixView{bv.data(), p.N, 1};
+      A.bf16_exact = B.bf16_exact = exact;
+      std::vector<float> c(p.M * p.N, 0.0f);
+      gemm(p.M, p.N, p.K, A, B, c.data(), p.N, false, nullptr, Precision::bf16);
+      return c;
+    };
+    INFO("M " << p.M << " N " << p.N << " K " << p.K);
+    REQUIRE(first_difference(bf16_product(ar, br, true), bf16_product(a, b, false)) == "");
+    if (p.K >= 17) REQUIRE(first_difference(bf16_product(a, b, true), product(p, a, b, 0)) == "");
+  }
+}
+
 namespace {
 
 // One small product's operands: A [m, k] in the walk given by its strides, B [k, n] as stored.
