@@ -1,6 +1,7 @@
 #include "tinygpt/autograd/kernels/small_gemm.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "tinygpt/autograd/kernels/pack.h"
 #include "tinygpt/autograd/kernels/simd.h"
@@ -47,7 +48,10 @@ void tile(const SmallGemmArgs& g, int64_t i0, int64_t j0, int64_t cols) {
   for (int r = 0; r < ROWS; ++r) acc[r][0] = acc[r][1] = zero();
   const float* a = g.a + i0 * g.a_row;
   const float* panel = g.b.data + (j0 / NR) * g.b.panel;
-  if (g.a_col == 1) update<ROWS, Walk::rows>(acc, a, g.a_row, 1, panel, g.k);
+  if (g.a_panel)  // one panel of A's k after another, into the same sums: the order of p as below
+    for (int64_t p0 = 0; p0 < g.k; p0 += NR)
+      update<ROWS, Walk::rows>(acc, a + p0 / NR * g.a_panel, NR, 1, panel + p0 * NR, std::min<int64_t>(NR, g.k - p0));
+  else if (g.a_col == 1) update<ROWS, Walk::rows>(acc, a, g.a_row, 1, panel, g.k);
   else if (g.a_row == 1) update<ROWS, Walk::columns>(acc, a, 1, g.a_col, panel, g.k);
   else update<ROWS, Walk::strided>(acc, a, g.a_row, g.a_col, panel, g.k);
   const vfloat alpha = broadcast(&g.alpha);
@@ -110,6 +114,11 @@ SmallForm small_form(Precision precision) {
   return bf16_native() ? SmallForm::pairs : SmallForm::rounded;
 }
 
+SmallA packed_rows(SmallB b, int64_t i0) {
+  if (b.form == SmallForm::pairs) throw std::logic_error("packed_rows: pairs hold no rows of floats");
+  return {b.data + i0 * NR, NR, 1, b.panel};
+}
+
 SmallB SmallB::from_row(int64_t p) const {
   return {data + (form == SmallForm::pairs ? p / 2 : p) * NR, panel, form};
 }
@@ -124,7 +133,7 @@ void small_gemm(const SmallGemmArgs& g) {
   if (g.k <= 0) return small_gemm_floats(g);  // C = 0 (or unchanged): nothing to round
   switch (g.b.form) {
     case SmallForm::floats: return small_gemm_floats(g);
-    case SmallForm::rounded: return g.a_rounded ? small_gemm_floats(g) : small_gemm_rounded(g);
+    case SmallForm::rounded: return g.a_rounded || g.a_panel ? small_gemm_floats(g) : small_gemm_rounded(g);
     case SmallForm::pairs: return small_gemm_pairs(g);
   }
 }

@@ -39,7 +39,16 @@ struct SmallGemmArgs {
   float alpha = 1.0f;
   bool accumulate = false;
   bool a_rounded = false;  // A is already bfloat16-exact: the rounded form reads it in place
+  // Non-zero: A is a float or rounded SmallB of its rows (a_row NR, a_col 1), whose panels of NR
+  // columns of k lie this far apart: A(i, p) = a[(p / NR) * a_panel + i * NR + p % NR].
+  int64_t a_panel = 0;
 };
+// A = rows i0.. of the matrix packed in b (not pairs), for SmallGemmArgs' a, a_row, a_col and a_panel.
+struct SmallA {
+  const float* a;
+  int64_t a_row, a_col, a_panel;
+};
+SmallA packed_rows(SmallB b, int64_t i0);
 
 // In B's form: rounded and pairs round A as well (rounded not where a_rounded).
 void small_gemm(const SmallGemmArgs& g);

@@ -51,7 +51,8 @@ SmallB packed_pairs(MatrixView B, int64_t k, int64_t n, float* out) {
 }
 
 TINYGPT_BF16_TARGET void small_gemm_pairs(const SmallGemmArgs& g) {
-  if (g.b.form != SmallForm::pairs) throw std::logic_error("small_gemm_pairs: B is not packed as pairs");
+  if (g.b.form != SmallForm::pairs || g.a_panel)
+    throw std::logic_error("small_gemm_pairs: B is not packed as pairs, or A is packed panels of floats");
   alignas(64) uint32_t Ap[kSmallDepth / 2 * MR];
   const uint32_t* Bp = reinterpret_cast<const uint32_t*>(g.b.data);
   for (int64_t i0 = 0; i0 < g.m; i0 += MR) {

@@ -71,49 +71,73 @@ int64_t head_panels(int64_t T, int64_t hs) { return std::max(packed_b_size(T, hs
 constexpr int64_t kRows = 2 * simd::MR;
 static_assert(kRows % 2 == 0, "bf16 pairs: B's rows are skipped in pairs (SmallB::from_row)");
 
-// p[0..n) = softmax(p[0..n)), with the maximum taken out first.
-void softmax_row(float* p, int64_t n) {
+// p[0..n) = softmax(p[0..n)), with the maximum taken out first; and, for the rounded bf16 form's
+// P V, rounded to bfloat16 into `rounded` (which may be p; null: not wanted) as it is stored.
+void softmax_row(float* p, int64_t n, float* rounded) {
   const float m = row_max(p, n);
   // Each exp summed as it is stored: row_sum's lanes and order, one pass fewer.
   const float sum = sum_in_lanes<float>(0, n, [p, m](int64_t j) { return p[j] = vector_exp(p[j] - m); });
   const float inv = 1.0f / sum;
-  for (int64_t j = 0; j < n; ++j) p[j] *= inv;
+  if (!rounded) {
+    for (int64_t j = 0; j < n; ++j) p[j] *= inv;
+    return;
+  }
+  const simd::vfloat times = simd::broadcast(&inv);
+  for (int64_t j = 0; j < n; j += simd::kLanes) {
+    const int lanes = static_cast<int>(std::min<int64_t>(simd::kLanes, n - j));
+    const simd::vfloat w = simd::load_first(p + j, lanes) * times;
+    simd::store_first(p + j, w, lanes);
+    simd::store_first(rounded + j, simd::round_bf16(w), lanes);
+  }
 }
 
 // One block of query rows [i0, i0 + rows) of a head of T queries: the scores strip S = Q Kᵀ / sqrt(hs)
 // over the keys the block can see (0 .. i0 + rows), the causal softmax of each row in place, and 0
 // past the diagonal up to key zero_to (>= i0 + rows; T where the whole row is read later), so that
-// P[r, j] (row r = query i0 + r, T floats apart) holds the weights.
+// P[r, j] (row r = query i0 + r, T floats apart) holds the weights; `rounded` (null, P, or a strip
+// like P's) their bfloat16 roundings up to key i0 + rows.
 // Forward and the tiled backward both call this: the recomputed weights are the forward's bits.
 void weights_strip(const float* qh, int64_t q_row, SmallB key_t, int64_t T, int64_t hs, float scale, int64_t i0,
-                   int64_t rows, float* P, int64_t zero_to) {
+                   int64_t rows, float* P, int64_t zero_to, float* rounded) {
   const int64_t n = i0 + rows;
   small_gemm({rows, n, hs, qh + i0 * q_row, q_row, 1, key_t, P, T, scale});
   // The next block's queries, requested from memory while the softmax runs: short lines of hs
   // values that the hardware prefetcher misses.
   if (n < T) request_lines(qh + n * q_row, q_row, std::min(rows, T - n), hs);
   for (int64_t r = 0; r < rows; ++r) {  // query i0 + r sees keys 0 .. i0 + r
-    softmax_row(P + r * T, i0 + r + 1);
+    softmax_row(P + r * T, i0 + r + 1, rounded ? rounded + r * T : nullptr);
     std::fill(P + r * T + i0 + r + 1, P + r * T + zero_to, 0.0f);
+    if (rounded) std::fill(rounded + r * T + i0 + r + 1, rounded + r * T + n, 0.0f);
   }
 }
 
 // dS = P ⊙ (dP - rowsum(P ⊙ dP)) · scale for a strip, in place of dP; 0 past the diagonal. dS
-// feeds only the products dQ = dS K and dK = dSᵀ Q: in the rounded bf16 form it is rounded here,
-// while in cache, so that those read it in place instead of rounding blocks of it again; so is P,
-// into P_rounded (which may be P itself), for dV = Pᵀ dY.
+// feeds only the products dQ = dS K and dK = dSᵀ Q: in the rounded bf16 form (P_rounded not null)
+// it is rounded as it is made, so that those read it in place, and so is P, into P_rounded (which
+// may be P itself), for dV = Pᵀ dY.
 void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, int64_t ld, float scale,
-                          SmallForm form, float* P_rounded) {
+                          float* P_rounded) {
   const int64_t n = i0 + rows;
   for (int64_t r = 0; r < rows; ++r) {
     const float* p = P + r * ld;
     float* ds = dS + r * ld;
     const int64_t seen = i0 + r + 1;
     const float dot = row_dot(p, ds, seen);
-    for (int64_t j = 0; j < n; ++j) ds[j] = j < seen ? p[j] * (ds[j] - dot) * scale : 0.0f;
-    if (form != SmallForm::rounded) continue;
-    simd::round_bf16(ds, n, ds);
-    simd::round_bf16(p, n, P_rounded + r * ld);
+    if (!P_rounded) {
+      for (int64_t j = 0; j < n; ++j) ds[j] = j < seen ? p[j] * (ds[j] - dot) * scale : 0.0f;
+      continue;
+    }
+    float* pr = P_rounded + r * ld;
+    const simd::vfloat minus = simd::broadcast(&dot), times = simd::broadcast(&scale);
+    for (int64_t j = 0; j < seen; j += simd::kLanes) {  // the scalar line's arithmetic, lane by lane
+      const int lanes = static_cast<int>(std::min<int64_t>(simd::kLanes, seen - j));
+      const simd::vfloat w = simd::load_first(p + j, lanes);
+      const simd::vfloat g = w * (simd::load_first(ds + j, lanes) - minus) * times;
+      simd::store_first(ds + j, simd::round_bf16(g), lanes);
+      simd::store_first(pr + j, simd::round_bf16(w), lanes);
+    }
+    std::fill(ds + seen, ds + n, 0.0f);
+    std::fill(pr + seen, pr + n, 0.0f);  // P is 0 there
   }
 }
 
@@ -126,6 +150,16 @@ struct AttentionBackward {
   SmallForm form;               // the forward's precision
   GradHeads<float> dq, dk, dv;  // accumulated into, or written where fresh (kept weights only)
   GradHeads<const float> dy;    // the gradient of y
+
+  // dP = dY Vᵀ for query rows [i0, i0 + rows) into ds (T floats apart). dY is read in place, or in
+  // the rounded form from `grads`, its rounded packing for dV.
+  void score_grads(const float* gh, SmallB grads, SmallB value_t, int64_t i0, int64_t rows, int64_t T,
+                   float* ds) const {
+    const int64_t n = i0 + rows, hs = q.size(3);
+    if (form != SmallForm::rounded) return small_gemm({rows, n, hs, gh + i0 * dy.row, dy.row, 1, value_t, ds, T});
+    const SmallA a = packed_rows(grads, i0);
+    small_gemm({rows, n, hs, a.a, a.a_row, a.a_col, value_t, ds, T, 1.0f, false, true, a.a_panel});
+  }
 
   // With the kept weights. Scratch: T x T (dS) + packed Vᵀ, K, Q and dY (+ T x T for the rounded
   // P in the rounded bf16 form). `first`: the first query head of its key/value head's group, the
@@ -146,8 +180,8 @@ struct AttentionBackward {
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
       float* ds = dS + i0 * T;
-      small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, ds, T});  // dP = dY Vᵀ
-      score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale, form, P_rounded + i0 * T);
+      score_grads(gh, grads, value_t, i0, rows, T, ds);
+      score_gradient_strip(P + i0 * T, ds, i0, rows, T, scale, rounded ? P_rounded + i0 * T : nullptr);
       if (dq.data)  // dQ += dS K
         small_gemm({rows, hs, n, ds, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, !dq.fresh, true});
     }
@@ -180,9 +214,10 @@ struct AttentionBackward {
     const SmallB grads = head_rows(gh, g_row, T, hs, panels + 4 * per, form);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
-      weights_strip(Q.at(b, h), Q.row(), key_t, T, hs, scale, i0, rows, P, n);
-      small_gemm({rows, n, hs, gh + i0 * g_row, g_row, 1, value_t, dS, T});  // dP = dY Vᵀ
-      score_gradient_strip(P, dS, i0, rows, T, scale, form, P);  // P is rounded in place: dV's only
+      weights_strip(Q.at(b, h), Q.row(), key_t, T, hs, scale, i0, rows, P, n, nullptr);
+      score_grads(gh, grads, value_t, i0, rows, T, dS);
+      // P is rounded in place: dV's only
+      score_gradient_strip(P, dS, i0, rows, T, scale, form == SmallForm::rounded ? P : nullptr);
       if (dq.data)  // dQ += dS K
         small_gemm({rows, hs, n, dS, T, 1, keys, dq.at(b, h) + i0 * dq.row, dq.row, 1.0f, true, true});
       if (dk.data)  // dK += dSᵀ Q
@@ -215,8 +250,10 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
   if (!tiled) out.weights = Tensor::empty({B, nh, T, T});  // every entry is written below
   const HeadView Q{q}, K{k}, V{v};
 
-  // Per thread: a head's keys transposed and its values, packed; (tiled) one strip of weights.
-  const int64_t per = head_panels(T, hs), share = 2 * per + (tiled ? kRows * T : 0);
+  // Per thread: a head's keys transposed and its values, packed; one strip of weights where they
+  // are not kept (tiled), or of their roundings where they are kept in the rounded bf16 form.
+  const bool rounded = form == SmallForm::rounded;
+  const int64_t per = head_panels(T, hs), share = 2 * per + (tiled || rounded ? kRows * T : 0);
   SlotScratch scratch(share);
   parallel_for_slots(B * nh, grain_for(T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
     float *panels = scratch[slot], *strip = panels + 2 * per;
@@ -231,8 +268,10 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
         const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;  // keys the block can see
         float* P = tiled ? strip : out.weights.data() + bh * T * T + i0 * T;
         // The kept weights are read whole (inspection): 0 past the block's keys too.
-        weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, tiled ? n : T);
-        small_gemm({rows, hs, n, P, T, 1, values, yh + i0 * y_row, y_row});  // y = P V
+        float* P_rounded = rounded ? strip : nullptr;  // tiled: P itself
+        weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, tiled ? n : T, P_rounded);
+        small_gemm({rows, hs, n, rounded ? P_rounded : P, T, 1, values, yh + i0 * y_row, y_row, 1.0f, false,
+                    rounded});  // y = P V
       }
     }
   });

@@ -144,6 +144,26 @@ TEST_CASE("small_gemm: packed B read from row p on is B without its first p rows
   tinygpt::testing::require_close(fast, expected, 1e-5);
 }
 
+TEST_CASE("small_gemm: A read from the packing of its rows has the bits of A read in place", "[gemm]") {
+  // Attention's dP = dY Vᵀ reads dY from the panels dV packs it into; k past one panel (NR) walks
+  // panel after panel into the same sums; rows from i0 on start part way down the panels.
+  for (const int64_t K : {5, simd::NR, 2 * simd::NR + 3})
+    for (SmallForm form : {SmallForm::floats, SmallForm::rounded}) {
+      const int64_t rows = 37, M = 30, N = 19, i0 = rows - M;
+      const Tensor a = Tensor::uniform({rows * K}, 3, -1, 1), b = Tensor::uniform({K * N}, 4, -1, 1);
+      std::vector<float> a_panels(packed_b_size(rows, K), -1.0f), b_panels(packed_b_size(K, N), -1.0f);
+      const SmallB a_rows = packed({a.data(), K, 1}, rows, K, a_panels.data(), form);
+      const SmallB sb = packed({b.data(), N, 1}, K, N, b_panels.data(), form);
+      const SmallA from_panels = packed_rows(a_rows, i0);
+      std::vector<float> got(M * N, 2.0f), want(M * N, 2.0f);
+      small_gemm({M, N, K, from_panels.a, from_panels.a_row, from_panels.a_col, sb, got.data(), N, 0.5f, true,
+                  form == SmallForm::rounded, from_panels.a_panel});
+      small_gemm({M, N, K, a.data() + i0 * K, K, 1, sb, want.data(), N, 0.5f, true});
+      INFO("K " << K << " form " << int(form));
+      REQUIRE(got == want);
+    }
+}
+
 TEST_CASE("gemm: A stored transposed and read in place has the bits of the same A stored by rows", "[gemm]") {
   // dW = dYᵀ X reads dYᵀ down its columns where the rows fill whole kernels (M % MR of 0, MR / 3 or
   // 2 MR / 3); else it is packed. By rows, A is read in place (K <= 512) or packed (K = 700: two
