@@ -108,11 +108,24 @@ inline V round_bf16(V x) {
   const Bits finite = (u & 0x7F800000u) == 0 ? u & 0x80000000u : rounded;
   return reinterpret_cast<V>((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : finite);
 }
+// body(j, lanes) for the vectors of a row of n floats: whole ones (lanes == kLanes, a constant once
+// inlined), then a last partial one. load_n / store_n move `lanes` floats: plain moves for whole
+// vectors, masked ones (dearer, most of all AVX2's stores) only for the last.
+template <class Body>
+inline void by_vectors(int64_t n, const Body& body) {
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) body(j, kLanes);
+  if (j < n) body(j, static_cast<int>(n - j));
+}
+inline vfloat load_n(const float* p, int lanes) { return lanes == kLanes ? load(p) : load_first(p, lanes); }
+inline void store_n(float* p, vfloat v, int lanes) {
+  if (lanes == kLanes) store(p, v);
+  else store_first(p, v, lanes);
+}
+
 // out[0..n) = x[0..n) rounded to bfloat16 (out may be x).
 inline void round_bf16(const float* x, int64_t n, float* out) {
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(out + i, round_bf16(load(x + i)));
-  if (i < n) store_first(out + i, round_bf16(load_first(x + i, static_cast<int>(n - i))), static_cast<int>(n - i));
+  by_vectors(n, [x, out](int64_t j, int lanes) { store_n(out + j, round_bf16(load_n(x + j, lanes)), lanes); });
 }
 
 // Columns of a register tile and of a packed B panel: two vectors.

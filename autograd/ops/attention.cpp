@@ -83,12 +83,11 @@ void softmax_row(float* p, int64_t n, float* rounded) {
     return;
   }
   const simd::vfloat times = simd::broadcast(&inv);
-  for (int64_t j = 0; j < n; j += simd::kLanes) {
-    const int lanes = static_cast<int>(std::min<int64_t>(simd::kLanes, n - j));
-    const simd::vfloat w = simd::load_first(p + j, lanes) * times;
-    simd::store_first(p + j, w, lanes);
-    simd::store_first(rounded + j, simd::round_bf16(w), lanes);
-  }
+  simd::by_vectors(n, [p, rounded, times](int64_t j, int lanes) {
+    const simd::vfloat w = simd::load_n(p + j, lanes) * times;
+    simd::store_n(p + j, w, lanes);
+    simd::store_n(rounded + j, simd::round_bf16(w), lanes);
+  });
 }
 
 // One block of query rows [i0, i0 + rows) of a head of T queries: the scores strip S = Q Kᵀ / sqrt(hs)
@@ -129,13 +128,12 @@ void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, i
     }
     float* pr = P_rounded + r * ld;
     const simd::vfloat minus = simd::broadcast(&dot), times = simd::broadcast(&scale);
-    for (int64_t j = 0; j < seen; j += simd::kLanes) {  // the scalar line's arithmetic, lane by lane
-      const int lanes = static_cast<int>(std::min<int64_t>(simd::kLanes, seen - j));
-      const simd::vfloat w = simd::load_first(p + j, lanes);
-      const simd::vfloat g = w * (simd::load_first(ds + j, lanes) - minus) * times;
-      simd::store_first(ds + j, simd::round_bf16(g), lanes);
-      simd::store_first(pr + j, simd::round_bf16(w), lanes);
-    }
+    simd::by_vectors(seen, [&](int64_t j, int lanes) {  // the scalar line's arithmetic, lane by lane
+      const simd::vfloat w = simd::load_n(p + j, lanes);
+      const simd::vfloat g = w * (simd::load_n(ds + j, lanes) - minus) * times;
+      simd::store_n(ds + j, simd::round_bf16(g), lanes);
+      simd::store_n(pr + j, simd::round_bf16(w), lanes);
+    });
     std::fill(ds + seen, ds + n, 0.0f);
     std::fill(pr + seen, pr + n, 0.0f);  // P is 0 there
   }
