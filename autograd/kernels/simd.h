@@ -85,7 +85,8 @@ inline void transpose8(__m256 (&r)[8]) {
 
 // Each lane rounded to the nearest bfloat16 as precision.h's round_to_bf16 does, for any vector of
 // floats (vfloat, or AVX2's __m256 beside AVX-512): vcvtneps2bf16 where the build has it, the same
-// integer steps as round_to_bf16 elsewhere.
+// integer steps as round_to_bf16 elsewhere (in AVX2 intrinsics: 12 instructions for the 15 that
+// GCC's vector extension makes of them, which emulates the unsigned compares).
 #if defined(__AVX512BF16__) && defined(__AVX512VL__)
 // (GCC 12's AVX-512 headers start from _mm512_undefined_epi32() and then warn that it may be used
 // uninitialized: a false positive of the headers.)
@@ -98,6 +99,19 @@ inline __m256 round_bf16(__m256 x) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32((__m128i)_mm256_cvtneps_pbh(x)), 16));
 }
 #pragma GCC diagnostic pop
+#elif defined(__AVX2__)
+inline __m256 round_bf16(__m256 x) {
+  const __m256i u = _mm256_castps_si256(x), magnitude = _mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF));
+  const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));  // ties to even
+  const __m256i rounded = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), odd);
+  // Signed compares: both sides are non-negative.
+  const __m256i nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7F800000));
+  const __m256i tiny = _mm256_cmpgt_epi32(_mm256_set1_epi32(0x00800000), magnitude);  // zero or subnormal
+  const __m256i chosen = _mm256_blendv_epi8(rounded, _mm256_or_si256(u, _mm256_set1_epi32(0x00400000)), nan);
+  // The upper 16 bits, or the sign alone where tiny.
+  const __m256i keep = _mm256_andnot_si256(_mm256_srli_epi32(tiny, 1), _mm256_set1_epi32(int(0xFFFF0000u)));
+  return _mm256_castsi256_ps(_mm256_and_si256(chosen, keep));
+}
 #endif
 template <class V>
 inline V round_bf16(V x) {
