@@ -61,29 +61,23 @@ int64_t batch_offset(const Shape& batch, const Strides& strides, int64_t index) 
 // A Linear's dy [rows, cols] rounded to bfloat16 into out, and its column sums into the bias
 // gradient (RowSums of dyᵀ, null: none) in the same pass: each column adds dy's own values over
 // the rows in order, from 0, as sum_to does, so the bits are those of a pass of its own.
+// One thread, whole rows: split into blocks of columns, each thread reads part of every row and
+// the prefetchers fetch the rest as well; two threads ran 768 x 128 in 107 us, one in 28.
 void rounded_with_column_sums(const float* dy, int64_t rows, int64_t cols, float* out, RowSums sums) {
   using namespace simd;
-  constexpr int64_t kWidth = 1024;  // columns per task: their sums stay in L1
-  const int64_t blocks = std::max<int64_t>((cols + kWidth - 1) / kWidth, std::min<int64_t>(num_threads(), cols / 64));
-  const int64_t width = ((cols + blocks - 1) / blocks + 15) / 16 * 16;
-  parallel_for((cols + width - 1) / width, 1, [&](int64_t b0, int64_t b1) {
-    alignas(64) float acc[kWidth];
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t j0 = b * width, n = std::min(width, cols - j0);
-      std::fill(acc, acc + width, 0.0f);
-      for (int64_t r = 0; r < rows; ++r) {
-        const float* src = dy + r * cols + j0;
-        float* dst = out + r * cols + j0;
-        by_vectors(n, [src, dst, &acc](int64_t j, int lanes) {  // each value loaded once
-          const vfloat v = load_n(src + j, lanes);
-          store_n(dst + j, round_bf16(v), lanes);
-          store(acc + j, add(load(acc + j), v));  // acc: whole vectors (zeros past n)
-        });
-      }
-      if (sums.out)
-        for (int64_t j = 0; j < n; ++j) sums.out[j0 + j] = sums.accumulate ? sums.out[j0 + j] + acc[j] : acc[j];
-    }
-  });
+  Buffer column_sums((cols + kLanes - 1) / kLanes * kLanes, 0.0f);  // whole vectors, zeros past cols
+  float* acc = column_sums.data();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = dy + r * cols;
+    float* dst = out + r * cols;
+    by_vectors(cols, [src, dst, acc](int64_t j, int lanes) {  // each value loaded once
+      const vfloat v = load_n(src + j, lanes);
+      store_n(dst + j, round_bf16(v), lanes);
+      store(acc + j, add(load(acc + j), v));
+    });
+  }
+  if (sums.out)
+    for (int64_t j = 0; j < cols; ++j) sums.out[j] = sums.accumulate ? sums.out[j] + acc[j] : acc[j];
 }
 
 }  // namespace
