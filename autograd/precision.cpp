@@ -4,6 +4,9 @@
 
 #include <stdexcept>
 
+#include "tinygpt/autograd/detail/bf16_operands.h"
+#include "tinygpt/autograd/kernels/simd.h"
+
 namespace tinygpt {
 
 namespace {
@@ -21,5 +24,19 @@ Precision parse_precision(std::string_view text) {
 Precision matmul_precision() { return g_precision; }
 PrecisionGuard::PrecisionGuard(Precision precision) : previous_(g_precision) { g_precision = precision; }
 PrecisionGuard::~PrecisionGuard() { g_precision = previous_; }
+
+namespace detail {
+
+bool stores_rounded(Readers readers) {
+  return readers == Readers::products && matmul_precision() == Precision::bf16 && !bf16_native();
+}
+
+void round_in_place(float* x, int64_t n) { simd::round_bf16(x, n, x); }
+
+void mark_bf16_exact(const Tensor& t) { t.impl()->storage->bf16_exact_version = t.version(); }
+
+bool bf16_exact(const Tensor& t) { return t.impl()->storage->bf16_exact_version == t.version(); }
+
+}  // namespace detail
 
 }  // namespace tinygpt

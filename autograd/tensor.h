@@ -21,6 +21,9 @@ namespace tinygpt {
 struct Buffer : memory::Vector<float> {
   using memory::Vector<float>::Vector;
   uint64_t version = 0;
+  // Every value is a bfloat16, as of this version (an op stored it rounded for bf16 products:
+  // precision.h's Readers); an in-place change leaves the mark behind.
+  uint64_t bf16_exact_version = UINT64_MAX;
 };
 
 struct Node;

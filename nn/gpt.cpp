@@ -122,7 +122,9 @@ Norm::Norm(const GPTConfig& c) : kind_(c.norm), eps_(c.norm_eps) {
 }
 
 Tensor Norm::forward(const Tensor& x) const {
-  return kind_ == NormKind::layernorm ? layer_norm(x, weight, bias, eps_) : rms_norm(x, weight, eps_);
+  // Read by a Linear only (c_attn, c_fc, lm_head): products' rounding stored, under bf16 (precision.h).
+  if (kind_ == NormKind::rmsnorm) return rms_norm(x, weight, eps_, Readers::products);
+  return layer_norm(x, weight, bias, eps_, Readers::products);
 }
 
 void Norm::forward_row(const float* x, float* y) const {
@@ -148,7 +150,8 @@ MLP::MLP(const GPTConfig& c, Init init)
 
 Tensor MLP::forward(const Tensor& x) const {
   const Tensor h = c_fc.forward(x);  // [B, T, H] (gelu) or [B, T, 2H]: the gate, then the up projection
-  return c_proj.forward(kind_ == MlpKind::swiglu ? swiglu(h) : gelu(h));  // [B, T, H] -> [B, T, C]
+  const Tensor a = kind_ == MlpKind::swiglu ? swiglu(h, Readers::products) : gelu(h, Readers::products);
+  return c_proj.forward(a);  // [B, T, H] -> [B, T, C]
 }
 
 // ---- CausalSelfAttention -----------------------------------------------------------------------
@@ -173,7 +176,7 @@ Tensor CausalSelfAttention::qkv(const Tensor& x) const {
 
 Tensor CausalSelfAttention::forward(const Tensor& x) {
   // Each query head attends over the keys and values of its group's head; heads merged: [B, T, C].
-  AttentionResult att = causal_self_attention(qkv(x), n_head_, n_kv_head_, memory_);
+  AttentionResult att = causal_self_attention(qkv(x), n_head_, n_kv_head_, memory_, Readers::products);
   weights_ = att.weights;  // [B, nh, T, T]
   return c_proj.forward(att.y);
 }

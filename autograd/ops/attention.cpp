@@ -22,6 +22,7 @@
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/precision.h"
+#include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
@@ -235,11 +236,12 @@ struct AttentionBackward {
 namespace {
 
 // The forward pass for q, k, v [B, nh, T, hs] with unit last stride: y [B, nh, T, hs] stored as
-// [B, T, nh, hs] (y_storage), and the weights unless tiled.
+// [B, T, nh, hs] (y_storage; rounded to bfloat16 where round_y), and the weights unless tiled.
 struct AttentionForward {
   Tensor y_storage, y, weights;
 };
-AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool tiled, SmallForm form) {
+AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool tiled, SmallForm form,
+                        bool round_y = false) {
   const int64_t B = q.size(0), nh = q.size(1), T = q.size(2), hs = q.size(3);
   // y lives in [B, T, nh, hs] order: merging heads back into [B, T, C] is then a free view.
   AttentionForward out;
@@ -270,6 +272,8 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
         weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, tiled ? n : T, P_rounded);
         small_gemm({rows, hs, n, rounded ? P_rounded : P, T, 1, values, yh + i0 * y_row, y_row, 1.0f, false,
                     rounded});  // y = P V
+        if (round_y)
+          for (int64_t r = 0; r < rows; ++r) detail::round_in_place(yh + (i0 + r) * y_row, hs);
       }
     }
   });
@@ -336,7 +340,8 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   return {y, f.weights};
 }
 
-AttentionResult causal_self_attention(const Tensor& qkv_in, int64_t n_head, int64_t n_kv_head, AttentionMemory memory) {
+AttentionResult causal_self_attention(const Tensor& qkv_in, int64_t n_head, int64_t n_kv_head, AttentionMemory memory,
+                                      Readers readers) {
   OpTimer timer("causal_attention");
   const int64_t width = qkv_in.dim() == 3 ? qkv_in.size(2) : 0, parts = n_head + 2 * n_kv_head;
   if (qkv_in.dim() != 3 || n_head <= 0 || n_kv_head <= 0 || n_head % n_kv_head != 0 || width % parts != 0)
@@ -354,7 +359,9 @@ AttentionResult causal_self_attention(const Tensor& qkv_in, int64_t n_head, int6
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const bool tiled = attention_is_tiled(memory, T);
   const SmallForm form = small_form(matmul_precision());  // backward multiplies as forward did
-  AttentionForward f = attend(q, k, v, scale, tiled, form);
+  const bool round_y = detail::stores_rounded(readers);
+  AttentionForward f = attend(q, k, v, scale, tiled, form, round_y);
+  if (round_y) detail::mark_bf16_exact(f.y_storage);
   const Tensor y = make_view(f.y_storage, {B, T, C}, {T * C, C, 1}, 0);  // heads merged: [B, T, C]
   const AttentionBackward backward{q, k, v, scale, form, {}, {}, {}, {}};
   Tensor out = attach(y, "causal_attention", {qkv}, [backward, qkv, weights = f.weights, tiled, C, KV](const Tensor&,

@@ -12,6 +12,7 @@
 #include "tinygpt/autograd/kernels/fast_exp.h"
 #include "tinygpt/autograd/kernels/elementwise.h"
 #include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
@@ -203,14 +204,19 @@ void gelu_row(const float* x, int64_t n, float* y) {
   }
 }
 
-Tensor gelu(const Tensor& input) {
+Tensor gelu(const Tensor& input, Readers readers) {
   OpTimer timer("gelu");
   constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
   const Tensor x = input.contiguous();
   Tensor out = Tensor::empty(x.shape());
   const float* px = x.data();
   float* py = out.data();
-  parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) { gelu_row(px + i0, i1 - i0, py + i0); });
+  const bool round = detail::stores_rounded(readers);
+  parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
+    gelu_row(px + i0, i1 - i0, py + i0);
+    if (round) detail::round_in_place(py + i0, i1 - i0);  // while in cache
+  });
+  if (round) detail::mark_bf16_exact(out);
   // dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2), t = tanh(u)
   return attach(out, "gelu", {x}, [x](const Tensor&, const Tensor& g) {
     bool fresh = false;  // GELU is usually its input's only consumer: write, skip zeroing and re-reading

@@ -9,6 +9,7 @@
 #include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/kernels/rows.h"
 #include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
@@ -111,7 +112,7 @@ void layer_norm_row(const float* x, int64_t C, const float* weight, const float*
   normalize_rows<1>(x, C, weight, bias, eps, y, &mean, &rstd);
 }
 
-Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, float eps) {
+Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, float eps, Readers readers) {
   OpTimer timer("layer_norm");
   const int64_t C = input.dim() ? input.shape().back() : 0;
   if (input.dim() < 1 || weight.shape() != Shape{C} || (bias.defined() && bias.shape() != Shape{C}))
@@ -124,6 +125,7 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   Tensor out = Tensor::empty(x.shape());
   auto mean = memory::make_shared<memory::Vector<float>>(rows);
   auto rstd = memory::make_shared<memory::Vector<float>>(rows);
+  const bool round = detail::stores_rounded(readers);
   parallel_for(rows, grain_for(4 * C), [&](int64_t r0, int64_t r1) {
     int64_t r = r0;
     for (; r + kGroup <= r1; r += kGroup)
@@ -132,7 +134,9 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
     for (; r < r1; ++r)
       normalize_rows<1>(x.data() + r * C, C, w.data(), bias_data, eps, out.data() + r * C, mean->data() + r,
                         rstd->data() + r);
+    if (round) detail::round_in_place(out.data() + r0 * C, (r1 - r0) * C);  // while in cache
   });
+  if (round) detail::mark_bf16_exact(out);
 
   return attach(out, "layer_norm", {x, w, b}, [x, w, b, mean, rstd, rows, C](const Tensor&, const Tensor& g) {
     bool fresh = false;

@@ -11,6 +11,7 @@
 #include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
@@ -59,18 +60,25 @@ int64_t batch_offset(const Shape& batch, const Strides& strides, int64_t index) 
 }
 
 // A Linear's dy [rows, cols] rounded to bfloat16 into out, and its column sums into the bias
-// gradient (RowSums of dyᵀ, null: none) in the same pass: each column adds dy's own values over
-// the rows in order, from 0, as sum_to does, so the bits are those of a pass of its own.
-// One thread, whole rows: split into blocks of columns, each thread reads part of every row and
-// the prefetchers fetch the rest as well; two threads ran 768 x 128 in 107 us, one in 28.
+// gradient (RowSums of dyᵀ, null: none): each column adds dy's own values over the rows in order,
+// from 0, as sum_to does for fp32, so the bits are fp32's. Whole rows at a time, which the
+// prefetchers follow: blocks of columns split among threads made 768 x 128 take 107 us on two
+// threads against 28 us on one. One thread: rounding and sums in one pass, each value loaded
+// once. Several: the rows rounded in parallel, then sum_to's pass.
 void rounded_with_column_sums(const float* dy, int64_t rows, int64_t cols, float* out, RowSums sums) {
   using namespace simd;
+  if (num_threads() > 1) {
+    parallel_for(rows, grain_for(cols), [&](int64_t r0, int64_t r1) {
+      round_bf16(dy + r0 * cols, (r1 - r0) * cols, out + r0 * cols);
+    });
+    return row_sums(cols, rows, {dy, 1, cols}, sums);
+  }
   Buffer column_sums((cols + kLanes - 1) / kLanes * kLanes, 0.0f);  // whole vectors, zeros past cols
   float* acc = column_sums.data();
   for (int64_t r = 0; r < rows; ++r) {
     const float* src = dy + r * cols;
     float* dst = out + r * cols;
-    by_vectors(cols, [src, dst, acc](int64_t j, int lanes) {  // each value loaded once
+    by_vectors(cols, [src, dst, acc](int64_t j, int lanes) {
       const vfloat v = load_n(src + j, lanes);
       store_n(dst + j, round_bf16(v), lanes);
       store(acc + j, add(load(acc + j), v));
@@ -141,7 +149,8 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
   Shape shape = x.shape();
   shape.back() = out;
   Tensor y = Tensor::empty(shape);
-  const MatrixView xv{x.data(), x.strides()[x.dim() - 2], 1};
+  // x stored for products (precision.h's Readers) is read as it is, in the forward and for dW.
+  const MatrixView xv{x.data(), x.strides()[x.dim() - 2], 1, detail::bf16_exact(x)};
   const MatrixView wt{w.data(), 1, in};  // Wᵀ [in, out], read in place
   const Precision precision = matmul_precision();  // backward multiplies as forward did
   gemm(rows, out, in, xv, wt, y.data(), out, false, bias.defined() ? bias.data() : nullptr, precision);  // x Wᵀ + b

@@ -10,6 +10,7 @@
 #include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/kernels/rows.h"
 #include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
@@ -81,7 +82,7 @@ void rms_norm_row(const float* x, int64_t C, const float* weight, float eps, flo
   rms_rows<1>(x, C, weight, eps, y, &rstd);
 }
 
-Tensor rms_norm(const Tensor& input, const Tensor& weight, float eps) {
+Tensor rms_norm(const Tensor& input, const Tensor& weight, float eps, Readers readers) {
   OpTimer timer("rms_norm");
   const int64_t C = input.dim() ? input.shape().back() : 0;
   if (input.dim() < 1 || weight.shape() != Shape{C})
@@ -91,10 +92,13 @@ Tensor rms_norm(const Tensor& input, const Tensor& weight, float eps) {
   const int64_t rows = C ? x.numel() / C : 0;
   Tensor out = Tensor::empty(x.shape());
   auto rstd = memory::make_shared<memory::Vector<float>>(rows);
+  const bool round = detail::stores_rounded(readers);
   parallel_for(rows, grain_for(2 * C), [&](int64_t r0, int64_t r1) {
     // One row at a time: rms_norm_row's code, so the key/value-cache decoder gets these bits.
     for (int64_t r = r0; r < r1; ++r) rms_rows<1>(x.data() + r * C, C, w.data(), eps, out.data() + r * C, rstd->data() + r);
+    if (round) detail::round_in_place(out.data() + r0 * C, (r1 - r0) * C);  // while in cache
   });
+  if (round) detail::mark_bf16_exact(out);
 
   return attach(out, "rms_norm", {x, w}, [x, w, rstd, rows, C](const Tensor&, const Tensor& g) {
     bool fresh = false;

@@ -11,6 +11,7 @@
 #include "tinygpt/autograd/kernels/fast_exp.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {
@@ -37,7 +38,7 @@ void swiglu_backward_row(const float* __restrict g, const float* __restrict u, c
 
 }  // namespace
 
-Tensor swiglu(const Tensor& input) {
+Tensor swiglu(const Tensor& input, Readers readers) {
   OpTimer timer("swiglu");
   const int64_t H2 = input.dim() ? input.shape().back() : 0;
   if (input.dim() < 1 || H2 % 2 != 0 || H2 == 0)
@@ -48,9 +49,12 @@ Tensor swiglu(const Tensor& input) {
   Shape shape = x.shape();
   shape.back() = H;
   Tensor out = Tensor::empty(shape);
+  const bool round = detail::stores_rounded(readers);
   parallel_for(rows, grain_for(4 * H), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) swiglu_row(x.data() + r * H2, H, out.data() + r * H);
+    if (round) detail::round_in_place(out.data() + r0 * H, (r1 - r0) * H);  // while in cache
   });
+  if (round) detail::mark_bf16_exact(out);
   return attach(out, "swiglu", {x}, [x, rows, H](const Tensor&, const Tensor& dy) {
     bool fresh = false;
     float* sink = grad_sink(x, fresh);

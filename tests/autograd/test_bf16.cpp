@@ -6,9 +6,11 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
+#include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/kernels/gemm.h"
 #include "tinygpt/autograd/kernels/pack.h"
@@ -511,6 +513,106 @@ TEST_CASE("bf16: attention on the float kernels with rounded operands equals the
       REQUIRE(max_difference(fused[part], tiled[part]) < 0.1 * from_fp32);
     }
   }
+}
+
+namespace {
+
+// The ops that store an output for products (precision.h's Readers), each on its own inputs: a
+// [2, 37, 48] x (37 rows: a last partial block of attention rows), read by a Linear [48 -> 20]
+// (swiglu halves it: 24 in).
+struct ForProducts {
+  const char* name;
+  int64_t width;  // the output's last axis, the Linear's input
+  std::function<Tensor(const Tensor& x, Readers readers)> op;
+};
+std::vector<ForProducts> for_products(const Tensor& ln_w, const Tensor& ln_b) {
+  return {{"layer_norm", 48, [&](const Tensor& x, Readers r) { return layer_norm(x, ln_w, ln_b, 1e-5f, r); }},
+          {"rms_norm", 48, [&](const Tensor& x, Readers r) { return rms_norm(x, ln_w, 1e-5f, r); }},
+          {"gelu", 48, [](const Tensor& x, Readers r) { return gelu(x, r); }},
+          {"swiglu", 24, [](const Tensor& x, Readers r) { return swiglu(x, r); }},
+          {"attention", 24, [](const Tensor& x, Readers r) {
+             return causal_self_attention(x, 2, 1, AttentionMemory::automatic, r).y;  // 2 heads of 12, 1 k/v head
+           }}};
+}
+
+// Restores the measured kernel choice however a test ends.
+struct MeasuredKernelsAfter {
+  ~MeasuredKernelsAfter() { set_bf16_kernels(Bf16Kernels::measured); }
+};
+
+}  // namespace
+
+TEST_CASE("bf16: an output for products is stored rounded and marked only on the float kernels", "[bf16]") {
+  MeasuredKernelsAfter restore;
+  const Tensor ln_w = Tensor::uniform({48}, 7, 0.5f, 1.5f), ln_b = Tensor::uniform({48}, 8, -0.5f, 0.5f);
+  const Tensor x = Tensor::uniform({2, 37, 48}, 9, -2, 2);
+  std::vector<Bf16Kernels> kernels{Bf16Kernels::rounded};
+  if (bf16_instructions()) kernels.push_back(Bf16Kernels::native);
+  for (const ForProducts& op : for_products(ln_w, ln_b))
+    for (Bf16Kernels k : kernels)
+      for (Precision precision : {Precision::fp32, Precision::bf16}) {
+        set_bf16_kernels(k);
+        PrecisionGuard guard(precision);
+        const Tensor plain = op.op(x, Readers::anyone), stored = op.op(x, Readers::products);
+        const bool rounds = precision == Precision::bf16 && k == Bf16Kernels::rounded;
+        INFO(op.name << " kernels " << to_string(k) << " precision " << to_string(precision));
+        std::vector<float> want = plain.to_vector();
+        if (rounds)
+          for (float& v : want) v = round_to_bf16(v);
+        REQUIRE(first_difference(stored.to_vector(), want) == "");
+        REQUIRE((plain.to_vector() != stored.to_vector()) == rounds);
+        REQUIRE(detail::bf16_exact(stored) == rounds);
+        REQUIRE_FALSE(detail::bf16_exact(plain));
+      }
+}
+
+TEST_CASE("bf16: a Linear reading an output stored for products has the bits of one reading it plain",
+          "[bf16]") {
+  // The forward reads the rounded output in place, dW packs it without rounding: the same operands
+  // as rounding the plain output, so y and every gradient keep their bits, for 1 and 2 threads.
+  MeasuredKernelsAfter restore;
+  set_bf16_kernels(Bf16Kernels::rounded);
+  const Tensor ln_w = Tensor::uniform({48}, 7, 0.5f, 1.5f).set_requires_grad(true);
+  const Tensor ln_b = Tensor::uniform({48}, 8, -0.5f, 0.5f).set_requires_grad(true);
+  for (const ForProducts& op : for_products(ln_w, ln_b))
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      auto run = [&](Readers readers) {
+        Tensor x = Tensor::uniform({2, 37, 48}, 9, -2, 2).set_requires_grad(true);
+        Tensor w = Tensor::uniform({20, op.width}, 10, -0.3f, 0.3f).set_requires_grad(true);
+        Tensor b = Tensor::uniform({20}, 11, -0.1f, 0.1f).set_requires_grad(true);
+        Tensor y;
+        {
+          PrecisionGuard guard(Precision::bf16);
+          y = linear(op.op(x, readers), w, b);
+        }
+        y.backward(Tensor::uniform(y.shape(), 12, -1, 1));
+        std::vector<std::vector<float>> out{y.to_vector(), x.grad().to_vector(), w.grad().to_vector(),
+                                            b.grad().to_vector()};
+        for (Tensor p : {ln_w, ln_b})
+          if (p.has_grad()) {
+            out.push_back(p.grad().to_vector());
+            p.zero_grad();
+          }
+        return out;
+      };
+      const auto plain = run(Readers::anyone), stored = run(Readers::products);
+      set_num_threads(0);
+      INFO(op.name << " threads " << threads);
+      REQUIRE(plain.size() == stored.size());
+      for (size_t i = 0; i < plain.size(); ++i) REQUIRE(first_difference(stored[i], plain[i]) == "");
+    }
+}
+
+TEST_CASE("bf16: an in-place change takes the bfloat16 mark off the storage", "[bf16]") {
+  MeasuredKernelsAfter restore;
+  set_bf16_kernels(Bf16Kernels::rounded);
+  PrecisionGuard guard(Precision::bf16);
+  const Tensor y = gelu(Tensor::uniform({4, 8}, 1, -1, 1), Readers::products);
+  REQUIRE(detail::bf16_exact(y));
+  REQUIRE(detail::bf16_exact(y.view({32})));  // the mark is the storage's: every view has it
+  y.fill_(0.3f);                              // 0.3 is no bfloat16
+  REQUIRE_FALSE(detail::bf16_exact(y));
 }
 
 TEST_CASE("bf16: forcing the kernels overrides the measurement, and native needs the instructions", "[bf16][gemm]") {
