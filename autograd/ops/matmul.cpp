@@ -61,9 +61,9 @@ int64_t batch_offset(const Shape& batch, const Strides& strides, int64_t index) 
 
 // A Linear's dy [rows, cols] rounded to bfloat16 into out, and its column sums into the bias
 // gradient (RowSums of dyᵀ, null: none): each column adds dy's own values over the rows in order,
-// from 0, as sum_to does for fp32, so the bits are fp32's. Whole rows at a time, which the
-// prefetchers follow: blocks of columns split among threads made 768 x 128 take 107 us on two
-// threads against 28 us on one. One thread: rounding and sums in one pass, each value loaded
+// from 0, as sum_to does for fp32, so the bits are fp32's. Whole rows at a time: with blocks of
+// columns shared out, each thread reads part of every row and the prefetchers fetch the rest too,
+// slower on two threads than on one. One thread: rounding and sums in one pass, each value loaded
 // once. Several: the rows rounded in parallel, then sum_to's pass.
 void rounded_with_column_sums(const float* dy, int64_t rows, int64_t cols, float* out, RowSums sums) {
   using namespace simd;
