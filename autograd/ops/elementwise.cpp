@@ -213,8 +213,12 @@ Tensor gelu(const Tensor& input, Readers readers) {
   float* py = out.data();
   const bool round = detail::stores_rounded(readers);
   parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
-    gelu_row(px + i0, i1 - i0, py + i0);
-    if (round) detail::round_in_place(py + i0, i1 - i0);  // while in cache
+    constexpr int64_t kPiece = 2048;  // floats: 8 KB, rounded while in L1
+    for (int64_t i = i0; i < i1; i += kPiece) {
+      const int64_t n = std::min(kPiece, i1 - i);
+      gelu_row(px + i, n, py + i);
+      if (round) detail::round_in_place(py + i, n);
+    }
   });
   if (round) detail::mark_bf16_exact(out);
   // dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2), t = tanh(u)

@@ -128,13 +128,16 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   const bool round = detail::stores_rounded(readers);
   parallel_for(rows, grain_for(4 * C), [&](int64_t r0, int64_t r1) {
     int64_t r = r0;
-    for (; r + kGroup <= r1; r += kGroup)
+    for (; r + kGroup <= r1; r += kGroup) {
       normalize_rows<kGroup>(x.data() + r * C, C, w.data(), bias_data, eps, out.data() + r * C, mean->data() + r,
                              rstd->data() + r);
-    for (; r < r1; ++r)
+      if (round) detail::round_in_place(out.data() + r * C, kGroup * C);  // while in L1
+    }
+    for (; r < r1; ++r) {
       normalize_rows<1>(x.data() + r * C, C, w.data(), bias_data, eps, out.data() + r * C, mean->data() + r,
                         rstd->data() + r);
-    if (round) detail::round_in_place(out.data() + r0 * C, (r1 - r0) * C);  // while in cache
+      if (round) detail::round_in_place(out.data() + r * C, C);
+    }
   });
   if (round) detail::mark_bf16_exact(out);
 

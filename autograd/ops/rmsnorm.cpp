@@ -95,8 +95,10 @@ Tensor rms_norm(const Tensor& input, const Tensor& weight, float eps, Readers re
   const bool round = detail::stores_rounded(readers);
   parallel_for(rows, grain_for(2 * C), [&](int64_t r0, int64_t r1) {
     // One row at a time: rms_norm_row's code, so the key/value-cache decoder gets these bits.
-    for (int64_t r = r0; r < r1; ++r) rms_rows<1>(x.data() + r * C, C, w.data(), eps, out.data() + r * C, rstd->data() + r);
-    if (round) detail::round_in_place(out.data() + r0 * C, (r1 - r0) * C);  // while in cache
+    for (int64_t r = r0; r < r1; ++r) {
+      rms_rows<1>(x.data() + r * C, C, w.data(), eps, out.data() + r * C, rstd->data() + r);
+      if (round) detail::round_in_place(out.data() + r * C, C);  // while in L1
+    }
   });
   if (round) detail::mark_bf16_exact(out);
 

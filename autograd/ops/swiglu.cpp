@@ -51,8 +51,10 @@ Tensor swiglu(const Tensor& input, Readers readers) {
   Tensor out = Tensor::empty(shape);
   const bool round = detail::stores_rounded(readers);
   parallel_for(rows, grain_for(4 * H), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) swiglu_row(x.data() + r * H2, H, out.data() + r * H);
-    if (round) detail::round_in_place(out.data() + r0 * H, (r1 - r0) * H);  // while in cache
+    for (int64_t r = r0; r < r1; ++r) {
+      swiglu_row(x.data() + r * H2, H, out.data() + r * H);
+      if (round) detail::round_in_place(out.data() + r * H, H);  // while in L1
+    }
   });
   if (round) detail::mark_bf16_exact(out);
   return attach(out, "swiglu", {x}, [x, rows, H](const Tensor&, const Tensor& dy) {
