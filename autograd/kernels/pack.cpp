@@ -24,8 +24,8 @@ template <int W>
 void copy_padded(float* dst, const float* src, int64_t valid, bool round) {
   if (valid >= W && !round) {
     std::memcpy(dst, src, W * sizeof(float));
-  } else if (valid >= W && W % kLanes == 0) {
-    for (int c = 0; c < W; c += kLanes) store(dst + c, round_bf16(load(src + c)));
+  } else if (valid >= W) {
+    round_bf16(src, W, dst);
   } else {
     for (int c = 0; c < W; ++c) dst[c] = c < valid ? put(src[c], round) : 0.0f;
   }

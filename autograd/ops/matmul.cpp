@@ -2,7 +2,6 @@
 //   C = A · B,   dA += dC · Bᵀ,   dB += Aᵀ · dC     (transposes are stride swaps, never copies)
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
