@@ -36,7 +36,9 @@ void turn_row(const float* x, int64_t D, int64_t heads, int64_t hs, const float*
     for (int64_t i = 0; i < hs / 2; ++i) {
       const float c = cs[2 * i], s = direction * cs[2 * i + 1];
       const float x0 = x[h * hs + 2 * i], x1 = x[h * hs + 2 * i + 1];
-      const float y0 = x0 * c - x1 * s, y1 = x0 * s + x1 * c;
+      // Fused as written: left to contraction, the vector and scalar copies of this loop (the
+      // compiler picks one at run time) fuse different products and differ in the last bit.
+      const float y0 = std::fma(x0, c, -(x1 * s)), y1 = std::fma(x0, s, x1 * c);
       y[h * hs + 2 * i] = add ? y[h * hs + 2 * i] + y0 : y0;
       y[h * hs + 2 * i + 1] = add ? y[h * hs + 2 * i + 1] + y1 : y1;
     }
