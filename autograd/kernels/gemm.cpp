@@ -9,7 +9,6 @@
 // of A per depth block and B a few panels at a time, just before it uses them.
 #include "tinygpt/autograd/kernels/gemm.h"
 #include "tinygpt/autograd/kernels/blocking.h"
-#include "tinygpt/autograd/kernels/elementwise.h"
 #include "tinygpt/autograd/kernels/pack.h"
 #include "tinygpt/autograd/kernels/simd.h"
 
@@ -311,16 +310,6 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C,
     return gemm_bf16_native(M, N, K, A, B, C, ldc, accumulate, bias, sums);
   gemm_float(M, N, K, A, B, C, ldc, accumulate, bias, precision == Precision::bf16);
   row_sums(M, K, A, sums);
-}
-
-void row_sums(int64_t M, int64_t K, MatrixView A, RowSums sums) {
-  if (!sums.out) return;
-  if (A.row_stride == 1 && A.col_stride == M) return sum_to(A.data, {K, M}, sums.out, {M}, sums.accumulate);
-  for (int64_t i = 0; i < M; ++i) {
-    float s = 0.0f;
-    for (int64_t k = 0; k < K; ++k) s += A.data[i * A.row_stride + k * A.col_stride];
-    sums.out[i] = sums.accumulate ? sums.out[i] + s : s;
-  }
 }
 
 void gemm_bf16_portable(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,

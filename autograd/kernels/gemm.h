@@ -18,13 +18,15 @@ struct MatrixView {
   MatrixView transposed() const { return {data, col_stride, row_stride, bf16_exact}; }
 };
 
-// A's row sums: out[i] (=|+=) the sum over k of A(i, k) as stored (not rounded), in float, k in
-// order (as sum_to adds rows). For a Linear's dW = dYᵀ · X they are the bias gradient. out: null:
-// none.
+// A's row sums: out[i] (=|+=) the sum over k of A(i, k) as stored (not rounded), in float. For a
+// Linear's dW = dYᵀ · X they are the bias gradient. out: null: none. The order, on every path and
+// for any thread count: k in chunks of row_sum_chunk(K) (the last may be shorter), each chunk
+// summed from 0 in k order, then the chunks' sums added in order from 0 (kernels/row_sums.cpp).
 struct RowSums {
   float* out = nullptr;
   bool accumulate = false;
 };
+int64_t row_sum_chunk(int64_t K);
 
 // C[M, N] (row-major, leading dimension ldc) = A[M, K] · B[K, N], or += when accumulate.
 // With a bias (N values, only when not accumulating) C = A · B + bias on every row: a Linear
@@ -38,9 +40,13 @@ struct RowSums {
 void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
           const float* bias = nullptr, Precision precision = Precision::fp32, RowSums sums = {});
 
-// A[M, K]'s row sums (RowSums) in a pass over A: an A stored transposed and contiguous by sum_to's
-// vector loop over its stored rows, any other by rows.
+// A[M, K]'s row sums (RowSums) in a pass over A: an A stored transposed and contiguous (dYᵀ) by
+// column_sums, any other row by row.
 void row_sums(int64_t M, int64_t K, MatrixView A, RowSums sums);
+
+// dY [rows, cols]'s column sums, the row sums of A = dYᵀ (RowSums), threads sharing whole rows;
+// with `rounded` (null: none), dY rounded to bfloat16 into it in the same pass.
+void column_sums(const float* dy, int64_t rows, int64_t cols, RowSums sums, float* rounded = nullptr);
 
 // The two bf16 paths, for tests and benchmarks. Portable: the float kernels above, each packed
 // panel rounded to bfloat16 (products of two bfloat16 values are exact in float, so only the sums

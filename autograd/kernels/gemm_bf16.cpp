@@ -16,8 +16,8 @@
 // Rounding is vcvtneps2bf16's (round to nearest even); an odd depth pairs its last k with 0. Every
 // operand is read from memory once per depth block, so packing is where memory bandwidth shows:
 // the packers request the rows they read next ahead of time. Asked for A's row sums (a Linear's
-// bias gradient, with A = dYᵀ), the packers add them up from the float values they round, each
-// row's k in order, as each band owns its rows through every depth block.
+// bias gradient, with A = dYᵀ), the packers add them up from the float values they round, in
+// RowSums' chunks of k, as each band owns its rows through every depth block.
 #include "tinygpt/autograd/kernels/gemm.h"
 
 #include <algorithm>
@@ -36,17 +36,38 @@ namespace {
 
 using namespace bf16;
 
-// M row sums added up from 0, then stored into RowSums or added to them.
+// Rows' sums in RowSums' order as the packers meet A's values, k in order: the chunk at hand in
+// `partial`, added to `total` where a chunk ends (k, counted from A's first column, a multiple of
+// `chunk`). Empty (total null): no sums wanted.
+struct SumRows {
+  float* total = nullptr;
+  float* partial = nullptr;
+  int64_t chunk = 0;
+  explicit operator bool() const { return total; }
+  SumRows from(int64_t i0) const { return total ? SumRows{total + i0, partial + i0, chunk} : SumRows{}; }
+  // Rows [0, m)'s chunk at hand added to their totals; a new chunk starts.
+  void add_chunk(int64_t m) const {
+    for (int64_t i = 0; i < m; ++i) total[i] += partial[i], partial[i] = 0.0f;
+  }
+  // Rows [0, m) once their values before k = end are added in: the chunk that ends there, if one does.
+  void close_chunk(int64_t end, int64_t m) const {
+    if (end % chunk == 0) add_chunk(m);
+  }
+};
+
+// M rows' sums of A [M, K] (SumRows), then stored into RowSums or added to them.
 class RowSumScratch {
  public:
-  explicit RowSumScratch(int64_t M) : sums_(M, 0.0f) {}
-  float* data() { return sums_.data(); }
-  void store(RowSums out) const {
-    for (size_t i = 0; i < sums_.size(); ++i) out.out[i] = out.accumulate ? out.out[i] + sums_[i] : sums_[i];
+  RowSumScratch(int64_t M, int64_t K) : total_(M, 0.0f), partial_(M, 0.0f), K_(K), chunk_(row_sum_chunk(K)) {}
+  SumRows rows() { return {total_.data(), partial_.data(), chunk_}; }
+  void store(RowSums out) {
+    if (K_ % chunk_ != 0) rows().add_chunk(static_cast<int64_t>(total_.size()));  // the short last chunk
+    for (size_t i = 0; i < total_.size(); ++i) out.out[i] = out.accumulate ? out.out[i] + total_[i] : total_[i];
   }
 
  private:
-  memory::Vector<float> sums_;
+  memory::Vector<float> total_, partial_;
+  int64_t K_, chunk_;
 };
 
 constexpr int64_t kBandRows = 20 * MR;  // most rows of a band: its packed A (kBandRows x KC bfloat16) stays in L2
@@ -67,18 +88,19 @@ PairLayout band_layout(MatrixView A, int64_t m, int64_t kp) {
 }
 
 // m rows of A from i0 and kc of its columns from p0 as pairs into Ap (band_words), laid out as
-// band_layout says; `line` (kc floats) gathers a row whose values are not contiguous. sums (null:
-// none): the m rows' sums, to which their kc values are added, k in order.
+// band_layout says; `line` (kc floats) gathers a row whose values are not contiguous. sums (empty:
+// none): the m rows' sums (already from i0), to which their kc values are added, k in order.
 TINYGPT_BF16_TARGET PairLayout pack_band(MatrixView A, int64_t i0, int64_t m, int64_t p0, int64_t kc, uint32_t* Ap,
-                                        float* line, float* sums) {
+                                        float* line, SumRows sums) {
   const float* src = A.data + i0 * A.row_stride + p0 * A.col_stride;
   const PairLayout layout = band_layout(A, m, k_pairs(kc));
   const int64_t step = layout.step;
   if (layout.order == PairOrder::by_pair) {
-    for (int64_t k = 0; k < kc; k += 2) {
+    for (int64_t k = 0; k < kc; k += 2) {  // a chunk is a whole number of pairs (row_sum_chunk)
       const float* even = src + k * A.col_stride;
       rows_to_pairs(even, k + 1 < kc ? even + A.col_stride : nullptr, m, step,
-                    k + rows_ahead(m) + 1 < kc ? A.col_stride : 0, Ap + (k / 2) * step, NR, sums);
+                    k + rows_ahead(m) + 1 < kc ? A.col_stride : 0, Ap + (k / 2) * step, NR, sums.partial);
+      if (sums) sums.close_chunk(p0 + std::min(k + 2, kc), m);
     }
     return layout;
   }
@@ -91,8 +113,13 @@ TINYGPT_BF16_TARGET PairLayout pack_band(MatrixView A, int64_t i0, int64_t m, in
       row = line;
     }
     line_pairs(row, kc, Ap + r * step);
-    if (sums)
-      for (int64_t k = 0; k < kc; ++k) sums[r] += row[k];
+    if (!sums) continue;
+    const SumRows mine = sums.from(r);
+    for (int64_t k = 0; k < kc;) {  // up to the end of k's chunk, or of the block
+      const int64_t end = std::min(kc, ((p0 + k) / sums.chunk + 1) * sums.chunk - p0);
+      for (; k < end; ++k) *mine.partial += row[k];
+      mine.close_chunk(p0 + end, 1);
+    }
   }
   return layout;
 }
@@ -159,7 +186,7 @@ constexpr int64_t kWholeAMost = int64_t{1} << 17;  // 512 KB
 // out to memory and reads them back for every band). Every thread rounding all of A pays where B
 // outweighs A, a C wider than tall (pairs_short).
 void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-                 const float* bias, DepthBlocks blocks, float* sums) {
+                 const float* bias, DepthBlocks blocks, SumRows sums) {
   const int64_t n_panels = (N + NR - 1) / NR, kp_most = k_pairs(blocks.most);
   const int64_t slices = std::min<int64_t>(n_panels, num_threads()), slice_panels = (n_panels + slices - 1) / slices;
   const int64_t a_block = band_words(M, kp_most);
@@ -172,7 +199,7 @@ void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int
     uint32_t* Ap = reinterpret_cast<uint32_t*>(line + line_floats);
     uint32_t* Bp = Ap + (whole ? blocks.count : 1) * a_block;
     const int64_t j_begin = s0 * slice_panels * NR, j_end = std::min(N, s1 * slice_panels * NR);
-    float* row_sums = s0 == 0 ? sums : nullptr;  // every slice rounds all of A: the first sums it
+    const SumRows row_sums = s0 == 0 ? sums : SumRows{};  // every slice rounds all of A: the first sums it
     // One group of B panels from j0 against A's pairs for one depth block.
     auto multiply = [&](int64_t block, int64_t j0, const uint32_t* a_pairs) {
       const int64_t kc = blocks.depth(block), kp = k_pairs(kc), n = std::min(kGroup * NR, j_end - j0);
@@ -193,9 +220,9 @@ void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int
   });
 }
 
-// The product of M, N, K > 0, and A's row sums added into `sums` (null: none) as A is rounded.
+// The product of M, N, K > 0, and A's row sums added into `sums` (empty: none) as A is rounded.
 void pair_product(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
-                  bool accumulate, const float* bias, float* sums) {
+                  bool accumulate, const float* bias, SumRows sums) {
   const DepthBlocks blocks(K);
   const int64_t kp_most = k_pairs(blocks.most), n_panels = (N + NR - 1) / NR;
   if (M <= kShortPairsMost && N > M && n_panels >= num_threads())
@@ -247,7 +274,7 @@ void pair_product(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, f
     for (int64_t band = b0; band < b1; ++band)
       for (int64_t block = k0; block < k0 + stage_blocks; ++block) {
         const int64_t kc = blocks.depth(block), i0 = band_start(band), m = band_start(band + 1) - i0;
-        const PairLayout a = pack_band(A, i0, m, block * blocks.most, kc, Ap, line, sums ? sums + i0 : nullptr);
+        const PairLayout a = pack_band(A, i0, m, block * blocks.most, kc, Ap, line, sums.from(i0));
         pair_band(k_pairs(kc), Ap, a, b_pairs + (block - k0) * b_block, C + i0 * ldc, ldc, m, N,
                   Start{accumulate || block > 0, bias});
       }
@@ -281,9 +308,9 @@ void gemm_bf16_native(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView 
                       bool accumulate, const float* bias, RowSums sums) {
   if (M <= 0 || N <= 0 || K <= 0)  // nothing to multiply
     return gemm(M, N, K, A, B, C, ldc, accumulate, bias, Precision::fp32, sums);
-  if (!sums.out) return pair_product(M, N, K, A, B, C, ldc, accumulate, bias, nullptr);
-  RowSumScratch scratch(M);
-  pair_product(M, N, K, A, B, C, ldc, accumulate, bias, scratch.data());
+  if (!sums.out) return pair_product(M, N, K, A, B, C, ldc, accumulate, bias, SumRows{});
+  RowSumScratch scratch(M, K);
+  pair_product(M, N, K, A, B, C, ldc, accumulate, bias, scratch.rows());
   scratch.store(sums);
 }
 

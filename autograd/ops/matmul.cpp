@@ -5,11 +5,8 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/elementwise.h"
 #include "tinygpt/autograd/kernels/gemm.h"
-#include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"
 
@@ -56,35 +53,6 @@ int64_t batch_offset(const Shape& batch, const Strides& strides, int64_t index) 
     index /= batch[d];
   }
   return offset;
-}
-
-// A Linear's dy [rows, cols] rounded to bfloat16 into out, and its column sums into the bias
-// gradient (RowSums of dyᵀ, null: none): each column adds dy's own values over the rows in order,
-// from 0, as sum_to does for fp32, so the bits are fp32's. Whole rows at a time: with blocks of
-// columns shared out, each thread reads part of every row and the prefetchers fetch the rest too,
-// slower on two threads than on one. One thread: rounding and sums in one pass, each value loaded
-// once. Several: the rows rounded in parallel, then sum_to's pass.
-void rounded_with_column_sums(const float* dy, int64_t rows, int64_t cols, float* out, RowSums sums) {
-  using namespace simd;
-  if (num_threads() > 1) {
-    parallel_for(rows, grain_for(cols), [&](int64_t r0, int64_t r1) {
-      round_bf16(dy + r0 * cols, (r1 - r0) * cols, out + r0 * cols);
-    });
-    return row_sums(cols, rows, {dy, 1, cols}, sums);
-  }
-  Buffer column_sums((cols + kLanes - 1) / kLanes * kLanes, 0.0f);  // whole vectors, zeros past cols
-  float* acc = column_sums.data();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* src = dy + r * cols;
-    float* dst = out + r * cols;
-    by_vectors(cols, [src, dst, acc](int64_t j, int lanes) {
-      const vfloat v = load_n(src + j, lanes);
-      store_n(dst + j, round_bf16(v), lanes);
-      store(acc + j, add(load(acc + j), v));
-    });
-  }
-  if (sums.out)
-    for (int64_t j = 0; j < cols; ++j) sums.out[j] = sums.accumulate ? sums.out[j] + acc[j] : acc[j];
 }
 
 }  // namespace
@@ -158,13 +126,13 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
   return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out, precision](const Tensor&, const Tensor& g) {
     const MatrixView gv{g.data(), out, 1};
     // bf16 on the float kernels: dy rounded once, read in place by both products (each would pack
-    // and round a copy of it); the bias gradient still sums dy as it is.
+    // and round a copy of it), in the pass that sums dy as it is for the bias gradient.
     const bool round_once = precision == Precision::bf16 && !bf16_native();
     bool db_fresh = false;
     float* db = grad_sink(bias, db_fresh);
     const RowSums bias_grad{db, !db_fresh};
     Buffer dy_rounded(round_once ? rows * out : 0);
-    if (round_once) rounded_with_column_sums(g.data(), rows, out, dy_rounded.data(), bias_grad);
+    if (round_once) column_sums(g.data(), rows, out, bias_grad, dy_rounded.data());
     const MatrixView dy = round_once ? MatrixView{dy_rounded.data(), out, 1, true} : gv;
     bool fresh = false;  // a gradient made just now is written, not added to
     if (float* dx = grad_sink(x, fresh)) gemm(rows, in, out, dy, {w.data(), in, 1}, dx, in, !fresh, nullptr, precision);

@@ -45,6 +45,24 @@ std::vector<float> product(const Product& p, const std::vector<float>& a, const 
 
 std::vector<float> uniform(int64_t n, uint64_t seed) { return Tensor::uniform({n}, seed, -1, 1).to_vector(); }
 
+// Restores the measured kernel choice however a test ends.
+struct MeasuredKernelsAfter {
+  ~MeasuredKernelsAfter() { set_bf16_kernels(Bf16Kernels::measured); }
+};
+
+// RowSums' order spelled out: k in chunks of row_sum_chunk(K), each summed from 0, then the chunks'
+// sums added from 0.
+float sum_in_chunks(int64_t K, const std::function<float(int64_t)>& value) {
+  const int64_t chunk = row_sum_chunk(K);
+  float total = 0.0f;
+  for (int64_t k0 = 0; k0 < K; k0 += chunk) {
+    float part = 0.0f;
+    for (int64_t k = k0; k < std::min(K, k0 + chunk); ++k) part += value(k);
+    total += part;
+  }
+  return total;
+}
+
 // The paths this machine has: the portable one always, the native one where the CPU has AVX512_BF16.
 std::vector<int> bf16_paths() { return bf16_instructions() ? std::vector<int>{1, 2} : std::vector<int>{1}; }
 
@@ -191,20 +209,29 @@ TEST_CASE("bf16: each path has the same bits with 1, 2 and 3 threads", "[bf16][g
   set_num_threads(0);
 }
 
-TEST_CASE("bf16: gemm's row sums of A are float sums in k order, on every path, for any thread count",
+TEST_CASE("bf16: row sum chunks are 32 k or more in multiples of 8 and at most 16 to a row", "[bf16][gemm]") {
+  REQUIRE(row_sum_chunk(1) == 32);
+  REQUIRE(row_sum_chunk(512) == 32);
+  REQUIRE(row_sum_chunk(700) == 48);  // 43.75 k a chunk, rounded up to 48
+  REQUIRE(row_sum_chunk(768) == 48);
+  REQUIRE(row_sum_chunk(4100) == 264);
+}
+
+TEST_CASE("bf16: gemm's row sums of A are float sums in chunks of k, on every path, for any thread count",
           "[bf16][gemm]") {
-  // The native GEMM adds them up as it rounds A; fp32 and the portable path in a pass of their own.
+  // The native GEMM adds them up as it rounds A, its depth blocks ending inside chunks (4100: 9 blocks
+  // of 456 k, chunks of 264); fp32 and the portable path in a pass of their own.
   std::vector<Product> shapes(std::begin(kShapes), std::end(kShapes));
   shapes.push_back({384, 96, 700, true, false});  // columns split for a short C, A rounded a block at a time
   shapes.push_back({768, 40, 30, false, false});  // each thread its own copy of B's pairs
+  shapes.push_back({2100, 8, 70, true, false});   // dY 2100 wide: two blocks of columns for each chunk
   for (const Product& p : shapes) {
     const std::vector<float> a = uniform(p.M * p.K, 21), b = uniform(p.K * p.N, 22);
     const MatrixView av = p.ta ? MatrixView{a.data(), 1, p.M} : MatrixView{a.data(), p.K, 1};
     const MatrixView bv = p.tb ? MatrixView{b.data(), 1, p.K} : MatrixView{b.data(), p.N, 1};
     std::vector<float> start = uniform(p.M, 23), want_fresh(p.M), want_added(p.M);
     for (int64_t i = 0; i < p.M; ++i) {
-      float s = 0.0f;
-      for (int64_t k = 0; k < p.K; ++k) s += a[p.ta ? k * p.M + i : i * p.K + k];
+      const float s = sum_in_chunks(p.K, [&](int64_t k) { return a[p.ta ? k * p.M + i : i * p.K + k]; });
       want_fresh[i] = s, want_added[i] = start[i] + s;
     }
     for (Precision precision : {Precision::fp32, Precision::bf16}) {
@@ -281,28 +308,41 @@ TEST_CASE("bf16: matmul and linear under a PrecisionGuard, forward and backward"
 }
 
 TEST_CASE("bf16: a Linear's bias gradient is the float column sums of dy, as in fp32, for 1 and 2 threads", "[bf16]") {
-  // 700 rows: two depth blocks of dyᵀ for dW; 40 outputs: a short C (dW [40, 50]) whose columns
-  // the threads split.
+  // 700 rows: two depth blocks of dyᵀ for dW, 15 chunks of 48 rows for the sums; 40 outputs: a
+  // short C (dW [40, 50]) whose columns the threads split. fp32, then bf16 on each kind of kernel.
+  MeasuredKernelsAfter restore;
+  struct Mode {
+    Precision precision;
+    Bf16Kernels kernels;
+  };
+  std::vector<Mode> modes{{Precision::fp32, Bf16Kernels::measured}, {Precision::bf16, Bf16Kernels::rounded}};
+  if (bf16_instructions()) modes.push_back({Precision::bf16, Bf16Kernels::native});
   for (int64_t outputs : {40, 400}) {
     Tensor x = Tensor::uniform({700, 50}, 4, -1, 1), w = Tensor::uniform({outputs, 50}, 5, -1, 1);
     Tensor bias = Tensor::uniform({outputs}, 6, -1, 1), dy = Tensor::uniform({700, outputs}, 7, -1, 1);
     w.set_requires_grad(true), bias.set_requires_grad(true);
-    std::vector<float> want(outputs, 0.0f);  // rows added in order, as sum_to does
+    std::vector<float> want(outputs), in_order(outputs, 0.0f);  // RowSums' chunks, and rows one by one
     const std::vector<float> g = dy.to_vector();
+    for (int64_t o = 0; o < outputs; ++o) want[o] = sum_in_chunks(700, [&](int64_t r) { return g[r * outputs + o]; });
     for (int64_t r = 0; r < 700; ++r)
-      for (int64_t o = 0; o < outputs; ++o) want[o] += g[r * outputs + o];
-    for (int threads : {1, 2}) {
-      set_num_threads(threads);
-      for (int pass = 0; pass < 2; ++pass) {  // the second adds to the first's gradient
-        INFO("outputs " << outputs << " threads " << threads << " pass " << pass);
-        if (pass == 0) w.zero_grad(), bias.zero_grad();
-        {
-          PrecisionGuard guard(Precision::bf16);
-          linear(x, w, bias).backward(dy);
+      for (int64_t o = 0; o < outputs; ++o) in_order[o] += g[r * outputs + o];
+    REQUIRE(first_difference(want, in_order) != "");  // the orders differ in some bits: the test tells them apart
+    for (const Mode& mode : modes) {
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        set_bf16_kernels(mode.kernels);
+        for (int pass = 0; pass < 2; ++pass) {  // the second adds to the first's gradient
+          INFO("outputs " << outputs << " " << to_string(mode.precision) << " on " << to_string(mode.kernels)
+                          << " threads " << threads << " pass " << pass);
+          if (pass == 0) w.zero_grad(), bias.zero_grad();
+          {
+            PrecisionGuard guard(mode.precision);
+            linear(x, w, bias).backward(dy);
+          }
+          std::vector<float> expect = want;
+          for (float& v : expect) v = pass == 0 ? v : v + v;
+          REQUIRE(first_difference(bias.grad().to_vector(), expect) == "");
         }
-        std::vector<float> expect = want;
-        for (float& v : expect) v = pass == 0 ? v : v + v;
-        REQUIRE(first_difference(bias.grad().to_vector(), expect) == "");
       }
     }
   }
@@ -534,11 +574,6 @@ std::vector<ForProducts> for_products(const Tensor& ln_w, const Tensor& ln_b) {
              return causal_self_attention(x, 2, 1, AttentionMemory::automatic, r).y;  // 2 heads of 12, 1 k/v head
            }}};
 }
-
-// Restores the measured kernel choice however a test ends.
-struct MeasuredKernelsAfter {
-  ~MeasuredKernelsAfter() { set_bf16_kernels(Bf16Kernels::measured); }
-};
 
 }  // namespace
 
