@@ -86,6 +86,8 @@ void hand_on(const Tensor& t, const Tensor& g) {
   pass_into(sink, g.data(), t.numel(), fresh);
 }
 
+bool may_overwrite(const Tensor& g) { return g.impl()->storage.use_count() == 1; }
+
 namespace {
 using ImplPtr = std::shared_ptr<TensorImpl>;
 

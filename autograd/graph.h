@@ -60,6 +60,11 @@ float* grad_sink(const Tensor& t, bool& fresh);
 // copies a buffer so shared before anything is added into it. Else g is added in.
 void hand_on(const Tensor& t, const Tensor& g);
 
+// Whether a backward function may overwrite the gradient g it was handed, once it has read it:
+// run_backward keeps no gradient of an intermediate past its node, so only a buffer that hand_on
+// shares with another tensor's gradient must stay as it is.
+bool may_overwrite(const Tensor& g);
+
 // Runs backward from `root` seeded with `seed` (same shape), then frees the graph behind root.
 void run_backward(const Tensor& root, const Tensor& seed);
 

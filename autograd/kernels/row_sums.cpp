@@ -39,6 +39,7 @@ int64_t row_sum_chunk(int64_t K) {
 }
 
 void column_sums(const float* dy, int64_t rows, int64_t cols, RowSums sums, float* rounded) {
+  if (!sums.out && !rounded) return;
   const int64_t chunk = row_sum_chunk(rows), chunks = (rows + chunk - 1) / chunk;
   const int64_t padded = round_up(cols, kLanes), blocks = (cols + kColumnBlock - 1) / kColumnBlock;
   Buffer partial(sums.out ? chunks * padded : 0);  // [chunks, padded]: each chunk's column sums

@@ -126,14 +126,17 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
   return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out, precision](const Tensor&, const Tensor& g) {
     const MatrixView gv{g.data(), out, 1};
     // bf16 on the float kernels: dy rounded once, read in place by both products (each would pack
-    // and round a copy of it), in the pass that sums dy as it is for the bias gradient.
+    // and round a copy of it), in the pass that sums dy as it is for the bias gradient. Rounded
+    // into its own buffer where nothing else reads it (no fresh memory to fetch), else a copy.
     const bool round_once = precision == Precision::bf16 && !bf16_native();
     bool db_fresh = false;
     float* db = grad_sink(bias, db_fresh);
     const RowSums bias_grad{db, !db_fresh};
-    Buffer dy_rounded(round_once ? rows * out : 0);
-    if (round_once) column_sums(g.data(), rows, out, bias_grad, dy_rounded.data());
-    const MatrixView dy = round_once ? MatrixView{dy_rounded.data(), out, 1, true} : gv;
+    const bool in_place = round_once && may_overwrite(g);
+    Buffer copy(round_once && !in_place ? rows * out : 0);
+    float* rounded = in_place ? g.data() : copy.data();
+    if (round_once) column_sums(g.data(), rows, out, bias_grad, rounded);
+    const MatrixView dy = round_once ? MatrixView{rounded, out, 1, true} : gv;
     bool fresh = false;  // a gradient made just now is written, not added to
     if (float* dx = grad_sink(x, fresh)) gemm(rows, in, out, dy, {w.data(), in, 1}, dx, in, !fresh, nullptr, precision);
     bool dw_fresh = false;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -384,6 +385,29 @@ TEST_CASE("bf16: a Linear on the float kernels equals fp32 on rounded x and w an
     }
     REQUIRE(first_difference(got[3], bias_grad) == "");
   }
+}
+
+TEST_CASE("bf16: a Linear rounds a dy that another gradient shares into a copy", "[bf16]") {
+  // out = h + linear(h), h a view of x: the add hands one gradient buffer to h and to the Linear's
+  // y, so the Linear must leave it as it is (alone, it rounds its dy in place). h's gradient is
+  // then the seed as it is plus the Linear's dx, and x's is h's.
+  MeasuredKernelsAfter restore;
+  set_bf16_kernels(Bf16Kernels::rounded);
+  const Tensor x0 = Tensor::uniform({40, 24}, 31, -1, 1), w = Tensor::uniform({24, 24}, 32, -1, 1);
+  const Tensor b = Tensor::uniform({24}, 33, -1, 1), seed = Tensor::uniform({40, 24}, 34, -1, 1);
+  auto x_grad = [&](bool residual) {
+    Tensor x = x0.clone().detach().set_requires_grad(true);
+    PrecisionGuard guard(Precision::bf16);
+    const Tensor h = x.reshape({40, 24});
+    const Tensor y = linear(h, w, b);
+    (residual ? h + y : y).backward(seed);
+    return x.grad().to_vector();
+  };
+  const std::vector<float> alone = x_grad(false), with_residual = x_grad(true), s = seed.to_vector();
+  std::vector<float> want(s.size());
+  for (size_t i = 0; i < s.size(); ++i) want[i] = s[i] + alone[i];
+  REQUIRE(first_difference(with_residual, want) == "");
+  REQUIRE(std::any_of(s.begin(), s.end(), [](float v) { return v != round_to_bf16(v); }));  // rounding would show
 }
 
 TEST_CASE("bf16: operands marked bfloat16-exact are read as they are", "[bf16][gemm]") {
