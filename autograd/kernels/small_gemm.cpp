@@ -61,9 +61,9 @@ void tile(const SmallGemmArgs& g, int64_t i0, int64_t j0, int64_t cols) {
     for (int v = 0; v < 2; ++v) {
       const int lanes = static_cast<int>(std::min<int64_t>(kLanes, cols - v * kLanes));  // a last tile: fewer
       const vfloat x = acc[r][v] * alpha;
-      if (lanes == kLanes) store(out + v * kLanes, g.accumulate ? add(load(out + v * kLanes), x) : x);
-      else if (lanes > 0)
-        store_first(out + v * kLanes, g.accumulate ? add(load_first(out + v * kLanes, lanes), x) : x, lanes);
+      if (lanes <= 0) continue;
+      const vfloat c = g.accumulate ? add(load_n(out + v * kLanes, lanes), x) : x;
+      store_n(out + v * kLanes, g.round_c ? round_bf16(c) : c, lanes);
     }
   }
 }
@@ -102,7 +102,8 @@ void small_gemm_rounded(const SmallGemmArgs& g) {
           for (int64_t r = 0; r < rows; ++r) block[p * MR + r] = round_to_bf16(a[p * g.a_col + r * g.a_row]);
       }
       small_gemm_floats({rows, g.n, depth, block, along_rows ? ld : 1, along_rows ? 1 : MR,
-                         g.b.from_row(p0), g.c + i0 * g.c_row, g.c_row, g.alpha, g.accumulate || p0 > 0});
+                         g.b.from_row(p0), g.c + i0 * g.c_row, g.c_row, g.alpha, g.accumulate || p0 > 0, false, 0,
+                         g.round_c && p0 + depth == g.k});  // C's final values: the last block's
     }
   }
 }
@@ -134,7 +135,9 @@ void small_gemm(const SmallGemmArgs& g) {
   switch (g.b.form) {
     case SmallForm::floats: return small_gemm_floats(g);
     case SmallForm::rounded: return g.a_rounded || g.a_panel ? small_gemm_floats(g) : small_gemm_rounded(g);
-    case SmallForm::pairs: return small_gemm_pairs(g);
+    case SmallForm::pairs:
+      if (g.round_c) throw std::logic_error("small_gemm: the pairs form does not store C rounded");
+      return small_gemm_pairs(g);
   }
 }
 

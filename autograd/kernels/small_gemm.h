@@ -42,6 +42,9 @@ struct SmallGemmArgs {
   // Non-zero: A is a float or rounded SmallB of its rows (a_row NR, a_col 1), whose panels of NR
   // columns of k lie this far apart: A(i, p) = a[(p / NR) * a_panel + i * NR + p % NR].
   int64_t a_panel = 0;
+  // C stored rounded to bfloat16 (after any accumulate): an output read only by products, on the
+  // float kernels (precision.h's Readers). Floats and rounded forms only.
+  bool round_c = false;
 };
 // A = rows i0.. of the matrix packed in b (not pairs), for SmallGemmArgs' a, a_row, a_col and a_panel.
 struct SmallA {

@@ -271,9 +271,7 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
         float* P_rounded = rounded ? strip : nullptr;  // tiled: P itself
         weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, tiled ? n : T, P_rounded);
         small_gemm({rows, hs, n, rounded ? P_rounded : P, T, 1, values, yh + i0 * y_row, y_row, 1.0f, false,
-                    rounded});  // y = P V
-        if (round_y)
-          for (int64_t r = 0; r < rows; ++r) detail::round_in_place(yh + (i0 + r) * y_row, hs);
+                    rounded, 0, round_y});  // y = P V
       }
     }
   });

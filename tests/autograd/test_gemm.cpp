@@ -3,6 +3,7 @@
 // packing path), accumulation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 
 #include "tinygpt/autograd/kernels/gemm.h"
@@ -162,6 +163,26 @@ TEST_CASE("small_gemm: A read from the packing of its rows has the bits of A rea
       INFO("K " << K << " form " << int(form));
       REQUIRE(got == want);
     }
+}
+
+TEST_CASE("small_gemm: C stored rounded is the rounding of C stored as it is", "[gemm]") {
+  // Rounded C: the final values only; K past kSmallDepth: the rounded form adds its blocks of A's
+  // depth into C one after another, and rounds after the last. Partial tiles: 37 x 19.
+  for (const int64_t K : {int64_t{9}, kSmallDepth + 20})
+    for (SmallForm form : {SmallForm::floats, SmallForm::rounded})
+      for (bool accumulate : {false, true}) {
+        const int64_t M = 37, N = 19;
+        const Tensor a = Tensor::uniform({M * K}, 5, -1, 1), b = Tensor::uniform({K * N}, 6, -1, 1);
+        std::vector<float> panels(packed_b_size(K, N), -1.0f);
+        const SmallB sb = packed({b.data(), N, 1}, K, N, panels.data(), form);
+        std::vector<float> got(M * N, 0.3f), want(M * N, 0.3f);
+        small_gemm({M, N, K, a.data(), K, 1, sb, got.data(), N, 0.5f, accumulate, false, 0, true});
+        small_gemm({M, N, K, a.data(), K, 1, sb, want.data(), N, 0.5f, accumulate});
+        INFO("K " << K << " form " << int(form) << " accumulate " << accumulate);
+        REQUIRE(std::any_of(want.begin(), want.end(), [](float v) { return v != round_to_bf16(v); }));
+        for (float& v : want) v = round_to_bf16(v);
+        REQUIRE(got == want);
+      }
 }
 
 TEST_CASE("gemm: A stored transposed and read in place has the bits of the same A stored by rows", "[gemm]") {
