@@ -162,8 +162,9 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 
 // A Linear layer in one op: y = x Wᵀ + b, x [..., in], weight [out, in] (PyTorch's layout), bias
 // [out] or undefined. One gemm adds onto rows preset to the bias; backward is two gemms and a
-// column sum, with no intermediate tensor (ops/matmul.cpp).
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+// column sum, with no intermediate tensor (ops/matmul.cpp). `readers`: precision.h (attention's q,
+// k and v are read by its products alone).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Readers readers = Readers::anyone);
 
 // Over the last axis (ops/softmax.cpp), or over any axis (moved last, and back).
 Tensor softmax(const Tensor& x);

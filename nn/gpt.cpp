@@ -167,8 +167,10 @@ CausalSelfAttention::CausalSelfAttention(const GPTConfig& c, Init init, Tensor a
     rope_angles_ = angles.defined() ? angles : rope_angles(c.block_size, c.head_size(), c.rope_theta);
 }
 
-Tensor CausalSelfAttention::qkv(const Tensor& x) const {
-  const Tensor qkv = c_attn.forward(x);  // [B, T, (nh + 2 g) hs]: queries, keys, values side by side
+Tensor CausalSelfAttention::qkv(const Tensor& x, Readers readers) const {
+  // [B, T, (nh + 2 g) hs]: queries, keys, values side by side. Turned by RoPE, they are read by more
+  // than attention's products.
+  const Tensor qkv = c_attn.forward(x, rope_angles_.defined() ? Readers::anyone : readers);
   if (!rope_angles_.defined()) return qkv;
   // Each query and key head turns by its token's position; the values pass through.
   return rope(qkv, rope_angles_.size(1), n_head_ + n_kv_head_, rope_angles_);
@@ -176,7 +178,8 @@ Tensor CausalSelfAttention::qkv(const Tensor& x) const {
 
 Tensor CausalSelfAttention::forward(const Tensor& x) {
   // Each query head attends over the keys and values of its group's head; heads merged: [B, T, C].
-  AttentionResult att = causal_self_attention(qkv(x), n_head_, n_kv_head_, memory_, Readers::products);
+  AttentionResult att =
+      causal_self_attention(qkv(x, Readers::products), n_head_, n_kv_head_, memory_, Readers::products);
   weights_ = att.weights;  // [B, nh, T, T]
   return c_proj.forward(att.y);
 }

@@ -111,8 +111,8 @@ class CausalSelfAttention : public Module {
   explicit CausalSelfAttention(const GPTConfig& config, Init init = Init::pytorch, Tensor rope_angles = {});
   Tensor forward(const Tensor& x);          // [B, T, C] -> [B, T, C]
   // The queries, keys and values the heads attend with: c_attn(x), turned by RoPE where the config
-  // says so. [B, T, (n_head + 2 n_kv_head) hs]
-  Tensor qkv(const Tensor& x) const;
+  // says so. [B, T, (n_head + 2 n_kv_head) hs]. readers: precision.h (forward: attention's products).
+  Tensor qkv(const Tensor& x, Readers readers = Readers::anyone) const;
   const Tensor& weights() const { return weights_; }  // [B, nh, T, T] of the last forward
   // automatic: the weights are kept below T = 512 and recomputed in backward from there on
   // (ops.h); weights: always kept, so that weights() can show them.

@@ -19,7 +19,7 @@ void Linear::reset_parameters(uint64_t seed) {
   if (bias.defined()) init::uniform_(bias, child_seed(seed, "bias"), -bound, bound);
 }
 
-Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
+Tensor Linear::forward(const Tensor& x, Readers readers) const { return linear(x, weight, bias, readers); }
 
 Embedding::Embedding(int64_t num, int64_t dim, std::optional<uint64_t> seed, Init init) {
   weight = register_parameter("weight", Tensor::empty({num, dim}));

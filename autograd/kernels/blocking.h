@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "tinygpt/autograd/precision.h"
+
 namespace tinygpt {
 
 constexpr int64_t KC = 512;  // deepest block: deep enough that C's update costs little, shallow
@@ -17,14 +19,18 @@ inline int64_t even_piece(int64_t n, int64_t most, int64_t unit) {
   return (piece + unit - 1) / unit * unit;
 }
 
-// Where C starts from: its own values (accumulate), bias[0..n) on every row, or zero.
+// Where C starts from: its own values (accumulate), bias[0..n) on every row, or zero; and
+// whether the values stored are rounded to bfloat16 (round: C's final values, from the last depth
+// block of the float kernels).
 struct Start {
   bool accumulate;
   const float* bias;  // null: none; read only when not accumulating
-  Start at_column(int64_t j) const { return {accumulate, bias ? bias + j : nullptr}; }
+  bool round = false;
+  Start at_column(int64_t j) const { return {accumulate, bias ? bias + j : nullptr, round}; }
   // C's new value at column c, given its old value and the product's.
   float value(float old, float product, int64_t c) const {
-    return accumulate ? old + product : bias ? product + bias[c] : product;
+    const float v = accumulate ? old + product : bias ? product + bias[c] : product;
+    return round ? round_to_bf16(v) : v;
   }
 };
 

@@ -13,6 +13,7 @@
 #include "tinygpt/autograd/kernels/simd.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/tensor.h"
@@ -38,9 +39,10 @@ bool columns_in_place(MatrixView A, int64_t M) {
   return A.row_stride == 1 && whole_kernels && (A.col_stride * sizeof(float)) % 4096 != 0;
 }
 
-// Which operands the portable bf16 path rounds as it packs them: those not bfloat16-exact already.
+// Which operands the portable bf16 path rounds as it packs them (those not bfloat16-exact already),
+// and whether C is stored rounded (StoreC).
 struct Rounding {
-  bool a = false, b = false;
+  bool a = false, b = false, c = false;
 };
 
 // Whether A may be read unpacked for a C N columns wide: narrow_kernel (a last panel of 4 columns
@@ -86,9 +88,10 @@ void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restric
     for (int r = 0; r < ROWS; ++r)
       for (int v = 0; v < NV; ++v) {
         float* c = C + r * ldc + v * kLanes;
-        if (start.accumulate) store(c, add(load(c), acc[r][v]));
-        else if (start.bias) store(c, add(acc[r][v], load(start.bias + v * kLanes)));
-        else store(c, acc[r][v]);
+        const vfloat value = start.accumulate ? add(load(c), acc[r][v])
+                             : start.bias     ? add(acc[r][v], load(start.bias + v * kLanes))
+                                              : acc[r][v];
+        store(c, start.round ? round_bf16(value) : value);
       }
     return;
   }
@@ -232,7 +235,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
           else if (!in_place && !by_columns) pack_a(A, i0, m, block * kc_most, kc, Ap, round.a);
           for (int64_t u = t; u < band_end; ++u) {
             const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
-            const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
+            const Start start = Start{accumulate || block > 0, bias, round.c && block + 1 == blocks.count}.at_column(j0);
             const float* b = packed_block(block) + (j0 / NR) * kc * NR;
             float* c = C + i0 * ldc + j0;
             if (in_place) multiply_band<AIn::rows>(kc, a_block, b, c, ldc, m, n, start, A.row_stride);
@@ -274,7 +277,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
       for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR) {
         const int64_t n = std::min(kGroup * NR, j_end - j0);
         pack_b(B, j0, n, p0, kc, Bp, round.b);
-        const Start start = Start{accumulate || block > 0, bias}.at_column(j0);
+        const Start start = Start{accumulate || block > 0, bias, round.c && block + 1 == blocks.count}.at_column(j0);
         if (by_columns)
           multiply_band<AIn::columns>(kc, A.data + p0 * A.col_stride, Bp, C + j0, ldc, M, n, start, 1, A.col_stride);
         else multiply_band(kc, Ap, Bp, C + j0, ldc, M, n, start);
@@ -288,16 +291,19 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
 namespace {
 
 void gemm_float(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-                const float* bias, bool bf16) {
+                const float* bias, bool bf16, StoreC store) {
   if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    if (!accumulate)
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = bias ? bias[j] : 0.0f;
+  if (K <= 0) {  // C = bias or 0, or as it was
+    if (accumulate && store == StoreC::as_is) return;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        const float v = accumulate ? C[i * ldc + j] : bias ? bias[j] : 0.0f;
+        C[i * ldc + j] = store == StoreC::rounded ? round_to_bf16(v) : v;
+      }
     return;
   }
   const DepthBlocks blocks(K);
-  const Rounding round{bf16 && !A.bf16_exact, bf16 && !B.bf16_exact};
+  const Rounding round{bf16 && !A.bf16_exact, bf16 && !B.bf16_exact, store == StoreC::rounded};
   if (M <= kShortMost && (N + NR - 1) / NR >= num_threads()) gemm_short(M, N, A, B, C, ldc, accumulate, bias, blocks, round);
   else gemm_tiled(M, N, A, B, C, ldc, accumulate, bias, blocks, round);
 }
@@ -305,16 +311,18 @@ void gemm_float(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, flo
 }  // namespace
 
 void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-          const float* bias, Precision precision, RowSums sums) {
-  if (precision == Precision::bf16 && bf16_native())
+          const float* bias, Precision precision, RowSums sums, StoreC store) {
+  if (precision == Precision::bf16 && bf16_native()) {
+    if (store == StoreC::rounded) throw std::logic_error("gemm: the native bf16 kernels store C as it is");
     return gemm_bf16_native(M, N, K, A, B, C, ldc, accumulate, bias, sums);
-  gemm_float(M, N, K, A, B, C, ldc, accumulate, bias, precision == Precision::bf16);
+  }
+  gemm_float(M, N, K, A, B, C, ldc, accumulate, bias, precision == Precision::bf16, store);
   row_sums(M, K, A, sums);
 }
 
 void gemm_bf16_portable(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc,
                         bool accumulate, const float* bias) {
-  gemm_float(M, N, K, A, B, C, ldc, accumulate, bias, true);
+  gemm_float(M, N, K, A, B, C, ldc, accumulate, bias, true, StoreC::as_is);
 }
 
 }  // namespace tinygpt

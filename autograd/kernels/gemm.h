@@ -18,6 +18,10 @@ struct MatrixView {
   MatrixView transposed() const { return {data, col_stride, row_stride, bf16_exact}; }
 };
 
+// How C's values are stored: as they are, or rounded to bfloat16 (an output read only by products,
+// precision.h's Readers; the float kernels only).
+enum class StoreC { as_is, rounded };
+
 // A's row sums: out[i] (=|+=) the sum over k of A(i, k) as stored (not rounded), in float. For a
 // Linear's dW = dYᵀ · X they are the bias gradient. out: null: none. The order, on every path and
 // for any thread count: k in chunks of row_sum_chunk(K) (the last may be shorter), each chunk
@@ -37,8 +41,11 @@ int64_t row_sum_chunk(int64_t K);
 // Precision::bf16 rounds A and B to bfloat16 and sums in float (precision.h): the native kernels
 // where bf16_native(), else gemm_bf16_portable. With `sums`, also A's row sums: the native kernels
 // add them up as they round A, the other paths in row_sums' pass of their own, with the same bits.
+// StoreC::rounded: C's final values rounded to bfloat16 as they are stored (not on the native
+// kernels, which throw).
 void gemm(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, float* C, int64_t ldc, bool accumulate,
-          const float* bias = nullptr, Precision precision = Precision::fp32, RowSums sums = {});
+          const float* bias = nullptr, Precision precision = Precision::fp32, RowSums sums = {},
+          StoreC store = StoreC::as_is);
 
 // A[M, K]'s row sums (RowSums) in a pass over A: an A stored transposed and contiguous (dYᵀ) by
 // column_sums, any other row by row.

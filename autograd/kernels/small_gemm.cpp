@@ -126,7 +126,7 @@ SmallB SmallB::from_row(int64_t p) const {
 
 SmallB packed(MatrixView B, int64_t k, int64_t n, float* out, SmallForm form) {
   if (form == SmallForm::pairs) return packed_pairs(B, k, n, out);
-  pack_b(B, 0, n, 0, k, out, form == SmallForm::rounded);
+  pack_b(B, 0, n, 0, k, out, form == SmallForm::rounded && !B.bf16_exact);
   return {out, k * NR, form};
 }
 

@@ -26,7 +26,8 @@ struct SmallB {
   SmallForm form = SmallForm::floats;
   SmallB from_row(int64_t p) const;  // B without its first p rows (p even for pairs)
 };
-// B[k, n] packed whole into out, which holds packed_b_size(k, n) floats (pack.h).
+// B[k, n] packed whole into out, which holds packed_b_size(k, n) floats (pack.h); the rounded form
+// copies a bfloat16-exact B (MatrixView::bf16_exact) as it is.
 SmallB packed(MatrixView B, int64_t k, int64_t n, float* out, SmallForm form = SmallForm::floats);
 
 struct SmallGemmArgs {

@@ -56,12 +56,13 @@ GradHeads<F> contiguous_heads(F* data, int64_t nh, int64_t T, int64_t hs, bool f
 
 // One head's [T, hs] rows (`row` floats apart), packed as small_gemm's B in `form` (float, or
 // bf16 under --precision bf16): as they are (rows of B: keys or queries) or transposed (columns
-// of B: Kᵀ, Vᵀ).
-SmallB head_rows(const float* x, int64_t row, int64_t T, int64_t hs, float* out, SmallForm form) {
-  return packed({x, row, 1}, T, hs, out, form);
+// of B: Kᵀ, Vᵀ). exact: the values are bfloat16 already (packed as they are in the rounded form).
+SmallB head_rows(const float* x, int64_t row, int64_t T, int64_t hs, float* out, SmallForm form, bool exact = false) {
+  return packed({x, row, 1, exact}, T, hs, out, form);
 }
-SmallB head_transposed(const float* x, int64_t row, int64_t T, int64_t hs, float* out, SmallForm form) {
-  return packed({x, 1, row}, hs, T, out, form);
+SmallB head_transposed(const float* x, int64_t row, int64_t T, int64_t hs, float* out, SmallForm form,
+                       bool exact = false) {
+  return packed({x, 1, row, exact}, hs, T, out, form);
 }
 // Floats of either packing of one head.
 int64_t head_panels(int64_t T, int64_t hs) { return std::max(packed_b_size(T, hs), packed_b_size(hs, T)); }
@@ -97,10 +98,11 @@ void softmax_row(float* p, int64_t n, float* rounded) {
 // P[r, j] (row r = query i0 + r, T floats apart) holds the weights; `rounded` (null, P, or a strip
 // like P's) their bfloat16 roundings up to key i0 + rows.
 // Forward and the tiled backward both call this: the recomputed weights are the forward's bits.
+// q_exact: the queries are bfloat16 already (read as they are in the rounded form).
 void weights_strip(const float* qh, int64_t q_row, SmallB key_t, int64_t T, int64_t hs, float scale, int64_t i0,
-                   int64_t rows, float* P, int64_t zero_to, float* rounded) {
+                   int64_t rows, float* P, int64_t zero_to, float* rounded, bool q_exact) {
   const int64_t n = i0 + rows;
-  small_gemm({rows, n, hs, qh + i0 * q_row, q_row, 1, key_t, P, T, scale});
+  small_gemm({rows, n, hs, qh + i0 * q_row, q_row, 1, key_t, P, T, scale, false, q_exact});
   // The next block's queries, requested from memory while the softmax runs: short lines of hs
   // values that the hardware prefetcher misses.
   if (n < T) request_lines(qh + n * q_row, q_row, std::min(rows, T - n), hs);
@@ -147,6 +149,7 @@ struct AttentionBackward {
   Tensor q, k, v;
   float scale;
   SmallForm form;               // the forward's precision
+  bool exact;                   // q, k and v are bfloat16 already (stored for products)
   GradHeads<float> dq, dk, dv;  // accumulated into, or written where fresh (kept weights only)
   GradHeads<const float> dy;    // the gradient of y
 
@@ -170,9 +173,9 @@ struct AttentionBackward {
     const float* gh = dy.at(b, h);
     const int64_t g_row = dy.row, per = head_panels(T, hs);
     float *dS = scratch, *panels = dS + T * T;
-    const SmallB value_t = head_transposed(V.at(b, kvh), V.row(), T, hs, panels, form);
-    const SmallB keys = head_rows(K.at(b, kvh), K.row(), T, hs, panels + per, form);
-    const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 2 * per, form);
+    const SmallB value_t = head_transposed(V.at(b, kvh), V.row(), T, hs, panels, form, exact);
+    const SmallB keys = head_rows(K.at(b, kvh), K.row(), T, hs, panels + per, form, exact);
+    const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 2 * per, form, exact);
     const SmallB grads = head_rows(gh, g_row, T, hs, panels + 3 * per, form);
     const bool rounded = form == SmallForm::rounded;
     float* P_rounded = panels + 4 * per;
@@ -206,14 +209,14 @@ struct AttentionBackward {
     const float* gh = dy.at(b, h);
     const int64_t g_row = dy.row, per = head_panels(T, hs);
     float *P = scratch, *dS = P + kRows * T, *panels = dS + kRows * T;
-    const SmallB key_t = head_transposed(K.at(b, kvh), K.row(), T, hs, panels, form);
-    const SmallB value_t = head_transposed(V.at(b, kvh), V.row(), T, hs, panels + per, form);
-    const SmallB keys = head_rows(K.at(b, kvh), K.row(), T, hs, panels + 2 * per, form);
-    const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 3 * per, form);
+    const SmallB key_t = head_transposed(K.at(b, kvh), K.row(), T, hs, panels, form, exact);
+    const SmallB value_t = head_transposed(V.at(b, kvh), V.row(), T, hs, panels + per, form, exact);
+    const SmallB keys = head_rows(K.at(b, kvh), K.row(), T, hs, panels + 2 * per, form, exact);
+    const SmallB queries = head_rows(Q.at(b, h), Q.row(), T, hs, panels + 3 * per, form, exact);
     const SmallB grads = head_rows(gh, g_row, T, hs, panels + 4 * per, form);
     for (int64_t i0 = 0; i0 < T; i0 += kRows) {
       const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;
-      weights_strip(Q.at(b, h), Q.row(), key_t, T, hs, scale, i0, rows, P, n, nullptr);
+      weights_strip(Q.at(b, h), Q.row(), key_t, T, hs, scale, i0, rows, P, n, nullptr, exact);
       score_grads(gh, grads, value_t, i0, rows, T, dS);
       // P is rounded in place: dV's only
       score_gradient_strip(P, dS, i0, rows, T, scale, form == SmallForm::rounded ? P : nullptr);
@@ -237,11 +240,12 @@ namespace {
 
 // The forward pass for q, k, v [B, nh, T, hs] with unit last stride: y [B, nh, T, hs] stored as
 // [B, T, nh, hs] (y_storage; rounded to bfloat16 where round_y), and the weights unless tiled.
+// exact: q, k and v are bfloat16 already.
 struct AttentionForward {
   Tensor y_storage, y, weights;
 };
 AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool tiled, SmallForm form,
-                        bool round_y = false) {
+                        bool exact, bool round_y = false) {
   const int64_t B = q.size(0), nh = q.size(1), T = q.size(2), hs = q.size(3);
   // y lives in [B, T, nh, hs] order: merging heads back into [B, T, C] is then a free view.
   AttentionForward out;
@@ -260,8 +264,8 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
     for (int64_t bh = t0; bh < t1; ++bh) {
       const int64_t b = bh / nh, h = bh % nh, kvh = h / (nh / k.size(1));  // query head h reads key/value head kvh
       const float* qh = Q.at(b, h);
-      const SmallB key_t = head_transposed(K.at(b, kvh), K.row(), T, hs, panels, form);
-      const SmallB values = head_rows(V.at(b, kvh), V.row(), T, hs, panels + per, form);
+      const SmallB key_t = head_transposed(K.at(b, kvh), K.row(), T, hs, panels, form, exact);
+      const SmallB values = head_rows(V.at(b, kvh), V.row(), T, hs, panels + per, form, exact);
       float* yh = out.y.data() + b * out.y.strides()[0] + h * out.y.strides()[1];
       const int64_t y_row = out.y.strides()[2];
       for (int64_t i0 = 0; i0 < T; i0 += kRows) {
@@ -269,7 +273,7 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
         float* P = tiled ? strip : out.weights.data() + bh * T * T + i0 * T;
         // The kept weights are read whole (inspection): 0 past the block's keys too.
         float* P_rounded = rounded ? strip : nullptr;  // tiled: P itself
-        weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, tiled ? n : T, P_rounded);
+        weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, tiled ? n : T, P_rounded, exact);
         small_gemm({rows, hs, n, rounded ? P_rounded : P, T, 1, values, yh + i0 * y_row, y_row, 1.0f, false,
                     rounded, 0, round_y});  // y = P V
       }
@@ -315,8 +319,11 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   const float scale = 1.0f / std::sqrt(static_cast<float>(q.size(3)));
   const bool tiled = attention_is_tiled(memory, q.size(2));
   const SmallForm form = small_form(matmul_precision());  // backward multiplies as forward did
-  AttentionForward f = attend(q, k, v, scale, tiled, form);
-  const AttentionBackward backward{q, k, v, scale, form, {}, {}, {}, {}};
+  // Operands stored rounded for products (precision.h's Readers) are read as they are.
+  const bool exact =
+      form == SmallForm::rounded && detail::bf16_exact(q) && detail::bf16_exact(k) && detail::bf16_exact(v);
+  AttentionForward f = attend(q, k, v, scale, tiled, form, exact);
+  const AttentionBackward backward{q, k, v, scale, form, exact, {}, {}, {}, {}};
   Tensor y = attach(f.y, "causal_attention", {q, k, v}, [backward, weights = f.weights, tiled](const Tensor&,
                                                                                              const Tensor& g) {
     AttentionBackward bw = backward;
@@ -358,10 +365,11 @@ AttentionResult causal_self_attention(const Tensor& qkv_in, int64_t n_head, int6
   const bool tiled = attention_is_tiled(memory, T);
   const SmallForm form = small_form(matmul_precision());  // backward multiplies as forward did
   const bool round_y = detail::stores_rounded(readers);
-  AttentionForward f = attend(q, k, v, scale, tiled, form, round_y);
+  const bool exact = form == SmallForm::rounded && detail::bf16_exact(qkv);  // a Linear's output for products
+  AttentionForward f = attend(q, k, v, scale, tiled, form, exact, round_y);
   if (round_y) detail::mark_bf16_exact(f.y_storage);
   const Tensor y = make_view(f.y_storage, {B, T, C}, {T * C, C, 1}, 0);  // heads merged: [B, T, C]
-  const AttentionBackward backward{q, k, v, scale, form, {}, {}, {}, {}};
+  const AttentionBackward backward{q, k, v, scale, form, exact, {}, {}, {}, {}};
   Tensor out = attach(y, "causal_attention", {qkv}, [backward, qkv, weights = f.weights, tiled, C, KV](const Tensor&,
                                                                                                        const Tensor& g) {
     // The three gradients go straight into their places in [B, T, C + 2 KV]; a fresh buffer is

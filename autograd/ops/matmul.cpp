@@ -103,7 +103,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   });
 }
 
-Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) {
+Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias, Readers readers) {
   OpTimer timer("linear");
   if (input.dim() < 2 || weight_in.dim() != 2 || input.size(-1) != weight_in.size(1) ||
       (bias.defined() && bias.shape() != Shape{weight_in.size(0)}))
@@ -120,7 +120,10 @@ Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias) 
   const MatrixView xv{x.data(), x.strides()[x.dim() - 2], 1, detail::bf16_exact(x)};
   const MatrixView wt{w.data(), 1, in};  // Wᵀ [in, out], read in place
   const Precision precision = matmul_precision();  // backward multiplies as forward did
-  gemm(rows, out, in, xv, wt, y.data(), out, false, bias.defined() ? bias.data() : nullptr, precision);  // x Wᵀ + b
+  const bool round_y = detail::stores_rounded(readers);
+  gemm(rows, out, in, xv, wt, y.data(), out, false, bias.defined() ? bias.data() : nullptr, precision, {},
+       round_y ? StoreC::rounded : StoreC::as_is);  // x Wᵀ + b
+  if (round_y) detail::mark_bf16_exact(y);
   //   dx += dy W;   dW += dyᵀ x;   db += column sums of dy, the row sums of dW's A = dyᵀ (in float;
   //   the native bf16 GEMM adds them up while it rounds dyᵀ, instead of a pass of their own over dy)
   return attach(y, "linear", {x, w, bias}, [x, w, bias, xv, rows, in, out, precision](const Tensor&, const Tensor& g) {

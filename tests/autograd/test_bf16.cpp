@@ -590,7 +590,9 @@ struct ForProducts {
   std::function<Tensor(const Tensor& x, Readers readers)> op;
 };
 std::vector<ForProducts> for_products(const Tensor& ln_w, const Tensor& ln_b) {
+  const Tensor lin_w = Tensor::uniform({40, 48}, 13, -0.3f, 0.3f), lin_b = Tensor::uniform({40}, 14, -0.1f, 0.1f);
   return {{"layer_norm", 48, [&](const Tensor& x, Readers r) { return layer_norm(x, ln_w, ln_b, 1e-5f, r); }},
+          {"linear", 40, [lin_w, lin_b](const Tensor& x, Readers r) { return linear(x, lin_w, lin_b, r); }},
           {"rms_norm", 48, [&](const Tensor& x, Readers r) { return rms_norm(x, ln_w, 1e-5f, r); }},
           {"gelu", 48, [](const Tensor& x, Readers r) { return gelu(x, r); }},
           {"swiglu", 24, [](const Tensor& x, Readers r) { return swiglu(x, r); }},
@@ -661,6 +663,44 @@ TEST_CASE("bf16: a Linear reading an output stored for products has the bits of 
       REQUIRE(plain.size() == stored.size());
       for (size_t i = 0; i < plain.size(); ++i) REQUIRE(first_difference(stored[i], plain[i]) == "");
     }
+}
+
+TEST_CASE("bf16: attention reading q, k and v stored for products has the bits of one reading them plain",
+          "[bf16]") {
+  // A Linear's output for products (rounded, marked) is packed as it is, and the queries read in
+  // place: the same operands as rounding the plain output, so y and every gradient keep their bits,
+  // with the weights kept and tiled, fused and unfused, for 1 and 2 threads.
+  MeasuredKernelsAfter restore;
+  set_bf16_kernels(Bf16Kernels::rounded);
+  for (AttentionMemory memory : {AttentionMemory::weights, AttentionMemory::tiled})
+    for (bool fused : {true, false})
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        auto run = [&](Readers readers) {
+          Tensor x = Tensor::uniform({2, 37, 16}, 21, -2, 2).set_requires_grad(true);
+          Tensor w = Tensor::uniform({48, 16}, 22, -0.5f, 0.5f).set_requires_grad(true);
+          Tensor b = Tensor::uniform({48}, 23, -0.1f, 0.1f).set_requires_grad(true);
+          Tensor y;
+          {
+            PrecisionGuard guard(Precision::bf16);
+            const Tensor qkv = linear(x, w, b, readers);  // [2, 37, 3 x 2 heads of 8]
+            auto heads = [&](int64_t at) {  // a view of qkv: it keeps the mark
+              const Tensor h = qkv.slice(2, at, at + 16).view({2, 37, 2, 8}).transpose(1, 2);
+              REQUIRE(detail::bf16_exact(h) == (readers == Readers::products));
+              return h;
+            };
+            y = fused ? causal_self_attention(qkv, 2, 2, memory).y
+                      : causal_attention(heads(0), heads(16), heads(32), memory).y;
+          }
+          y.backward(Tensor::uniform(y.shape(), 24, -1, 1));
+          return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector(), w.grad().to_vector(),
+                                                 b.grad().to_vector()};
+        };
+        const auto plain = run(Readers::anyone), stored = run(Readers::products);
+        set_num_threads(0);
+        INFO("memory " << int(memory) << " fused " << fused << " threads " << threads);
+        for (size_t i = 0; i < plain.size(); ++i) REQUIRE(first_difference(stored[i], plain[i]) == "");
+      }
 }
 
 TEST_CASE("bf16: an in-place change takes the bfloat16 mark off the storage", "[bf16]") {

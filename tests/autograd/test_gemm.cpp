@@ -165,6 +165,44 @@ TEST_CASE("small_gemm: A read from the packing of its rows has the bits of A rea
     }
 }
 
+TEST_CASE("gemm: C stored rounded is the rounding of C stored as it is", "[gemm]") {
+  // Short C and tall, whole register tiles and edges (N = 40), one depth block and two (K = 700:
+  // only the last rounds), with a bias, accumulating, and K = 0; fp32 and the rounded bf16 form.
+  struct Restore {
+    ~Restore() { set_bf16_kernels(Bf16Kernels::measured); }
+  } restore;
+  set_bf16_kernels(Bf16Kernels::rounded);
+  for (int64_t M : {74, 800})
+    for (int64_t K : {0, 48, 700})
+      for (Precision precision : {Precision::fp32, Precision::bf16})
+        for (int start : {0, 1, 2}) {  // zero, bias, accumulate
+          const int64_t N = 40;
+          const std::vector<float> a = Tensor::uniform({M * K}, 7, -1, 1).to_vector(),
+                                   b = Tensor::uniform({K * N}, 8, -1, 1).to_vector(),
+                                   bias = Tensor::uniform({N}, 9, -1, 1).to_vector(),
+                                   c0 = Tensor::uniform({M * N}, 10, -1, 1).to_vector();
+          std::vector<float> got = c0, want = c0;
+          auto run = [&](std::vector<float>& c, StoreC store) {
+            gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, c.data(), N, start == 2, start == 1 ? bias.data() : nullptr,
+                 precision == Precision::bf16 ? Precision::bf16 : Precision::fp32, {}, store);
+          };
+          run(got, StoreC::rounded);
+          run(want, StoreC::as_is);
+          INFO("M " << M << " K " << K << " " << to_string(precision) << " start " << start);
+          if (K > 0 || start > 0)  // else C is all zeros
+            REQUIRE(std::any_of(want.begin(), want.end(), [](float v) { return v != round_to_bf16(v); }));
+          for (float& v : want) v = round_to_bf16(v);
+          REQUIRE(got == want);
+        }
+  if (bf16_instructions()) {  // the native kernels store C as it is, and say so
+    set_bf16_kernels(Bf16Kernels::native);
+    std::vector<float> a(4, 1.0f), c(4);
+    REQUIRE_THROWS_WITH(gemm(2, 2, 2, {a.data(), 2, 1}, {a.data(), 2, 1}, c.data(), 2, false, nullptr, Precision::bf16,
+                             {}, StoreC::rounded),
+                        Catch::Contains("native bf16 kernels store C as it is"));
+  }
+}
+
 TEST_CASE("small_gemm: C stored rounded is the rounding of C stored as it is", "[gemm]") {
   // Rounded C: the final values only; K past kSmallDepth: the rounded form adds its blocks of A's
   // depth into C one after another, and rounds after the last. Partial tiles: 37 x 19.
