@@ -22,11 +22,12 @@ inline int64_t even_piece(int64_t n, int64_t most, int64_t unit) {
 // Where C starts from: its own values (accumulate), bias[0..n) on every row, or zero; and
 // whether the values stored are rounded to bfloat16 (round: C's final values, from the last depth
 // block of the float kernels).
+// Two words, passed in registers: the flags share the first.
 struct Start {
-  bool accumulate;
-  const float* bias;  // null: none; read only when not accumulating
+  bool accumulate = false;
   bool round = false;
-  Start at_column(int64_t j) const { return {accumulate, bias ? bias + j : nullptr, round}; }
+  const float* bias = nullptr;  // null: none; read only when not accumulating
+  Start at_column(int64_t j) const { return {accumulate, round, bias ? bias + j : nullptr}; }
   // C's new value at column c, given its old value and the product's.
   float value(float old, float product, int64_t c) const {
     const float v = accumulate ? old + product : bias ? product + bias[c] : product;

@@ -204,7 +204,8 @@ void pairs_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int
     auto multiply = [&](int64_t block, int64_t j0, const uint32_t* a_pairs) {
       const int64_t kc = blocks.depth(block), kp = k_pairs(kc), n = std::min(kGroup * NR, j_end - j0);
       pack_b_pairs(B, j0, n, block * blocks.most, kc, Bp);
-      pair_band(kp, a_pairs, band_layout(A, M, kp), Bp, C + j0, ldc, M, n, Start{accumulate || block > 0, bias}.at_column(j0));
+      const Start start{.accumulate = accumulate || block > 0, .bias = bias};
+      pair_band(kp, a_pairs, band_layout(A, M, kp), Bp, C + j0, ldc, M, n, start.at_column(j0));
     };
     if (whole) {
       for (int64_t block = 0; block < blocks.count; ++block)
@@ -276,7 +277,7 @@ void pair_product(int64_t M, int64_t N, int64_t K, MatrixView A, MatrixView B, f
         const int64_t kc = blocks.depth(block), i0 = band_start(band), m = band_start(band + 1) - i0;
         const PairLayout a = pack_band(A, i0, m, block * blocks.most, kc, Ap, line, sums.from(i0));
         pair_band(k_pairs(kc), Ap, a, b_pairs + (block - k0) * b_block, C + i0 * ldc, ldc, m, N,
-                  Start{accumulate || block > 0, bias});
+                  Start{.accumulate = accumulate || block > 0, .bias = bias});
       }
   };
   if (own_b) {  // one parallel loop: each thread a run of bands, against its own copy of B

@@ -60,7 +60,7 @@ TINYGPT_BF16_TARGET void small_gemm_pairs(const SmallGemmArgs& g) {
     for (int64_t p0 = 0; p0 < g.k; p0 += kSmallDepth) {
       const int64_t depth = std::min(kSmallDepth, g.k - p0), kp = k_pairs(depth);
       const PairLayout a = pack_a_block(g, i0, rows, p0, depth, Ap);
-      const Start start{g.accumulate || p0 > 0, nullptr};
+      const Start start{.accumulate = g.accumulate || p0 > 0};
       for (int64_t j0 = 0; j0 < g.n; j0 += NR) {
         const int cols = static_cast<int>(std::min<int64_t>(NR, g.n - j0));
         const uint32_t* b = Bp + (j0 / NR) * g.b.panel + (p0 / 2) * NR;
