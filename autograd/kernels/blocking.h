@@ -19,10 +19,9 @@ inline int64_t even_piece(int64_t n, int64_t most, int64_t unit) {
   return (piece + unit - 1) / unit * unit;
 }
 
-// Where C starts from: its own values (accumulate), bias[0..n) on every row, or zero; and
-// whether the values stored are rounded to bfloat16 (round: C's final values, from the last depth
-// block of the float kernels).
-// Two words, passed in registers: the flags share the first.
+// Where C starts from: its own values (accumulate), bias[0..n) on every row, or zero; and whether
+// the values stored are rounded to bfloat16 (round: C's final values, the float kernels' last depth
+// block). Two words, passed in registers: the flags share the first.
 struct Start {
   bool accumulate = false;
   bool round = false;
