@@ -21,15 +21,28 @@ constexpr int64_t kColumnBlock = 2048;   // columns a task sums at once: 8 KB of
 
 int64_t round_up(int64_t n, int64_t unit) { return (n + unit - 1) / unit * unit; }
 
-// One row's n values from src: rounded into dst (ROUND) and added to the sums at acc (SUM), each
-// value loaded once.
+// One row's n values from src: rounded into dst (ROUND; four vectors at a time, round_bf16_x4)
+// and added to the sums at acc (SUM), each value loaded once.
 template <bool ROUND, bool SUM>
 void row_pass(const float* src, int64_t n, float* dst, float* acc) {
-  by_vectors(n, [src, dst, acc](int64_t j, int lanes) {
-    const vfloat v = load_n(src + j, lanes);
-    if constexpr (ROUND) store_n(dst + j, round_bf16(v), lanes);
-    if constexpr (SUM) store(acc + j, add(load(acc + j), v));  // acc: whole vectors
-  });
+  by_blocks_of_4(
+      n,
+      [src, dst, acc](int64_t j) {
+        vfloat v[4];
+        for (int k = 0; k < 4; ++k) {
+          v[k] = load(src + j + k * kLanes);
+          if constexpr (SUM) store(acc + j + k * kLanes, add(load(acc + j + k * kLanes), v[k]));
+        }
+        if constexpr (ROUND) {
+          round_bf16_x4(v);
+          for (int k = 0; k < 4; ++k) store(dst + j + k * kLanes, v[k]);
+        }
+      },
+      [src, dst, acc](int64_t j, int lanes) {
+        const vfloat v = load_n(src + j, lanes);
+        if constexpr (ROUND) store_n(dst + j, round_bf16(v), lanes);
+        if constexpr (SUM) store(acc + j, add(load(acc + j), v));  // acc: whole vectors
+      });
 }
 
 }  // namespace

@@ -137,9 +137,54 @@ inline void store_n(float* p, vfloat v, int lanes) {
   else store_first(p, v, lanes);
 }
 
+// Four vectors rounded at once. On AVX2, where the integer steps take 12 instructions, a block
+// whose magnitudes all lie in [2^-126, 2^111) rounds in the float adder instead: x + c - c, with
+// c = ±2^(e + 16) for x's exponent e, leaves x at the nearest multiple of 2^(e - 7), ties to even
+// (the sum's last bit is x's last bfloat16 bit), in 4 instructions and a shared check. Any other
+// block (zeros, subnormals, huge values, infinities, NaN) takes the integer steps.
+inline void round_bf16_x4(vfloat (&v)[4]) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  __m256i least = _mm256_set1_epi32(-1), most = _mm256_setzero_si256();
+  for (int k = 0; k < 4; ++k) {
+    const __m256i magnitude = _mm256_and_si256(_mm256_castps_si256(v[k]), _mm256_set1_epi32(0x7FFFFFFF));
+    least = _mm256_min_epu32(least, magnitude), most = _mm256_max_epu32(most, magnitude);
+  }
+  // Signed compares: both sides are non-negative.
+  const __m256i outside = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(0x00800000), least),
+                                          _mm256_cmpgt_epi32(most, _mm256_set1_epi32(0x76FFFFFF)));
+  if (_mm256_testz_si256(outside, outside)) {
+    for (int k = 0; k < 4; ++k) {
+      const __m256i exponent = _mm256_and_si256(_mm256_castps_si256(v[k]), _mm256_set1_epi32(int(0xFF800000u)));
+      const __m256 c = _mm256_castsi256_ps(_mm256_add_epi32(exponent, _mm256_set1_epi32(16 << 23)));
+      v[k] = _mm256_sub_ps(_mm256_add_ps(v[k], c), c);
+    }
+    return;
+  }
+#endif
+  for (int k = 0; k < 4; ++k) v[k] = round_bf16(v[k]);
+}
+
+// by_vectors in blocks: block(j) for each run of four whole vectors (for round_bf16_x4), then
+// body(j, lanes) for the vectors left.
+template <class Block, class Body>
+inline void by_blocks_of_4(int64_t n, const Block& block, const Body& body) {
+  int64_t j = 0;
+  for (; j + 4 * kLanes <= n; j += 4 * kLanes) block(j);
+  for (; j + kLanes <= n; j += kLanes) body(j, kLanes);
+  if (j < n) body(j, static_cast<int>(n - j));
+}
+
 // out[0..n) = x[0..n) rounded to bfloat16 (out may be x).
 inline void round_bf16(const float* x, int64_t n, float* out) {
-  by_vectors(n, [x, out](int64_t j, int lanes) { store_n(out + j, round_bf16(load_n(x + j, lanes)), lanes); });
+  by_blocks_of_4(
+      n,
+      [x, out](int64_t j) {
+        vfloat v[4];
+        for (int k = 0; k < 4; ++k) v[k] = load(x + j + k * kLanes);
+        round_bf16_x4(v);
+        for (int k = 0; k < 4; ++k) store(out + j + k * kLanes, v[k]);
+      },
+      [x, out](int64_t j, int lanes) { store_n(out + j, round_bf16(load_n(x + j, lanes)), lanes); });
 }
 
 // Columns of a register tile and of a packed B panel: two vectors.

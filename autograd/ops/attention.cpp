@@ -84,12 +84,21 @@ void softmax_row(float* p, int64_t n, float* rounded) {
     for (int64_t j = 0; j < n; ++j) p[j] *= inv;
     return;
   }
-  const simd::vfloat times = simd::broadcast(&inv);
-  simd::by_vectors(n, [p, rounded, times](int64_t j, int lanes) {
-    const simd::vfloat w = simd::load_n(p + j, lanes) * times;
-    simd::store_n(p + j, w, lanes);
-    simd::store_n(rounded + j, simd::round_bf16(w), lanes);
-  });
+  using namespace simd;
+  const vfloat times = broadcast(&inv);
+  by_blocks_of_4(
+      n,
+      [p, rounded, times](int64_t j) {
+        vfloat w[4];
+        for (int k = 0; k < 4; ++k) store(p + j + k * kLanes, w[k] = load(p + j + k * kLanes) * times);
+        round_bf16_x4(w);
+        for (int k = 0; k < 4; ++k) store(rounded + j + k * kLanes, w[k]);
+      },
+      [p, rounded, times](int64_t j, int lanes) {
+        const vfloat w = load_n(p + j, lanes) * times;
+        store_n(p + j, w, lanes);
+        store_n(rounded + j, round_bf16(w), lanes);
+      });
 }
 
 // One block of query rows [i0, i0 + rows) of a head of T queries: the scores strip S = Q Kᵀ / sqrt(hs)
@@ -130,13 +139,26 @@ void score_gradient_strip(const float* P, float* dS, int64_t i0, int64_t rows, i
       continue;
     }
     float* pr = P_rounded + r * ld;
-    const simd::vfloat minus = simd::broadcast(&dot), times = simd::broadcast(&scale);
-    simd::by_vectors(seen, [&](int64_t j, int lanes) {  // the scalar line's arithmetic, lane by lane
-      const simd::vfloat w = simd::load_n(p + j, lanes);
-      const simd::vfloat g = w * (simd::load_n(ds + j, lanes) - minus) * times;
-      simd::store_n(ds + j, simd::round_bf16(g), lanes);
-      simd::store_n(pr + j, simd::round_bf16(w), lanes);
-    });
+    using namespace simd;
+    const vfloat minus = broadcast(&dot), times = broadcast(&scale);
+    by_blocks_of_4(  // the scalar line's arithmetic, lane by lane
+        seen,
+        [&](int64_t j) {
+          vfloat w[4], g[4];
+          for (int k = 0; k < 4; ++k) {
+            w[k] = load(p + j + k * kLanes);
+            g[k] = w[k] * (load(ds + j + k * kLanes) - minus) * times;
+          }
+          round_bf16_x4(w);
+          round_bf16_x4(g);
+          for (int k = 0; k < 4; ++k) store(ds + j + k * kLanes, g[k]), store(pr + j + k * kLanes, w[k]);
+        },
+        [&](int64_t j, int lanes) {
+          const vfloat w = load_n(p + j, lanes);
+          const vfloat g = w * (load_n(ds + j, lanes) - minus) * times;
+          store_n(ds + j, round_bf16(g), lanes);
+          store_n(pr + j, round_bf16(w), lanes);
+        });
     std::fill(ds + seen, ds + n, 0.0f);
     std::fill(pr + seen, pr + n, 0.0f);  // P is 0 there
   }
