@@ -84,15 +84,19 @@ void micro_kernel(int64_t kc, const float* __restrict Ap, const float* __restric
     if constexpr (A_IN == AIn::columns) Ap += a_col;
   }
   if (m == ROWS && n == NV * kLanes) {
+    vfloat out[ROWS * NV];  // a copy: acc's address taken would keep it out of registers in the loop
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r)
       for (int v = 0; v < NV; ++v) {
-        float* c = C + r * ldc + v * kLanes;
-        const vfloat value = start.accumulate ? add(load(c), acc[r][v])
-                             : start.bias     ? add(acc[r][v], load(start.bias + v * kLanes))
-                                              : acc[r][v];
-        store(c, start.round ? round_bf16(value) : value);
+        const float* c = C + r * ldc + v * kLanes;
+        out[r * NV + v] = start.accumulate ? add(load(c), acc[r][v])
+                          : start.bias     ? add(acc[r][v], load(start.bias + v * kLanes))
+                                           : acc[r][v];
       }
+    if (start.round) round_bf16_each<ROWS * NV>(out);
+#pragma GCC unroll 16
+    for (int r = 0; r < ROWS; ++r)
+      for (int v = 0; v < NV; ++v) store(C + r * ldc + v * kLanes, out[r * NV + v]);
     return;
   }
   alignas(64) float tile[ROWS][NV * kLanes];  // an edge tile: spill, then copy the valid part

@@ -99,7 +99,16 @@ void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* 
       for (int64_t k = 0; k < kc; ++k) {
         const float* s = B.data + (p0 + k) * B.row_stride + j0;
         request_lines(s + kPrefetchRows * B.row_stride + g * NR, 0, 1, (std::min(g + kGroup, panels) - g) * NR);
-        for (int64_t panel = g; panel < std::min(g + kGroup, panels); ++panel)
+        const int64_t end = std::min(g + kGroup, panels);
+        int64_t panel = g;
+        if (round)  // two whole panels' rows at once: four vectors, rounded together
+          for (; panel + 2 <= end && (panel + 2) * NR <= n; panel += 2) {
+            vfloat v[4];
+            for (int i = 0; i < 4; ++i) v[i] = load(s + panel * NR + i * kLanes);
+            round_bf16_x4(v);
+            for (int i = 0; i < 4; ++i) store(Bp + (panel + i / 2) * kc * NR + k * NR + (i % 2) * kLanes, v[i]);
+          }
+        for (; panel < end; ++panel)
           copy_padded<NR>(Bp + panel * kc * NR + k * NR, s + panel * NR, n - panel * NR, round);
       }
     return;
@@ -116,7 +125,8 @@ void pack_b(MatrixView B, int64_t j0, int64_t n, int64_t p0, int64_t kc, float* 
           __m256 v[8];
           for (int c = 0; c < 8; ++c) v[c] = _mm256_loadu_ps(src + (h + c) * B.col_stride + k0);
           transpose8(v);
-          for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (k0 + j) * NR + h, put(v[j], round));
+          if (round) round_bf16_each<8>(v);
+          for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (k0 + j) * NR + h, v[j]);
         }
 #endif
     for (int64_t c = 0; c < NR; ++c) {

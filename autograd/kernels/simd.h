@@ -138,30 +138,43 @@ inline void store_n(float* p, vfloat v, int lanes) {
 }
 
 // Four vectors rounded at once. On AVX2, where the integer steps take 12 instructions, a block
-// whose magnitudes all lie in [2^-126, 2^111) rounds in the float adder instead: x + c - c, with
-// c = ±2^(e + 16) for x's exponent e, leaves x at the nearest multiple of 2^(e - 7), ties to even
-// (the sum's last bit is x's last bfloat16 bit), in 4 instructions and a shared check. Any other
-// block (zeros, subnormals, huge values, infinities, NaN) takes the integer steps.
-inline void round_bf16_x4(vfloat (&v)[4]) {
+// whose magnitudes all lie in [2^-126, 2^112) rounds in the float adder instead: x + c - c, with
+// c = 1.5 * 2^(e + 16) for x's exponent e, leaves x at the nearest multiple of 2^(e - 7), ties to
+// even (x + c lies in [2^(e + 16), 2^(e + 17)) for either sign, and c is an even multiple of that
+// step), in 4 instructions and a shared check on the same exponents. Any other block (zeros,
+// subnormals, huge values, infinities, NaN) takes the integer steps.
+template <class V>
+inline void round_bf16_x4(V* v) {  // v[0..4)
 #if defined(__AVX2__) && !defined(__AVX512F__)
-  __m256i least = _mm256_set1_epi32(-1), most = _mm256_setzero_si256();
-  for (int k = 0; k < 4; ++k) {
-    const __m256i magnitude = _mm256_and_si256(_mm256_castps_si256(v[k]), _mm256_set1_epi32(0x7FFFFFFF));
-    least = _mm256_min_epu32(least, magnitude), most = _mm256_max_epu32(most, magnitude);
-  }
-  // Signed compares: both sides are non-negative.
-  const __m256i outside = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(0x00800000), least),
-                                          _mm256_cmpgt_epi32(most, _mm256_set1_epi32(0x76FFFFFF)));
-  if (_mm256_testz_si256(outside, outside)) {
-    for (int k = 0; k < 4; ++k) {
-      const __m256i exponent = _mm256_and_si256(_mm256_castps_si256(v[k]), _mm256_set1_epi32(int(0xFF800000u)));
-      const __m256 c = _mm256_castsi256_ps(_mm256_add_epi32(exponent, _mm256_set1_epi32(16 << 23)));
-      v[k] = _mm256_sub_ps(_mm256_add_ps(v[k], c), c);
+  if constexpr (sizeof(V) == 32) {
+    __m256i exponent[4];
+    for (int k = 0; k < 4; ++k)
+      exponent[k] = _mm256_and_si256(_mm256_castps_si256(v[k]), _mm256_set1_epi32(0x7F800000));
+    const __m256i least = _mm256_min_epi32(_mm256_min_epi32(exponent[0], exponent[1]),
+                                           _mm256_min_epi32(exponent[2], exponent[3]));
+    const __m256i most = _mm256_max_epi32(_mm256_max_epi32(exponent[0], exponent[1]),
+                                          _mm256_max_epi32(exponent[2], exponent[3]));
+    const __m256i outside = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(0x00800000), least),
+                                            _mm256_cmpgt_epi32(most, _mm256_set1_epi32(0x77000000)));
+    if (_mm256_testz_si256(outside, outside)) {
+      for (int k = 0; k < 4; ++k) {
+        // c: x's exponent field plus 16 (16 << 23), significand 1.5 (0x00400000)
+        const __m256 c = _mm256_castsi256_ps(_mm256_add_epi32(exponent[k], _mm256_set1_epi32(0x08400000)));
+        v[k] = _mm256_sub_ps(_mm256_add_ps(v[k], c), c);
+      }
+      return;
     }
-    return;
   }
 #endif
   for (int k = 0; k < 4; ++k) v[k] = round_bf16(v[k]);
+}
+
+// N vectors rounded in place: four at a time (round_bf16_x4), then one by one.
+template <int N, class V>
+inline void round_bf16_each(V* v) {
+  int k = 0;
+  for (; k + 4 <= N; k += 4) round_bf16_x4(v + k);
+  for (; k < N; ++k) v[k] = round_bf16(v[k]);
 }
 
 // by_vectors in blocks: block(j) for each run of four whole vectors (for round_bf16_x4), then

@@ -114,7 +114,7 @@ TEST_CASE("bf16: rounding to nearest even, infinities and NaN", "[bf16]") {
 TEST_CASE("bf16: the vector rounding of the packers equals round_to_bf16 bit for bit", "[bf16]") {
   // Every kind of value: zeros, subnormals, normals near each rounding boundary and tie, the largest
   // finite, infinities and NaNs with payloads in either half; then a sweep of pseudo-random patterns,
-  // and one of normal values below 2^111 with a tie in every fourth (long runs of them: AVX2 rounds
+  // and one of normal values below 2^112 with a tie in every fourth (long runs of them: AVX2 rounds
   // such blocks in the float adder), the ends of that range among them.
   std::vector<uint32_t> bits = {0x00000000u, 0x80000000u, 0x00000001u, 0x807FFFFFu, 0x00800000u, 0x80800000u,
                                 0x3F808000u, 0x3F818000u, 0x3F807FFFu, 0x3F808001u, 0x7F7FFFFFu, 0x7F7F7FFFu,
@@ -122,11 +122,12 @@ TEST_CASE("bf16: the vector rounding of the packers equals round_to_bf16 bit for
   for (uint32_t x = 12345u, i = 0; i < 100000; ++i) bits.push_back(x = x * 1664525u + 1013904223u);
   for (uint32_t x = 777u, i = 0; i < 60000; ++i) {
     x = x * 1664525u + 1013904223u;
-    const uint32_t exponent = 1 + (x >> 8) % 237, low = i % 4 == 0 ? 0x8000u : x & 0xFFFFu;
+    const uint32_t exponent = 1 + (x >> 8) % 238, low = i % 4 == 0 ? 0x8000u : x & 0xFFFFu;
     bits.push_back((x & 0x80000000u) | exponent << 23 | (x & 0x7F0000u) | low);
   }
-  for (uint32_t b : {0x00800000u, 0x76FFFFFFu, 0x77000000u, 0xF6FF8000u, 0x80800000u, 0x3F7F8000u})
-    bits.insert(bits.end() - 1000, b);
+  int64_t at = 1000;  // 160 apart: each in a block of four vectors of its own
+  for (uint32_t b : {0x00800000u, 0x777FFFFFu, 0x77800000u, 0xF77F8000u, 0x80800000u, 0x3F7F8000u})
+    bits.insert(bits.end() - (at += 160), b);
   std::vector<float> in(bits.size()), out(bits.size(), 1.0f);
   for (size_t i = 0; i < bits.size(); ++i) in[i] = std::bit_cast<float>(bits[i]);
   const int64_t n = static_cast<int64_t>(in.size()) - 3;  // a tail shorter than a vector
