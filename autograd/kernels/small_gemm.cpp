@@ -55,17 +55,21 @@ void tile(const SmallGemmArgs& g, int64_t i0, int64_t j0, int64_t cols) {
   else if (g.a_row == 1) update<ROWS, Walk::columns>(acc, a, 1, g.a_col, panel, g.k);
   else update<ROWS, Walk::strided>(acc, a, g.a_row, g.a_col, panel, g.k);
   const vfloat alpha = broadcast(&g.alpha);
+  int lanes[2];  // a last tile: fewer, none in its second vector
+  for (int v = 0; v < 2; ++v) lanes[v] = static_cast<int>(std::clamp<int64_t>(cols - v * kLanes, 0, kLanes));
+  vfloat out[ROWS * 2];  // a copy: acc's address taken would keep it out of registers in update
 #pragma GCC unroll 12
-  for (int r = 0; r < ROWS; ++r) {
-    float* out = g.c + (i0 + r) * g.c_row + j0;
+  for (int r = 0; r < ROWS; ++r)
     for (int v = 0; v < 2; ++v) {
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, cols - v * kLanes));  // a last tile: fewer
-      const vfloat x = acc[r][v] * alpha;
-      if (lanes <= 0) continue;
-      const vfloat c = g.accumulate ? add(load_n(out + v * kLanes, lanes), x) : x;
-      store_n(out + v * kLanes, g.round_c ? round_bf16(c) : c, lanes);
+      out[r * 2 + v] = acc[r][v] * alpha;
+      if (g.accumulate && lanes[v] > 0)
+        out[r * 2 + v] = add(load_n(g.c + (i0 + r) * g.c_row + j0 + v * kLanes, lanes[v]), out[r * 2 + v]);
     }
-  }
+  if (g.round_c) round_bf16_each<2 * ROWS>(out);
+#pragma GCC unroll 12
+  for (int r = 0; r < ROWS; ++r)
+    for (int v = 0; v < 2; ++v)
+      if (lanes[v] > 0) store_n(g.c + (i0 + r) * g.c_row + j0 + v * kLanes, out[r * 2 + v], lanes[v]);
 }
 
 // The tile for `rows` (1 .. ROWS) rows: the compiler gets each row count as a constant.
