@@ -40,6 +40,7 @@ struct DepthBlocks {
   int64_t K, most, count;
   explicit DepthBlocks(int64_t K) : K(K), most(even_piece(K, KC, 8)), count((K + most - 1) / most) {}
   int64_t depth(int64_t block) const { return std::min(most, K - block * most); }
+  bool last(int64_t block) const { return block + 1 == count; }
 };
 
 }  // namespace tinygpt

@@ -239,8 +239,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
           else if (!in_place && !by_columns) pack_a(A, i0, m, block * kc_most, kc, Ap, round.a);
           for (int64_t u = t; u < band_end; ++u) {
             const int64_t j0 = (u % n_tiles) * nc, n = std::min(nc, N - j0);
-            const bool last = block + 1 == blocks.count;
-            const Start start = Start{accumulate || block > 0, round.c && last, bias}.at_column(j0);
+            const Start start = Start{accumulate || block > 0, round.c && blocks.last(block), bias}.at_column(j0);
             const float* b = packed_block(block) + (j0 / NR) * kc * NR;
             float* c = C + i0 * ldc + j0;
             if (in_place) multiply_band<AIn::rows>(kc, a_block, b, c, ldc, m, n, start, A.row_stride);
@@ -282,7 +281,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
       for (int64_t j0 = j_begin; j0 < j_end; j0 += kGroup * NR) {
         const int64_t n = std::min(kGroup * NR, j_end - j0);
         pack_b(B, j0, n, p0, kc, Bp, round.b);
-        const Start start = Start{accumulate || block > 0, round.c && block + 1 == blocks.count, bias}.at_column(j0);
+        const Start start = Start{accumulate || block > 0, round.c && blocks.last(block), bias}.at_column(j0);
         if (by_columns)
           multiply_band<AIn::columns>(kc, A.data + p0 * A.col_stride, Bp, C + j0, ldc, M, n, start, 1, A.col_stride);
         else multiply_band(kc, Ap, Bp, C + j0, ldc, M, n, start);

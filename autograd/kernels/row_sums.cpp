@@ -21,9 +21,9 @@ constexpr int64_t kColumnBlock = 2048;   // columns a task sums at once: 8 KB of
 
 int64_t round_up(int64_t n, int64_t unit) { return (n + unit - 1) / unit * unit; }
 
-// One row's n values from src: rounded into dst (ROUND; four vectors at a time, round_bf16_x4)
-// and added to the sums at acc (SUM), each value loaded once.
-template <bool ROUND, bool SUM>
+// One row's n values from src added to the sums at acc and, with ROUND, rounded into dst (four
+// vectors at a time, round_bf16_x4), each value loaded once. (Rounding alone: simd::round_bf16.)
+template <bool ROUND>
 void row_pass(const float* src, int64_t n, float* dst, float* acc) {
   by_blocks_of_4(
       n,
@@ -31,7 +31,7 @@ void row_pass(const float* src, int64_t n, float* dst, float* acc) {
         vfloat v[4];
         for (int k = 0; k < 4; ++k) {
           v[k] = load(src + j + k * kLanes);
-          if constexpr (SUM) store(acc + j + k * kLanes, add(load(acc + j + k * kLanes), v[k]));
+          store(acc + j + k * kLanes, add(load(acc + j + k * kLanes), v[k]));
         }
         if constexpr (ROUND) {
           round_bf16_x4(v);
@@ -41,7 +41,7 @@ void row_pass(const float* src, int64_t n, float* dst, float* acc) {
       [src, dst, acc](int64_t j, int lanes) {
         const vfloat v = load_n(src + j, lanes);
         if constexpr (ROUND) store_n(dst + j, round_bf16(v), lanes);
-        if constexpr (SUM) store(acc + j, add(load(acc + j), v));  // acc: whole vectors
+        store(acc + j, add(load(acc + j), v));  // acc: whole vectors
       });
 }
 
@@ -64,9 +64,9 @@ void column_sums(const float* dy, int64_t rows, int64_t cols, RowSums sums, floa
       for (int64_t r = c * chunk; r < std::min(rows, (c + 1) * chunk); ++r) {
         const float* src = dy + r * cols + j0;
         float* dst = rounded ? rounded + r * cols + j0 : nullptr;
-        if (dst && acc) row_pass<true, true>(src, n, dst, acc);
-        else if (dst) row_pass<true, false>(src, n, dst, acc);
-        else row_pass<false, true>(src, n, dst, acc);
+        if (!acc) round_bf16(src, n, dst);
+        else if (dst) row_pass<true>(src, n, dst, acc);
+        else row_pass<false>(src, n, dst, acc);
       }
     }
   });

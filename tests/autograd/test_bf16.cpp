@@ -361,8 +361,9 @@ TEST_CASE("bf16: a Linear's bias gradient is the float column sums of dy, as in 
 }
 
 TEST_CASE("bf16: a Linear on the float kernels equals fp32 on rounded x and w and dy, bit for bit", "[bf16]") {
-  // The rounded form rounds x as it reads it, and dy once for both dx and dW; the bias gradient
-  // still sums dy as it is. 300 rows: several row bands; 50 outputs: dW a short C.
+  // The rounded form rounds x as it reads it, and dy once for both dx and dW (in the pass that sums
+  // it for the bias gradient, or alone without a bias); the bias gradient still sums dy as it is.
+  // 300 rows: several row bands; 50 outputs: dW a short C.
   struct Restore {
     ~Restore() { set_bf16_kernels(Bf16Kernels::measured), set_num_threads(0); }
   } restore;
@@ -374,26 +375,28 @@ TEST_CASE("bf16: a Linear on the float kernels equals fp32 on rounded x and w an
     for (float& e : v) e = round_to_bf16(e);
     return Tensor::from_vector(t.shape(), v);
   };
-  // {y, dx, dw, db} of one Linear's forward and backward.
+  // {y, dx, dw, db} of one Linear's forward and backward (db empty without a bias).
   auto run = [](Precision precision, Tensor x, Tensor w, Tensor b, const Tensor& seed) {
     x = x.clone().detach().set_requires_grad(true), w = w.clone().detach().set_requires_grad(true);
-    b = b.clone().detach().set_requires_grad(true);
+    if (b.defined()) b = b.clone().detach().set_requires_grad(true);
     PrecisionGuard guard(precision);
     Tensor y = linear(x, w, b);
     y.backward(seed);
     return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector(), w.grad().to_vector(),
-                                           b.grad().to_vector()};
+                                           b.defined() ? b.grad().to_vector() : std::vector<float>{}};
   };
-  const auto on_rounded = run(Precision::fp32, rounded(x0), rounded(w0), b0, rounded(dy));
-  const auto bias_grad = run(Precision::fp32, x0, w0, b0, dy)[3];
-  for (int threads : {1, 2}) {
-    set_num_threads(threads);
-    const auto got = run(Precision::bf16, x0, w0, b0, dy);
-    for (size_t part = 0; part < 3; ++part) {
-      INFO("threads " << threads << " part " << part << " (y, dx, dw)");
-      REQUIRE(first_difference(got[part], on_rounded[part]) == "");
+  for (const Tensor& b : {b0, Tensor()}) {
+    const auto on_rounded = run(Precision::fp32, rounded(x0), rounded(w0), b, rounded(dy));
+    const auto bias_grad = run(Precision::fp32, x0, w0, b, dy)[3];
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      const auto got = run(Precision::bf16, x0, w0, b, dy);
+      for (size_t part = 0; part < 3; ++part) {
+        INFO("bias " << b.defined() << " threads " << threads << " part " << part << " (y, dx, dw)");
+        REQUIRE(first_difference(got[part], on_rounded[part]) == "");
+      }
+      REQUIRE(first_difference(got[3], bias_grad) == "");
     }
-    REQUIRE(first_difference(got[3], bias_grad) == "");
   }
 }
 

@@ -184,7 +184,7 @@ TEST_CASE("gemm: C stored rounded is the rounding of C stored as it is", "[gemm]
           std::vector<float> got = c0, want = c0;
           auto run = [&](std::vector<float>& c, StoreC store) {
             gemm(M, N, K, {a.data(), K, 1}, {b.data(), N, 1}, c.data(), N, start == 2, start == 1 ? bias.data() : nullptr,
-                 precision == Precision::bf16 ? Precision::bf16 : Precision::fp32, {}, store);
+                 precision, {}, store);
           };
           run(got, StoreC::rounded);
           run(want, StoreC::as_is);
