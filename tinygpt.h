@@ -46,6 +46,7 @@
 #include "tinygpt/data/json.h"
 #include "tinygpt/data/pretokenize.h"
 #include "tinygpt/data/sentencepiece_tokenizer.h"
+#include "tinygpt/data/sha256.h"
 #include "tinygpt/data/shards.h"
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/data/token_array.h"

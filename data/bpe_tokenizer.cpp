@@ -275,6 +275,23 @@ std::string BpeTokenizer::decode(std::span<const int32_t> ids) const {
   return sanitize_utf8(raw);
 }
 
+std::optional<int32_t> BpeTokenizer::document_token() const {
+  for (const SpecialToken& s : specials_)
+    if (s.text == "<|endoftext|>") return s.id;
+  return std::nullopt;
+}
+
+void BpeTokenizer::append_definition(std::string& out) const {
+  out += fmt::format("split {}\nmerges {}\n", split_name(split_), merges_.size());
+  for (const auto& [a, b] : merges_) out += fmt::format("{} {}\n", a, b);
+  out += "bytes";
+  for (int32_t id : byte_token_) out += fmt::format(" {}", id);
+  std::vector<SpecialToken> by_id = specials_;
+  std::sort(by_id.begin(), by_id.end(), [](const SpecialToken& x, const SpecialToken& y) { return x.id < y.id; });
+  out += fmt::format("\nspecials {}\n", by_id.size());
+  for (const SpecialToken& s : by_id) out += fmt::format("{} {} {}\n", s.id, s.text.size(), s.text);
+}
+
 std::string BpeTokenizer::token_bytes(int32_t id) const {
   check_id(id);
   return bytes_[id];

@@ -61,6 +61,11 @@ class BpeTokenizer : public Tokenizer {
   Split split() const { return split_; }
   const std::vector<int32_t>& byte_ids() const { return byte_ids_; }  // empty: byte b is token b
   const std::vector<SpecialToken>& specials() const { return specials_; }
+  std::optional<int32_t> document_token() const override;  // <|endoftext|>'s id, when it is a special token
+
+ protected:
+  // The split, the merges, every byte's token and the special tokens (by id).
+  void append_definition(std::string& out) const override;
 
  private:
   void encode_chunk(std::string_view chunk, std::vector<int32_t>& out) const;

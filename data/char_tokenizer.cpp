@@ -6,25 +6,6 @@
 
 namespace tinygpt::data {
 
-void Tokenizer::check_id(int32_t id) const {
-  if (id < 0 || id >= vocab_size())
-    throw std::out_of_range(fmt::format("{} tokenizer: token id {} is out of range for vocab_size {}", kind(), id,
-                                        vocab_size()));
-}
-
-TextPosition position_of(std::string_view text, size_t offset) {
-  int64_t line = 1, column = 1;
-  for (size_t i = 0; i < offset && i < text.size();) {
-    if (text[i] == '\n') {
-      ++line, column = 1, ++i;
-      continue;
-    }
-    if (next_code_point(text, i) < 0) ++i;
-    ++column;
-  }
-  return {line, column};
-}
-
 CharVocabulary::CharVocabulary() : seen_((0x110000 + 63) / 64, 0) {}
 
 void CharVocabulary::add(std::string_view text) {
@@ -96,6 +77,10 @@ std::string CharTokenizer::decode(std::span<const int32_t> ids) const {
     append_utf8(out, vocab_[id]);
   }
   return out;
+}
+
+void CharTokenizer::append_definition(std::string& out) const {
+  for (int32_t cp : vocab_) out += fmt::format("{}\n", cp);
 }
 
 std::string CharTokenizer::token_bytes(int32_t id) const {

@@ -32,6 +32,9 @@ class CharTokenizer : public Tokenizer {
   std::string token_bytes(int32_t id) const override;
   const std::vector<int32_t>& code_points() const { return vocab_; }
 
+ protected:
+  void append_definition(std::string& out) const override;  // the code points
+
  private:
   std::vector<int32_t> vocab_;
   std::array<int32_t, 128> ascii_;                  // id of each ASCII code point, or -1

@@ -32,6 +32,12 @@ int64_t SentencePieceTokenizer::vocab_size() const { return processor_->sp.GetPi
 int32_t SentencePieceTokenizer::bos_id() const { return processor_->sp.bos_id(); }
 int32_t SentencePieceTokenizer::eos_id() const { return processor_->sp.eos_id(); }
 
+std::optional<int32_t> SentencePieceTokenizer::document_token() const {
+  const int32_t bos = bos_id();
+  if (bos >= 0 && bos < vocab_size()) return bos;
+  return std::nullopt;
+}
+
 std::string SentencePieceTokenizer::piece(int32_t id) const {
   check_id(id);
   return processor_->sp.IdToPiece(id);

@@ -32,6 +32,10 @@ class SentencePieceTokenizer : public Tokenizer {
   // A piece with SentencePiece's "▁" (U+2581) written as the space it stands for.
   static std::string with_spaces(std::string piece);
   float score(int32_t id) const;
+  std::optional<int32_t> document_token() const override;  // BOS, when the model has one
+
+ protected:
+  void append_definition(std::string& out) const override { out += model_proto_; }  // the model's bytes
 
  private:
   struct Processor;  // the SentencePiece library's, out of this header

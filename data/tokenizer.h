@@ -1,8 +1,13 @@
 #pragma once
-// Text <-> token ids. Two kinds (SPEC.md's /tokenizer group): "char" (one token per Unicode code
-// point of the training text) and "bpe" (byte-level byte-pair encoding).
+// Text <-> token ids. Three kinds (docs/checkpoint-format.md's /tokenizer group): "char" (one token
+// per Unicode code point of the training text), "bpe" (byte-level byte-pair encoding; GPT-2's files
+// are one) and "sentencepiece" (a SentencePiece model's). Each has an identity, a digest of what
+// defines it, so that token ids are never read through another tokenizer than the one that made
+// them, and may have a document token, which the corpus puts between files.
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -20,10 +25,25 @@ struct UnknownCharacter : std::runtime_error {
   size_t offset;
 };
 
+// Which tokenizer made a sequence of ids: tokenizers with the same identity give the same ids for
+// every text. The digest is SHA-256 over the kind, the vocabulary size and the data that defines
+// the tokenizer (a character vocabulary's code points; BPE's split, merges, byte order and special
+// tokens; a SentencePiece model's bytes).
+struct TokenizerIdentity {
+  std::string kind;
+  int64_t vocab_size = 0;
+  std::array<uint8_t, 32> digest{};
+
+  std::string hex() const;  // the digest as 64 lower-case hex digits
+  // "a bpe tokenizer of 400 tokens (digest 3fa2c1d0e4b5)"
+  std::string describe() const;
+  bool operator==(const TokenizerIdentity&) const = default;
+};
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  virtual const char* kind() const = 0;  // "char" or "bpe"
+  virtual const char* kind() const = 0;  // "char", "bpe" or "sentencepiece"
   virtual int64_t vocab_size() const = 0;
   // Appends the ids of `text` (valid UTF-8) to `out`; `where` names the text in error messages.
   virtual void encode(std::string_view text, std::vector<int32_t>& out, std::string_view where = "the text") const = 0;
@@ -37,10 +57,22 @@ class Tokenizer {
     encode(text, out, where);
     return out;
   }
+  // The token that stands between two documents (text files): GPT-2's <|endoftext|>, a
+  // SentencePiece model's BOS; none for a character vocabulary or a BPE without <|endoftext|>.
+  virtual std::optional<int32_t> document_token() const { return std::nullopt; }
+  TokenizerIdentity identity() const;
 
  protected:
   void check_id(int32_t id) const;  // throws when id is not in [0, vocab_size)
+  // Appends the data that defines this tokenizer beyond its kind and size, in a fixed layout.
+  virtual void append_definition(std::string& out) const = 0;
 };
+
+// Throws std::invalid_argument when `tokenizer` is not the one `expected` describes, naming both:
+// "<what> were made by a bpe tokenizer of 400 tokens (digest ...), but <user> has a char tokenizer
+// of 65 tokens (digest ...)".
+void require_same_tokenizer(const TokenizerIdentity& expected, const std::string& what, const Tokenizer& tokenizer,
+                            const std::string& user);
 
 // Line and column (1-based; columns count code points) of a byte offset in text.
 struct TextPosition {

@@ -14,7 +14,7 @@
 #include "tinygpt/data/utf8.h"
 #include "tinygpt/inspect/attention_steps.h"
 #include "tinygpt/inspect/inspect.h"
-#include "tinygpt/io/detail/sha256.h"
+#include "tinygpt/data/sha256.h"
 
 namespace tinygpt::inspect {
 
@@ -248,7 +248,7 @@ std::string script_safe(std::string json) {
 }
 
 std::string csp_hash(const std::string& script) {
-  io::Sha256 sha;
+  data::Sha256 sha;
   sha.update(script.data(), script.size());
   const auto digest = sha.digest();
   return "sha256-" + base64(digest.data(), digest.size());

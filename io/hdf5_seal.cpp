@@ -13,7 +13,7 @@
 #include "tinygpt/data/input_file.h"
 #include "tinygpt/io/detail/isolated.h"
 #include "tinygpt/train/memory_budget.h"
-#include "tinygpt/io/detail/sha256.h"
+#include "tinygpt/data/sha256.h"
 
 namespace tinygpt::io::hdf5 {
 
@@ -27,7 +27,7 @@ std::string seal_text(const std::string& hex, int64_t bytes) {
 }
 
 std::string digest_after_user_block(const char* bytes, size_t size) {
-  Sha256 sha;
+  data::Sha256 sha;
   if (size > static_cast<size_t>(kUserBlockBytes)) sha.update(bytes + kUserBlockBytes, size - kUserBlockBytes);
   return sha.hex_digest();
 }
@@ -77,7 +77,7 @@ bool parse_seal(std::string_view file, const std::string& path, std::string& hex
 
 void seal_image(char* bytes, size_t size) {
   if (size < static_cast<size_t>(kUserBlockBytes)) throw std::logic_error("seal_image: no user block");
-  Sha256 sha;
+  data::Sha256 sha;
   sha.update(bytes + kUserBlockBytes, size - kUserBlockBytes);
   std::string block = seal_text(sha.hex_digest(), static_cast<int64_t>(size));
   block.resize(static_cast<size_t>(kUserBlockBytes), '\0');
@@ -87,7 +87,7 @@ void seal_image(char* bytes, size_t size) {
 void seal_checkpoint(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(fmt::format("cannot seal '{}': {}", path, std::strerror(errno)));
-  Sha256 sha;
+  data::Sha256 sha;
   std::vector<char> buffer(size_t{1} << 20);
   int64_t offset = kUserBlockBytes;
   for (;;) {

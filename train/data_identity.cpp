@@ -13,7 +13,7 @@
 
 #include "tinygpt/data/input_file.h"
 #include "tinygpt/data/shards.h"
-#include "tinygpt/io/detail/sha256.h"
+#include "tinygpt/data/sha256.h"
 
 namespace tinygpt::train {
 
@@ -28,7 +28,7 @@ constexpr int64_t kSamples = 64, kSampleBytes = int64_t{64} << 10;  // 4 MB read
 // start to the end (the header, every region of the tokens, and the last bytes).
 std::string sampled_digest(const std::string& path, int64_t size) {
   data::InputFile file(path, "shard");
-  io::Sha256 hash;
+  data::Sha256 hash;
   hash.update(&size, sizeof size);
   std::vector<char> block(static_cast<size_t>(kSampleBytes));
   for (int64_t k = 0; k < kSamples; ++k) {
@@ -48,7 +48,7 @@ DataFile identify(const std::string& split, const std::string& path, bool shard 
       return {split, std::filesystem::absolute(path).lexically_normal().string(), size, sampled_digest(path, size)};
   }
   data::InputFile file(path);
-  io::Sha256 hash;
+  data::Sha256 hash;
   std::vector<char> block(1 << 20);  // read in 1 MB pieces: memory stays flat for any corpus
   int64_t size = 0;
   while (const size_t n = file.read(block.data(), block.size())) {

@@ -43,6 +43,11 @@ TEST_CASE("sentencepiece: the library's own ids and text, for BPE and unigram mo
   }
   const auto t = io::read_sentencepiece_file(dir.file("bpe.model"));
   REQUIRE(t->token_bytes(t->bos_id()).empty());  // control pieces stand for no text
+  // BOS stands between documents; the model's bytes are its identity.
+  REQUIRE(t->document_token() == t->bos_id());
+  REQUIRE(t->identity() == io::read_sentencepiece_file(dir.file("bpe.model"))->identity());
+  REQUIRE_FALSE(t->identity() == io::read_sentencepiece_file(dir.file("unigram.model"))->identity());
+  REQUIRE(t->identity().kind == "sentencepiece");
   REQUIRE_THROWS_WITH(t->decode(std::vector<int32_t>{400}), Catch::Contains("400"));
   REQUIRE_THROWS_WITH(t->encode("bad \xC3("), Catch::Contains("not valid UTF-8 at byte offset 4"));
 }

@@ -94,3 +94,38 @@ TEST_CASE("bpe: merges from a file that would blow up the tokens' text are refus
   doubling.resize(20);  // 2^20 bytes in its longest token: allowed
   REQUIRE(BpeTokenizer(doubling, Split::none).token_bytes(275).size() == size_t{1} << 20);
 }
+
+TEST_CASE("tokenizer identity: equal for the same definition, different for any change, known digest", "[identity]") {
+  const CharTokenizer abc = CharTokenizer::from_text("cabbage"), again({'a', 'b', 'c', 'e', 'g'});
+  REQUIRE(abc.identity() == again.identity());
+  REQUIRE(abc.identity().kind == "char");
+  REQUIRE(abc.identity().vocab_size == 5);
+  // SHA-256 of "tinygpt tokenizer\nchar\n5\n97\n98\n99\n101\n103\n" (sha256sum gives the same).
+  REQUIRE(abc.identity().hex() == "e19a1cc14ea21d79ca7946ebfe9f269c57eb5fa9d9d78f84463fd83b1728e49b");
+  REQUIRE_FALSE(abc.identity() == CharTokenizer({'a', 'b', 'c', 'e', 'h'}).identity());
+  REQUIRE(abc.identity().describe().starts_with("a char tokenizer of 5 tokens (digest "));
+  // BPE: merges, split, byte order and special tokens each change it; special tokens in another order do not.
+  const std::vector<Merge> merges = {{'a', 'b'}, {256, 'c'}};
+  const BpeTokenizer bpe(merges, Split::gpt2);
+  REQUIRE(bpe.identity() == BpeTokenizer(merges, Split::gpt2).identity());
+  REQUIRE_FALSE(bpe.identity() == BpeTokenizer({{'a', 'b'}, {256, 'd'}}, Split::gpt2).identity());
+  REQUIRE_FALSE(bpe.identity() == BpeTokenizer(merges, Split::none).identity());
+  std::vector<int32_t> swapped(256);
+  for (int b = 0; b < 256; ++b) swapped[b] = b;
+  REQUIRE(BpeTokenizer(merges, Split::gpt2, swapped).identity() == bpe.identity());  // the identity order is no order
+  std::swap(swapped['x'], swapped['y']);
+  REQUIRE_FALSE(BpeTokenizer(merges, Split::gpt2, swapped).identity() == bpe.identity());
+  const BpeTokenizer with_eot(merges, Split::gpt2, {}, {{"<|endoftext|>", 258}, {"<|pad|>", 259}});
+  REQUIRE(with_eot.identity() ==
+          BpeTokenizer(merges, Split::gpt2, {}, {{"<|pad|>", 259}, {"<|endoftext|>", 258}}).identity());
+  REQUIRE_FALSE(with_eot.identity() ==
+                BpeTokenizer(merges, Split::gpt2, {}, {{"<|endoftext|>", 259}, {"<|pad|>", 258}}).identity());
+  REQUIRE_FALSE(with_eot.identity() == bpe.identity());
+}
+
+TEST_CASE("tokenizer: the document token is <|endoftext|> where a BPE has it, none for others", "[identity]") {
+  REQUIRE_FALSE(CharTokenizer::from_text("abc").document_token());
+  REQUIRE_FALSE(BpeTokenizer({{'a', 'b'}}, Split::gpt2).document_token());
+  const BpeTokenizer with_eot({{'a', 'b'}}, Split::gpt2, {}, {{"<|pad|>", 257}, {"<|endoftext|>", 258}});
+  REQUIRE(with_eot.document_token() == 258);
+}

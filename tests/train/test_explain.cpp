@@ -14,7 +14,7 @@
 #include "tinygpt/data/json.h"
 #include "tinygpt/inspect/attention_steps.h"
 #include "tinygpt/inspect/explain.h"
-#include "tinygpt/io/detail/sha256.h"
+#include "tinygpt/data/sha256.h"
 
 using namespace tinygpt;
 
@@ -100,7 +100,7 @@ TEST_CASE("explain: the page's one script is what its CSP allows, and nothing lo
   nn::GPT model{nn::GPTConfig{.vocab_size = tokenizer.vocab_size(), .block_size = 16, .n_layer = 1, .n_head = 1, .n_embd = 4}, 1};
   const Page page = page_of({"ab</script><b>", &tokenizer, {"m.h5", -1, &model}, {}, {}, "ko"});
   const std::string script = between(page.html, "<script>", "</script>\n</body>");
-  io::Sha256 sha;
+  data::Sha256 sha;
   sha.update(script.data(), script.size());
   const auto digest = sha.digest();
   static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -1,12 +1,13 @@
 #pragma once
-// SHA-256 (FIPS 180-4): the digest that seals a checkpoint's bytes, so that `sha256sum` can check
-// one too. Feed bytes in any pieces; the digest is the same.
+// SHA-256 (FIPS 180-4), the project's one hash: it seals a checkpoint's bytes (so that `sha256sum`
+// can check one too), identifies a run's text files and a tokenizer. Feed bytes in any pieces; the
+// digest is the same.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-namespace tinygpt::io {
+namespace tinygpt::data {
 
 class Sha256 {
  public:
@@ -28,4 +29,4 @@ class Sha256 {
   bool hardware_;
 };
 
-}  // namespace tinygpt::io
+}  // namespace tinygpt::data

@@ -1,4 +1,4 @@
-#include "tinygpt/io/detail/sha256.h"
+#include "tinygpt/data/sha256.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +8,7 @@
 #define TINYGPT_SHA_NI 1
 #endif
 
-namespace tinygpt::io {
+namespace tinygpt::data {
 
 namespace {
 
@@ -144,4 +144,4 @@ std::string Sha256::hex_digest() {
   return hex;
 }
 
-}  // namespace tinygpt::io
+}  // namespace tinygpt::data

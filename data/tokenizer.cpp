@@ -1,0 +1,60 @@
+#include "tinygpt/data/tokenizer.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "tinygpt/data/sha256.h"
+#include "tinygpt/data/utf8.h"
+
+namespace tinygpt::data {
+
+void Tokenizer::check_id(int32_t id) const {
+  if (id < 0 || id >= vocab_size())
+    throw std::out_of_range(fmt::format("{} tokenizer: token id {} is out of range for vocab_size {}", kind(), id,
+                                        vocab_size()));
+}
+
+TokenizerIdentity Tokenizer::identity() const {
+  // "tinygpt tokenizer", the kind and the vocabulary size, then the kind's own data: a digest
+  // never equals one of another kind or size.
+  std::string definition = fmt::format("tinygpt tokenizer\n{}\n{}\n", kind(), vocab_size());
+  append_definition(definition);
+  Sha256 sha;
+  sha.update(definition.data(), definition.size());
+  return {kind(), vocab_size(), sha.digest()};
+}
+
+std::string TokenizerIdentity::hex() const {
+  std::string out;
+  for (uint8_t b : digest) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+std::string TokenizerIdentity::describe() const {
+  return fmt::format("a {} tokenizer of {} tokens (digest {})", kind, vocab_size, hex().substr(0, 12));
+}
+
+void require_same_tokenizer(const TokenizerIdentity& expected, const std::string& what, const Tokenizer& tokenizer,
+                            const std::string& user) {
+  const TokenizerIdentity actual = tokenizer.identity();
+  if (actual == expected) return;
+  throw std::invalid_argument(fmt::format("{} were made by {}, but {} has {}: token ids mean nothing through another "
+                                          "tokenizer",
+                                          what, expected.describe(), user, actual.describe()));
+}
+
+TextPosition position_of(std::string_view text, size_t offset) {
+  int64_t line = 1, column = 1;
+  for (size_t i = 0; i < offset && i < text.size();) {
+    if (text[i] == '\n') {
+      ++line, column = 1, ++i;
+      continue;
+    }
+    if (next_code_point(text, i) < 0) ++i;
+    ++column;
+  }
+  return {line, column};
+}
+
+}  // namespace tinygpt::data
