@@ -84,5 +84,7 @@
 #include "tinygpt/train/memory_budget.h"
 #include "tinygpt/train/options.h"
 #include "tinygpt/train/progress.h"
+#include "tinygpt/train/run_data.h"
 #include "tinygpt/train/run_lock.h"
+#include "tinygpt/train/tokenizer_source.h"
 #include "tinygpt/train/trainer.h"

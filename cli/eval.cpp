@@ -12,6 +12,7 @@
 #include "tinygpt/cli/flags.h"
 #include "tinygpt/train/memory_budget.h"
 #include "tinygpt/train/evaluate.h"
+#include "tinygpt/train/run_data.h"
 
 namespace tinygpt::cli {
 
@@ -26,31 +27,28 @@ void add_eval(CLI::App& app) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("eval", "loss, perplexity and token count of a checkpoint on text files");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to evaluate")->required();
-  cmd->add_option("--data", args->data, "text files to score, or a folder of token shards (its val split)")->required();
-  cmd->add_option("--split", args->split, "with a folder of shards: the split to score")
+  cmd->add_option("--data", args->data,
+                  "text files to score (the document token between them), or folders of token shards (their val "
+                  "split)")
+      ->required();
+  CLI::Option* split = cmd->add_option("--split", args->split, "with folders of shards: the split to score")
       ->type_name("val|train")
       ->check(CLI::IsMember({"val", "train"}))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object {\"loss\", \"perplexity\", \"tokens\", \"bits_per_byte\", \"bytes\"}");
   add_number(cmd, "--batch", args->batch, io::Range{1, 4096}, "windows per forward pass");
   add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
-  cmd->callback([args] {
+  cmd->callback([args, split] {
     set_num_threads(static_cast<int>(args->threads));
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
     train::require_memory(train::inference_bytes(ck.config, args->batch) + train::corpus_bytes(args->data),
                           "this evaluation");
-    std::error_code ec;
-    const bool shards = args->data.size() == 1 && std::filesystem::is_directory(args->data[0], ec);
-    data::TokenArray tokens;
-    if (shards) {  // read in place, never loaded
-      const auto set = data::open_shards(args->data[0], args->split, ck.tokenizer->vocab_size());
-      if (!set)
-        throw std::invalid_argument(fmt::format("'{}' holds no {} shards (files named <name>_{}_<n>.bin)", args->data[0],
-                                                args->split, args->split));
-      tokens = data::TokenArray::of_shards(set, 0, set->size());
-    } else {
-      tokens = data::tokenize_files(*ck.tokenizer, args->data);
-    }
+    const bool shards = train::data_kind(args->data, "--data") == train::DataKind::shard_folders;
+    if (split->count() && !shards)
+      throw std::invalid_argument("--split chooses a split of shard folders; --data names text files, scored whole");
+    // Shards are read in place, never loaded, and only through the tokenizer that made them.
+    const data::TokenArray tokens =
+        train::tokens_to_score(args->data, args->split, *ck.tokenizer, fmt::format("the checkpoint '{}'", args->ckpt));
     const train::EvalResult r = train::evaluate(*ck.model, *ck.tokenizer, tokens, args->batch);
     if (args->json)
       fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {:.6f}, \"tokens\": {}, \"bits_per_byte\": {:.6f}, \"bytes\": {}}}\n",

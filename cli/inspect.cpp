@@ -10,6 +10,7 @@
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/data/utf8.h"
 #include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/tokenizer_source.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"
 #include "tinygpt/io/output_files.h"
@@ -29,7 +30,10 @@ void add_tokens(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("tokens", "show how a checkpoint's tokenizer cuts text into tokens");
-  cmd->add_option("--ckpt", args->ckpt, "checkpoint whose tokenizer to use")->required();
+  cmd->add_option("--ckpt", args->ckpt,
+                  "what holds the tokenizer: a checkpoint, a tokenizer file, a folder of shards, a Hugging Face folder "
+                  "or a SentencePiece model")
+      ->required();
   CLI::Option* text = cmd->add_option("--text", args->text, "the text to tokenize");
   CLI::Option* file = cmd->add_option("--file", args->file, "a UTF-8 text file to tokenize");
   text->excludes(file);
@@ -38,16 +42,16 @@ void add_tokens(CLI::App& app) {
                 "character as U+FFFD)");
   cmd->callback([args, text, file] {
     if (!text->count() && !file->count()) throw std::invalid_argument("tokens: give --text or --file");
-    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    const auto tokenizer = train::read_tokenizer_of(args->ckpt);
     const std::string input = file->count() ? data::read_text_file(args->file) : args->text;
-    const std::vector<int32_t> ids = ck.tokenizer->encode(input, file->count() ? args->file : "the text");
+    const std::vector<int32_t> ids = tokenizer->encode(input, file->count() ? args->file : "the text");
     if (!args->json) {
-      fmt::print("{}", inspect::token_table(inspect::token_views(*ck.tokenizer, ids)));
+      fmt::print("{}", inspect::token_table(inspect::token_views(*tokenizer, ids)));
       return;
     }
     std::string tokens;
     for (const int32_t id : ids)
-      tokens += (tokens.empty() ? "" : ", ") + data::json::quote(data::sanitize_utf8(ck.tokenizer->token_bytes(id)));
+      tokens += (tokens.empty() ? "" : ", ") + data::json::quote(data::sanitize_utf8(tokenizer->token_bytes(id)));
     fmt::print("{{\"ids\": [{}], \"tokens\": [{}]}}\n", fmt::join(ids, ", "), tokens);
   });
 }

@@ -23,6 +23,7 @@
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"
 #include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/tokenizer_source.h"
 
 namespace tinygpt::cli {
 
@@ -42,23 +43,12 @@ struct PrepareArgs {
 // settle, and learning from tens of gigabytes would take hours.
 constexpr int64_t kBpeSampleBytes = int64_t{100} << 20;
 
-// The token before each document, where the tokenizer has one: GPT-2's end-of-text (llm.c's
-// shards), a SentencePiece model's BOS (llama2.c's).
-std::optional<int32_t> document_start(const data::Tokenizer& tokenizer) {
-  if (const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer))
-    for (const data::SpecialToken& s : bpe->specials())
-      if (s.text == "<|endoftext|>") return s.id;
-  if (const auto* sp = dynamic_cast<const data::SentencePieceTokenizer*>(&tokenizer); sp && sp->bos_id() >= 0)
-    return sp->bos_id();
-  return std::nullopt;
-}
-
 // Writes <name>_<split>_NNNNNN.bin shards of at most shard_tokens tokens as ids arrive: each shard
 // is streamed into its file (the header's count filled in last), so memory stays flat.
 class ShardWriter {
  public:
-  ShardWriter(const PrepareArgs& a, std::string split, int token_bytes)
-      : a_(a), split_(std::move(split)), width_(token_bytes) {}
+  ShardWriter(const PrepareArgs& a, std::string split, const data::TokenizerIdentity& tokenizer)
+      : a_(a), split_(std::move(split)), tokenizer_(tokenizer), width_(data::shard_token_bytes(tokenizer.vocab_size)) {}
   void add(std::span<const int32_t> ids) {
     while (!ids.empty()) {
       if (!file_) open();
@@ -85,12 +75,12 @@ class ShardWriter {
   void open() {
     path_ = (std::filesystem::path(a_.out) / fmt::format("{}_{}_{:06d}.bin", a_.name, split_, shards_)).string();
     file_ = std::make_unique<io::AtomicFile>(path_, "shard");
-    const std::array<int32_t, 256> header = data::shard_header(0, width_);
+    const std::array<int32_t, 256> header = data::shard_header(0, width_, &tokenizer_);
     file_->write(header.data(), sizeof header);
     in_shard_ = 0;
   }
   void close() {
-    const std::array<int32_t, 256> header = data::shard_header(in_shard_, width_);
+    const std::array<int32_t, 256> header = data::shard_header(in_shard_, width_, &tokenizer_);
     file_->write_at(0, header.data(), sizeof header);  // little-endian on the machines tinygpt builds for
     file_->commit();
     file_.reset();
@@ -101,6 +91,7 @@ class ShardWriter {
 
   const PrepareArgs& a_;
   std::string split_, path_;
+  data::TokenizerIdentity tokenizer_;
   int width_;
   std::unique_ptr<io::AtomicFile> file_;
   int64_t in_shard_ = 0, total_ = 0, shards_ = 0;
@@ -110,15 +101,11 @@ class ShardWriter {
 // the tokenizer has one; a live line of progress on a terminal.
 void tokenize_into(const data::Tokenizer& tokenizer, const std::vector<std::string>& files, ShardWriter& out,
                    const char* what) {
-  const std::optional<int32_t> eot = document_start(tokenizer);
   const auto total_bytes = static_cast<double>(data::regular_file_bytes(files));
   double done_bytes = 0;
   const bool terminal = isatty(fileno(stdout));
   const auto start = std::chrono::steady_clock::now();
-  std::optional<size_t> current;
-  data::tokenize_in_order(tokenizer, files, [&](size_t file, std::span<const int32_t> ids, size_t bytes) {
-    if (eot && current != file) out.add(std::span<const int32_t>(&*eot, 1));
-    current = file;
+  data::tokenize_in_order(tokenizer, files, [&](size_t, std::span<const int32_t> ids, size_t bytes) {
     out.add(ids);
     done_bytes += static_cast<double>(bytes);
     if (!terminal) return;
@@ -136,7 +123,8 @@ void tokenize_into(const data::Tokenizer& tokenizer, const std::vector<std::stri
 
 // Moves the last n tokens of the train shards into val shards: the train split is cut short (its
 // last shard rewritten, whole shards past the cut removed), as train holds out --val-fraction.
-int64_t hold_out_tail(const PrepareArgs& a, int64_t n, int64_t vocab, ShardWriter& val) {
+int64_t hold_out_tail(const PrepareArgs& a, int64_t n, const data::TokenizerIdentity& tokenizer, ShardWriter& val) {
+  const int64_t vocab = tokenizer.vocab_size;
   const std::vector<std::string> files = data::shard_files(a.out, "train");
   std::vector<int32_t> chunk(1 << 20);
   int64_t kept = 0;
@@ -151,7 +139,7 @@ int64_t hold_out_tail(const PrepareArgs& a, int64_t n, int64_t vocab, ShardWrite
     // The train split again, up to the cut: the same shards but the last ones.
     PrepareArgs rewrite = a;
     rewrite.verbose = false;
-    ShardWriter again(rewrite, "train", train.token_bytes());
+    ShardWriter again(rewrite, "train", tokenizer);
     const int64_t last_whole = kept / a.shard_tokens * a.shard_tokens;  // shards before it stay as they are
     for (int64_t s = 0; s < last_whole / a.shard_tokens; ++s) again.skip_shard(a.shard_tokens);
     for (int64_t at = last_whole; at < kept; at += static_cast<int64_t>(chunk.size())) {
@@ -199,15 +187,15 @@ void prepare(const PrepareArgs& a) {
                                       .vocab_size = a.vocab_size},
                                      kBpeSampleBytes);
   }
+  const data::TokenizerIdentity identity = tokenizer->identity();
   const int64_t vocab = tokenizer->vocab_size();
-  const int width = data::shard_token_bytes(vocab);
-  ShardWriter train(a, "train", width), val(a, "val", width);
+  ShardWriter train(a, "train", identity), val(a, "val", identity);
   tokenize_into(*tokenizer, a.data, train, "train");
   int64_t train_shards = train.finish(), train_tokens = train.tokens();
   if (!a.val_data.empty()) {
     tokenize_into(*tokenizer, a.val_data, val, "val");
   } else if (const int64_t n_val = data::validation_tokens(train_tokens, a.val_fraction); n_val > 0) {
-    train_tokens = hold_out_tail(a, n_val, vocab, val);
+    train_tokens = hold_out_tail(a, n_val, identity, val);
     train_shards = static_cast<int64_t>(data::shard_files(a.out, "train").size());
   }
   const int64_t val_shards = val.tokens() > 0 || !a.val_data.empty() ? val.finish() : 0;

@@ -21,7 +21,7 @@ void add_sample(CLI::App& app) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("sample", "generate text from a checkpoint");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to sample from")->required();
-  cmd->add_option("--prompt", args->sample.prompt, "text to continue (default: a new line)");
+  cmd->add_option("--prompt", args->sample.prompt, "text to continue (default: the tokenizer's document token, <|endoftext|> or BOS, else a new line)");
   add_number(cmd, "--tokens", args->sample.tokens, io::Range{0, 1e7}, "tokens to generate");
   add_number(cmd, "--temperature", args->sample.temperature, io::Range{0, 100},
              "softmax temperature (0: most likely token)");

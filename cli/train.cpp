@@ -12,6 +12,7 @@
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"
+#include "tinygpt/train/run_data.h"
 #include "tinygpt/train/trainer.h"
 
 namespace tinygpt::cli {
@@ -33,9 +34,11 @@ struct TrainCommand {
     std::unique_ptr<train::Trainer> trainer;
     if (!init_from.empty()) {
       refuse_model_flags();
+      train::check_flags_apply(options, given_settings(), train::RunStart::init_from);
       trainer = std::make_unique<train::Trainer>(options, train::InitFrom{init_from, cmd->count("--block") > 0}, comm,
                                                  force);
     } else if (resume.empty()) {
+      train::check_flags_apply(options, given_settings(), train::RunStart::fresh);
       trainer = std::make_unique<train::Trainer>(options, comm, force);
     } else {
       trainer = std::make_unique<train::Trainer>(resume, resumed_changes(), comm);
@@ -95,7 +98,7 @@ struct TrainCommand {
   // otherwise are mistakes, not settings to ignore.
   void refuse_model_flags() const {
     if (!resume.empty()) throw std::invalid_argument("--init-from starts a new run; it cannot be given with --resume");
-    std::vector<std::string> flags = {"--layers", "--heads", "--embd", "--vocab-size", "--tokenizer"};
+    std::vector<std::string> flags = {"--layers", "--heads", "--embd"};
     for (const std::string& name : given_arch_flags(cmd)) flags.push_back("--" + name);
     for (const std::string& flag : flags)
       if (cmd->count(flag))
@@ -104,15 +107,18 @@ struct TrainCommand {
                                                 flag, init_from));
   }
 
-  // The settings given with --resume; the trainer refuses those a resume may not change.
-  train::Resume resumed_changes() {
-    train::Resume changes{.options = options, .given = {}, .force = force};
+  // The names (without --) of the settings given on this command line.
+  std::set<std::string> given_settings() const {
+    std::set<std::string> given;
     train::TrainOptions probe;
     train::for_each_option(probe, [&](const char* name, auto&, const char*, const io::Range&, train::Choices) {
-      if (cmd->count(std::string("--") + name) > 0) changes.given.insert(name);
+      if (cmd->count(std::string("--") + name) > 0) given.insert(name);
     });
-    return changes;
+    return given;
   }
+
+  // The settings given with --resume; the trainer refuses those a resume may not change.
+  train::Resume resumed_changes() { return {.options = options, .given = given_settings(), .force = force}; }
 };
 
 }  // namespace

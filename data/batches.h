@@ -1,6 +1,7 @@
 #pragma once
 // Training batches (random windows) and evaluation windows (SPEC.md's rule).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tinygpt/autograd/random.h"
@@ -16,12 +17,17 @@ class BatchSampler {
   // Reads `tokens` for as long as it lives: they must outlive it (a temporary is refused).
   BatchSampler(const TokenArray& tokens, int64_t batch, int64_t block, uint64_t seed);
   BatchSampler(TokenArray&& tokens, int64_t batch, int64_t block, uint64_t seed) = delete;
+  // A mixture: each window comes from source k with probability weights[k] / sum(weights) (one
+  // uniform draw), then starts uniformly at random inside it. The sources must outlive it.
+  BatchSampler(std::vector<const TokenArray*> sources, std::vector<double> weights, int64_t batch, int64_t block,
+               uint64_t seed);
   void next(std::vector<int32_t>& inputs, std::vector<int32_t>& targets);  // each [B * T], row-major
   const Rng::State& state() const { return rng_.state(); }
   void set_state(const Rng::State& state) { rng_.set_state(state); }
 
  private:
-  const TokenArray& tokens_;
+  std::vector<const TokenArray*> sources_;
+  std::vector<double> cumulative_;  // the weights' running sums, the last 1 (empty: one source)
   int64_t batch_, block_;
   Rng rng_;
   std::vector<int32_t> window_;

@@ -126,6 +126,9 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
   std::vector<Piece> pieces(in_flight);
   size_t next_piece = 0;
   BlockSource source(tokenizer, files);
+  const std::optional<int32_t> document = tokenizer.document_token();
+  constexpr size_t kNone = ~size_t{0};
+  size_t current = kNone;  // the file whose blocks are being delivered
   tbb::parallel_pipeline(
       in_flight,
       tbb::make_filter<void, Piece*>(tbb::filter_mode::serial_in_order,
@@ -145,6 +148,10 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
                                            }) &
           tbb::make_filter<Piece*, void>(tbb::filter_mode::serial_in_order, [&](Piece* p) {
             if (p->error) std::rethrow_exception(p->error);  // the first error in file order
+            if (p->file != current) {  // a new document: after the one before it, the document token
+              if (document && current != kNone) deliver(p->file, std::span<const int32_t>(&*document, 1), 0);
+              current = p->file;
+            }
             deliver(p->file, p->ids, p->block.text.size());
           }));
 }

@@ -23,6 +23,10 @@ struct CorpusOptions {
 struct Corpus {
   std::shared_ptr<const Tokenizer> tokenizer;
   TokenArray train, val;
+  // Sources mixed by weight (several shard folders with --data-weights): each one's training and
+  // validation tokens, which train and val hold end to end. Empty: one source, read as a whole.
+  std::vector<TokenArray> train_sources, val_sources;
+  std::vector<double> weights;
 };
 
 // Builds a tokenizer from the training files (a character vocabulary also takes in the validation
@@ -37,12 +41,15 @@ Corpus load_corpus(const CorpusOptions& options, std::shared_ptr<const Tokenizer
 // down (train, prepare and training from shards all cut here).
 int64_t validation_tokens(int64_t tokens, double fraction);
 
-// Tokenizes files with an existing tokenizer (resume, eval). Errors name the file and the place.
+// Tokenizes files with an existing tokenizer (resume, eval), as tokenize_in_order delivers them
+// (the document token between files). Errors name the file and the place.
 TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::string>& files);
 
 // Tokenizes files on all threads and hands the ids over in file order: deliver(file, ids, bytes) for
 // each block of each file (`bytes`: the block's text), blocks cut as the reader cuts them, so the
 // ids are the same for any thread count. Memory stays at a few blocks per thread whatever the size.
+// Each file is a document: between two files comes the tokenizer's document token where it has
+// one (delivered alone, with bytes 0, as the next file's), so one file gives exactly its ids.
 void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string>& files,
                        const std::function<void(size_t file, std::span<const int32_t> ids, size_t bytes)>& deliver);
 

@@ -30,14 +30,39 @@ int32_t little_endian_int32(const unsigned char* p) { return static_cast<int32_t
 
 }  // namespace
 
-std::array<int32_t, 256> shard_header(int64_t count, int token_bytes) {
+namespace {
+constexpr const char* kKinds[] = {"char", "bpe", "sentencepiece"};  // kind k is kKinds[k - 1]
+constexpr int32_t kMaxVocab = int32_t{1} << 24;
+}  // namespace
+
+std::array<int32_t, 256> shard_header(int64_t count, int token_bytes, const TokenizerIdentity* tokenizer) {
   if (count < 0 || count > INT32_MAX)
     throw std::invalid_argument(fmt::format("a shard holds at most {} tokens (got {})", INT32_MAX, count));
   std::array<int32_t, 256> header{};
   header[0] = token_bytes == 2 ? kShardMagic16 : kShardMagic32;
   header[1] = token_bytes == 2 ? kShardVersion16 : kShardVersion32;
   header[2] = static_cast<int32_t>(count);
+  if (!tokenizer) return header;
+  const auto kind = std::find(std::begin(kKinds), std::end(kKinds), tokenizer->kind);
+  if (kind == std::end(kKinds) || tokenizer->vocab_size < 1 || tokenizer->vocab_size > kMaxVocab)
+    throw std::invalid_argument(fmt::format("shard header: cannot name {}", tokenizer->describe()));
+  header[3] = kShardTokenizerMark;
+  header[4] = static_cast<int32_t>(kind - std::begin(kKinds)) + 1;
+  header[5] = static_cast<int32_t>(tokenizer->vocab_size);
+  std::memcpy(&header[6], tokenizer->digest.data(), tokenizer->digest.size());
   return header;
+}
+
+std::optional<TokenizerIdentity> shard_tokenizer(const std::array<int32_t, 256>& header) {
+  if (header[3] != kShardTokenizerMark) return std::nullopt;
+  if (header[4] < 1 || header[4] > static_cast<int32_t>(std::size(kKinds)))
+    throw std::invalid_argument(fmt::format("its header names a tokenizer of unknown kind {}", header[4]));
+  if (header[5] < 1 || header[5] > kMaxVocab)
+    throw std::invalid_argument(fmt::format("its header names a tokenizer of {} tokens, outside [1, {}]", header[5],
+                                            kMaxVocab));
+  TokenizerIdentity t{kKinds[header[4] - 1], header[5], {}};
+  std::memcpy(t.digest.data(), &header[6], t.digest.size());
+  return t;
 }
 
 int shard_token_bytes(int64_t vocab_size) { return vocab_size <= 65536 ? 2 : 4; }
@@ -75,8 +100,9 @@ ShardSet::ShardSet(const std::vector<std::string>& paths, int64_t vocab_size) : 
       unsigned char header[kShardHeaderBytes];
       if (file.size() < kShardHeaderBytes || file.read(header, sizeof header) != sizeof header)
         shard_error(path, fmt::format("is {} bytes, shorter than the {}-byte header", file.size(), kShardHeaderBytes));
-      const int32_t magic = little_endian_int32(header), version = little_endian_int32(header + 4),
-                    count = little_endian_int32(header + 8);
+      std::array<int32_t, 256> words;
+      for (size_t w = 0; w < words.size(); ++w) words[w] = little_endian_int32(header + 4 * w);
+      const int32_t magic = words[0], version = words[1], count = words[2];
       const int width = magic == kShardMagic16 && version == kShardVersion16   ? 2
                         : magic == kShardMagic32 && version == kShardVersion32 ? 4
                                                                                : 0;
@@ -92,6 +118,17 @@ ShardSet::ShardSet(const std::vector<std::string>& paths, int64_t vocab_size) : 
       if (count < 0 || (file.size() - kShardHeaderBytes) % width != 0 || by_size != count)
         shard_error(path, fmt::format("holds {} tokens by its size ({} bytes) but its header says {}", by_size,
                                       file.size(), count));
+      std::optional<TokenizerIdentity> tokenizer;
+      try {
+        tokenizer = shard_tokenizer(words);
+      } catch (const std::invalid_argument& e) {
+        shard_error(path, e.what());
+      }
+      if (!shards_.empty() && tokenizer != tokenizer_)
+        shard_error(path, fmt::format("was made by {}, shard '{}' before it by {}: one split takes one tokenizer",
+                                      tokenizer ? tokenizer->describe() : "a tokenizer it does not name", paths.front(),
+                                      tokenizer_ ? tokenizer_->describe() : "a tokenizer it does not name"));
+      tokenizer_ = tokenizer;
       const int fd = ::dup(file.descriptor());
       if (fd < 0) shard_error(path, std::strerror(errno));
       shards_.push_back({fd, total_, count});

@@ -38,6 +38,16 @@ int32_t pick_token(std::span<const float> logits, double temperature, int64_t to
   return order[k - 1];
 }
 
+std::vector<int32_t> start_of_text(const data::Tokenizer& tokenizer) {
+  if (const std::optional<int32_t> document = tokenizer.document_token()) return {*document};
+  try {
+    std::vector<int32_t> newline = tokenizer.encode("\n");
+    if (!newline.empty()) return newline;  // a SentencePiece model may normalize it away
+  } catch (const std::exception&) {  // a character vocabulary without a newline
+  }
+  return {0};
+}
+
 std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& o,
                      const std::function<void(const std::string&)>& on_text) {
   if (o.temperature < 0) throw std::invalid_argument(fmt::format("--temperature {} must not be negative", o.temperature));
@@ -46,13 +56,7 @@ std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, con
     throw std::invalid_argument(fmt::format("sample: the tokenizer has {} tokens, the model only {} rows",
                                             tokenizer.vocab_size(), model.config().vocab_size));
   std::vector<int32_t> context = o.prompt.empty() ? std::vector<int32_t>{} : tokenizer.encode(o.prompt, "the prompt");
-  if (context.empty()) {
-    try {
-      context = tokenizer.encode("\n");
-    } catch (const std::exception&) {
-      context = {0};
-    }
-  }
+  if (context.empty()) context = start_of_text(tokenizer);
   const int64_t block = model.config().block_size;
   Generator gen(model);
   // Fills the cache with the last tokens of the context (at most block_size - 1 of them, so that

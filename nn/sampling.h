@@ -43,8 +43,12 @@ class Generator {
 int32_t pick_token(std::span<const float> logits, double temperature, int64_t top_k, double uniform);
 
 
+// What a sample without a prompt starts from: the tokenizer's document token (GPT-2's
+// <|endoftext|>, a SentencePiece model's BOS), else a newline's ids, else token 0.
+std::vector<int32_t> start_of_text(const data::Tokenizer& tokenizer);
+
 struct SampleOptions {
-  std::string prompt;       // empty: start from a newline (or token 0 if the vocabulary has none)
+  std::string prompt;       // empty: start_of_text
   int64_t tokens = 200;     // how many to generate
   double temperature = 0.8; // 0: always the most likely token
   int64_t top_k = 0;        // 0: all tokens

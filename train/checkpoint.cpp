@@ -46,6 +46,7 @@ constexpr int64_t kMaxRanks = 65536;
 void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
   H5::Group g = io::hdf5::make_group(file, "/tokenizer");
   put(g, "kind", std::string(tokenizer.kind()));
+  put(g, "digest", tokenizer.identity().hex());
   if (const auto* c = dynamic_cast<const data::CharTokenizer*>(&tokenizer)) {
     put_ints(g, "vocab", c->code_points(), {c->code_points().size()});
   } else if (const auto* b = dynamic_cast<const data::BpeTokenizer*>(&tokenizer)) {
@@ -186,7 +187,7 @@ void check_model_datasets(const io::hdf5::Reader& r, const nn::GPTConfig& c, con
                 fmt::format("the model that /config describes ({} layers)", c.n_layer));
 }
 
-std::shared_ptr<const data::Tokenizer> read_tokenizer(const io::hdf5::Reader& r, int64_t version) {
+std::shared_ptr<const data::Tokenizer> read_tokenizer_data(const io::hdf5::Reader& r, int64_t version) {
   const io::hdf5::Group& g = r.group("/tokenizer");
   const std::string kind = r.text(g, "/tokenizer", "kind");
   auto int32s = [&](const std::string& path, const Shape& shape) {
@@ -244,6 +245,19 @@ std::shared_ptr<const data::Tokenizer> read_tokenizer(const io::hdf5::Reader& r,
   r.fail(fmt::format("unknown tokenizer kind '{}' in /tokenizer", kind));
 }
 
+// The tokenizer /tokenizer holds, checked against its digest when it has one.
+std::shared_ptr<const data::Tokenizer> read_tokenizer(const io::hdf5::Reader& r, int64_t version) {
+  std::shared_ptr<const data::Tokenizer> tokenizer = read_tokenizer_data(r, version);
+  const io::hdf5::Group& g = r.group("/tokenizer");
+  if (g.attributes.count("digest")) {
+    const std::string stored = r.text(g, "/tokenizer", "digest"), actual = tokenizer->identity().hex();
+    if (stored != actual)
+      r.fail(fmt::format("/tokenizer's digest {} is not that of the tokenizer it holds ({}): the file was edited",
+                         stored.substr(0, 64), actual));
+  }
+  return tokenizer;
+}
+
 void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck) {
   const io::hdf5::Group& g = r.group("/optim");
   auto hyper = [&](const char* name, const Range& range) { return r.number(g, "/optim", name, range); };
@@ -267,7 +281,7 @@ void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck) {
 bool option_may_be_absent(std::string_view name) {
   for (const char* later : {"precision", "lr-decay-iters", "beta1", "beta2", "sample-every", "keep-best", "tokenizer-from",
                            "snapshot-every", "arch", "norm", "norm-eps", "position", "rope-theta", "mlp", "ffn-hidden",
-                           "kv-heads", "bias", "tie", "tokenizer-model"})
+                           "kv-heads", "bias", "tie", "tokenizer-model", "data-weights"})
     if (name == later) return true;
   return false;
 }
@@ -386,22 +400,17 @@ void write_tokenizer_file(const std::string& path, const data::Tokenizer& tokeni
   });
 }
 
-std::shared_ptr<const data::Tokenizer> read_tokenizer_of(const std::string& path) {
-  try {
-    return read_tokenizer_file(path);
-  } catch (const std::exception&) {  // not a tokenizer file: a checkpoint, or an error that names it
-  }
-  return read_checkpoint(path).tokenizer;
-}
-
 std::shared_ptr<const data::Tokenizer> read_tokenizer_file(const std::string& path) {
   io::hdf5::CheckpointImage image = io::hdf5::read_checkpoint_image(path);
   const io::hdf5::File file = io::hdf5::open_checkpoint_image(std::move(image), path);
   const io::hdf5::Reader r("tokenizer file", path, file);
   try {
     const io::hdf5::Group& root = r.group("/");
-    if (!root.attributes.count("format") || r.text(root, "/", "format") != kTokenizerFormat)
-      r.fail(fmt::format("not a tinygpt tokenizer file (the root attribute format is not \"{}\")", kTokenizerFormat));
+    const std::string format = root.attributes.count("format") ? r.text(root, "/", "format") : "";
+    if (format != kTokenizerFormat && format != "tinygpt")
+      r.fail(fmt::format("not a tinygpt tokenizer file or checkpoint (the root attribute format is not \"{}\" or "
+                         "\"tinygpt\")",
+                         kTokenizerFormat));
     const int64_t version = r.integer(root, "/", "format_version", Range{0, kMany});
     if (version < kFormatVersion || version > kFormatVersionLlama)
       r.fail(fmt::format("format_version {} is not supported", version));

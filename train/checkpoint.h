@@ -47,7 +47,7 @@ struct Checkpoint {
   int64_t optim_step = 0;
   std::map<std::string, Tensor> m, v;
   std::optional<TrainState> train;
-  bool sealed = false;  // its seal (checkpoint_file.h) matched; false: a file without one, parsed with care
+  bool sealed = false;  // its seal (io/detail/hdf5_seal.h) matched; false: a file without one, parsed with care
 };
 
 // Writes atomically: a new temporary file in the same folder, sealed with the SHA-256 of its bytes,
@@ -66,8 +66,8 @@ Checkpoint read_checkpoint(const std::string& path);
 // A tokenizer alone, in a checkpoint's /tokenizer layout under a root whose format is
 // "tinygpt-tokenizer": the file `tinygpt prepare` leaves beside its shards (docs/data-format.md).
 void write_tokenizer_file(const std::string& path, const data::Tokenizer& tokenizer);
+// The tokenizer of a tokenizer file or of a checkpoint (its /tokenizer alone: no weights are read).
+// (Anything else that holds one: tokenizer_source.h.)
 std::shared_ptr<const data::Tokenizer> read_tokenizer_file(const std::string& path);
-// The tokenizer of a tokenizer file or of a checkpoint, whichever `path` is (--tokenizer-from).
-std::shared_ptr<const data::Tokenizer> read_tokenizer_of(const std::string& path);
 
 }  // namespace tinygpt::train

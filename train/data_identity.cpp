@@ -14,6 +14,7 @@
 #include "tinygpt/data/input_file.h"
 #include "tinygpt/data/shards.h"
 #include "tinygpt/data/sha256.h"
+#include "tinygpt/train/run_data.h"
 
 namespace tinygpt::train {
 
@@ -76,7 +77,15 @@ std::vector<DataFile> identify_data(const std::vector<std::string>& train_files,
     for (const char* split : {"train", "val"})  // a folder of shards: each shard
       for (const std::string& shard : data::shard_files(path, split)) files.push_back(identify(split, shard, true));
   }
-  for (const std::string& path : val_files) files.push_back(identify("val", path));
+  for (const std::string& path : val_files) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      files.push_back(identify("val", path));
+      continue;
+    }
+    for (const std::string& shard : data::shard_files(path, validation_split_of(path)))  // the shards read
+      files.push_back(identify("val", shard, true));
+  }
   return files;
 }
 

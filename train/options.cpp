@@ -38,6 +38,17 @@ nn::GPTConfig with_arch(nn::GPTConfig c, const ArchOptions& o) {
   return c;
 }
 
+ArchOptions arch_of(const nn::GPTConfig& c) {
+  ArchOptions o;
+  o.arch = c.gpt2_shaped() ? "gpt2" : "llama";
+  o.norm = nn::name(c.norm), o.position = nn::name(c.position), o.mlp = nn::name(c.mlp);
+  // The float's shortest decimal (1e-05, not 9.99999974738e-06): what a flag would have said.
+  o.norm_eps = std::stod(fmt::format("{}", c.norm_eps)), o.rope_theta = std::stod(fmt::format("{}", c.rope_theta));
+  o.ffn_hidden = c.hidden(), o.kv_heads = c.kv_heads();
+  o.bias = c.bias, o.tie = c.tie_embeddings;
+  return o;
+}
+
 bool resume_may_change(const std::string& name) {
   return std::find(std::begin(kResumeSettings), std::end(kResumeSettings), name) != std::end(kResumeSettings);
 }
@@ -73,10 +84,7 @@ void validate(const TrainOptions& options) {
     if constexpr (std::is_same_v<T, std::string>) problem = choice_problem(field, choices);
     if (!problem.empty()) throw std::invalid_argument(fmt::format("--{} {}", name, problem));
   });
-  if ((o.tokenizer == "sentencepiece") != !o.tokenizer_model.empty())
-    throw std::invalid_argument(o.tokenizer_model.empty()
-                                    ? "--tokenizer sentencepiece needs --tokenizer-model (a SentencePiece model file)"
-                                    : "--tokenizer-model is a SentencePiece model: give it with --tokenizer sentencepiece");
+  (void)parse_data_weights(o.data_weights);
   if (o.embd % o.heads != 0)
     throw std::invalid_argument(fmt::format("--embd {} is not divisible by --heads {}", o.embd, o.heads));
   if (o.min_lr > o.lr) throw std::invalid_argument(fmt::format("--min-lr must be at most --lr {} (got {})", o.lr, o.min_lr));
@@ -85,6 +93,24 @@ void validate(const TrainOptions& options) {
       tokens > (int64_t{1} << 53))
     throw std::invalid_argument(fmt::format("--iters {} of --batch {} x --block {} x --grad-accum {} tokens is more "
                                             "tokens than a run counts (2^53)", o.iters, o.batch, o.block, o.grad_accum));
+}
+
+std::vector<double> parse_data_weights(const std::string& text) {
+  std::vector<double> weights;
+  if (text.empty()) return weights;
+  for (size_t start = 0;;) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    double w = 0;
+    const auto [stop, error] = std::from_chars(item.data(), item.data() + item.size(), w);
+    if (item.empty() || error != std::errc() || stop != item.data() + item.size() || !(w > 0) || !std::isfinite(w))
+      throw std::invalid_argument(fmt::format("--data-weights '{}': '{}' is not a positive number (give one weight per "
+                                              "--data folder, separated by commas: 0.8,0.2)",
+                                              text, item));
+    weights.push_back(w);
+    if (end == text.size()) return weights;
+    start = end + 1;
+  }
 }
 
 std::vector<std::string> training_files(const TrainOptions& o) {

@@ -26,7 +26,8 @@ struct ArchOptions {
 };
 
 struct TrainOptions {
-  std::vector<std::string> data, val_data;
+  std::vector<std::string> data, val_data;  // text files, or folders of token shards (run_data.h)
+  std::string data_weights;  // several --data folders mixed: "0.8,0.2" (empty: end to end)
   double val_fraction = 0.1;
   std::string out = "tinygpt.h5";
   std::string tokenizer = "char";
@@ -97,6 +98,8 @@ void apply_arch(ArchOptions& o, const std::vector<std::string>& given);
 // `sizes` (vocabulary, block, layers, heads, width) with the architecture's pieces; throws on a
 // choice that is not one (a stored run read back) or a combination the model refuses.
 nn::GPTConfig with_arch(nn::GPTConfig sizes, const ArchOptions& o);
+// The architecture options that give `config`'s pieces (a run started from a checkpoint's model).
+ArchOptions arch_of(const nn::GPTConfig& config);
 
 // visit(flag_name, field, help, range, choices) for every option: one list for the CLI and the
 // checkpoint (text and switch options get an empty range that they ignore; only some text options
@@ -112,8 +115,18 @@ void for_each_option(Options& o, Visit&& visit_option) {
         "training text files, or a folder of token shards (tinygpt prepare's or llm.c's) (default: the fortunes "
         "package's files)",
         text);
-  visit("val-data", o.val_data, "validation text files (default: the last --val-fraction of the training tokens)", text);
-  visit("val-fraction", o.val_fraction, "share of the training tokens held out for validation", Range{0, 1, false, true});
+  visit("data-weights", o.data_weights,
+        "with several --data folders: how often each one's windows are drawn, e.g. 0.8,0.2 (default: the folders end "
+        "to end, as one text)",
+        text);
+  visit("val-data", o.val_data,
+        "validation text files, or a folder of token shards (its val split, else its train split) (default: the "
+        "last --val-fraction of the training tokens, or each --data folder's val split)",
+        text);
+  visit("val-fraction", o.val_fraction,
+        "share of the training tokens held out for validation, where there is no validation text (no --val-data; a "
+        "--data folder without val shards)",
+        Range{0, 1, false, true});
   visit("out", o.out, "checkpoint to write (HDF5); the CSV log and loss plot go beside it", text);
   visit("tokenizer", o.tokenizer, "how text becomes tokens", Range{}, kTokenizerChoices);
   visit("vocab-size", o.vocab_size, "BPE vocabulary size", Range{256, 1 << 24});
@@ -174,8 +187,12 @@ std::string snapshot_path_for(const std::string& out, int64_t iteration);  // ru
 std::string choice_problem(const std::string& value, Choices choices);
 
 // Throws a clear error for impossible settings: a number outside its range ("--batch must be at
-// least 1 (got 0)"), n_embd % n_head, min_lr > lr, more tokens than a 64-bit count holds.
+// least 1 (got 0)"), n_embd % n_head, min_lr > lr, more tokens than a 64-bit count holds, weights
+// that are not numbers. (Which flags fit the data: run_data.h's check_flags_apply.)
 void validate(const TrainOptions& o);
+
+// --data-weights' numbers ("0.8,0.2"), each positive and finite; none for "".
+std::vector<double> parse_data_weights(const std::string& text);
 
 // The fortunes files (sorted) when `data` is empty, else `data`.
 std::vector<std::string> training_files(const TrainOptions& o);

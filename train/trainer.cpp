@@ -21,6 +21,7 @@
 #include "tinygpt/train/memory_budget.h"
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/train/existing_outputs.h"
+#include "tinygpt/train/run_data.h"
 #include "tinygpt/inspect/plot.h"
 #include "tinygpt/io/run_log.h"
 #include "tinygpt/nn/sampling.h"
@@ -28,11 +29,6 @@
 namespace tinygpt::train {
 
 namespace {
-
-data::CorpusOptions corpus_options(const TrainOptions& o) {
-  return {.files = training_files(o), .val_files = o.val_data, .val_fraction = o.val_fraction,
-          .tokenizer = o.tokenizer, .vocab_size = o.vocab_size};
-}
 
 nn::GPTConfig model_config(const TrainOptions& o, int64_t vocab_size) {
   return with_arch({.vocab_size = vocab_size, .block_size = o.block, .n_layer = o.layers, .n_head = o.heads,
@@ -75,6 +71,24 @@ void check_enough_tokens(const data::Corpus& c, const TrainOptions& o) {
     throw std::invalid_argument(fmt::format("the validation text has {} tokens; --block {} needs at least {} "
                                             "(give more text, a larger --val-fraction, or --val-fraction 0)",
                                             c.val.size(), o.block, o.block + 1));
+  const std::vector<std::string> folders = training_files(o);
+  for (size_t k = 0; k < c.train_sources.size(); ++k)
+    for (const auto& [split, tokens] : {std::pair{"training", &c.train_sources[k]}, {"validation", &c.val_sources.at(k)}})
+      if ((tokens->size() > 0 || std::string_view(split) == "training") && tokens->size() < o.block + 1)
+        throw std::invalid_argument(fmt::format("the {} tokens of '{}' are {}; --block {} needs at least {} in each "
+                                                "folder mixed by --data-weights",
+                                                split, folders.at(k), tokens->size(), o.block, o.block + 1));
+}
+
+// A sampler of the validation windows: over the mixed folders' validation tokens that exist, by
+// their weights, or over the whole validation text.
+std::unique_ptr<data::BatchSampler> validation_sampler(const data::Corpus& c, const TrainOptions& o, uint64_t seed) {
+  if (c.val_sources.empty()) return std::make_unique<data::BatchSampler>(c.val, o.batch, o.block, seed);
+  std::vector<const data::TokenArray*> sources;
+  std::vector<double> weights;
+  for (size_t k = 0; k < c.val_sources.size(); ++k)
+    if (c.val_sources[k].size() > 0) sources.push_back(&c.val_sources[k]), weights.push_back(c.weights.at(k));
+  return std::make_unique<data::BatchSampler>(sources, weights, o.batch, o.block, seed);
 }
 
 // The memory a run needs: the model's training state and the token arrays of its text.
@@ -86,51 +100,6 @@ void require_run_memory(const nn::GPTConfig& config, const TrainOptions& o) {
 
 // How many tokens --sample-every's samples have, as llm.c's.
 constexpr int64_t kSampleTokens = 64;
-
-// The tokenizer the options name: --tokenizer-from's, or --tokenizer-model's SentencePiece model;
-// null when the run makes its own from the text.
-std::shared_ptr<const data::Tokenizer> named_tokenizer(const TrainOptions& o) {
-  if (!o.tokenizer_from.empty()) return read_tokenizer_of(o.tokenizer_from);
-  if (!o.tokenizer_model.empty()) return io::read_sentencepiece_file(o.tokenizer_model);
-  return nullptr;
-}
-
-// A folder of token shards, read in place: the train split, and the val split (or the last
-// --val-fraction of the training tokens when there are no val shards).
-data::Corpus load_shards(const std::string& dir, const TrainOptions& o, std::shared_ptr<const data::Tokenizer> tokenizer) {
-  if (data::shard_files(dir, "train").empty())
-    throw std::invalid_argument(fmt::format("'{}' holds no training shards (files named <name>_train_<n>.bin)", dir));
-  if (!tokenizer) tokenizer = named_tokenizer(o);
-  const std::string tokenizer_file = (std::filesystem::path(dir) / "tokenizer.h5").string();
-  if (!tokenizer && std::filesystem::exists(tokenizer_file)) tokenizer = read_tokenizer_file(tokenizer_file);
-  if (!tokenizer)
-    throw std::invalid_argument(fmt::format("'{}' holds token shards but no tokenizer.h5: give --tokenizer-from CKPT with "
-                                            "the tokenizer they were made with (an imported GPT-2 for llm.c's GPT-2 "
-                                            "shards)",
-                                            dir));
-  data::Corpus corpus;
-  corpus.tokenizer = tokenizer;
-  const auto train = data::open_shards(dir, "train", tokenizer->vocab_size());
-  if (const auto val = data::open_shards(dir, "val", tokenizer->vocab_size())) {
-    corpus.train = data::TokenArray::of_shards(train, 0, train->size());
-    corpus.val = data::TokenArray::of_shards(val, 0, val->size());
-  } else {
-    const int64_t n_val = data::validation_tokens(train->size(), o.val_fraction);
-    corpus.train = data::TokenArray::of_shards(train, 0, train->size() - n_val);
-    corpus.val = data::TokenArray::of_shards(train, train->size() - n_val, train->size());
-  }
-  return corpus;
-}
-
-// The run's text: a folder of shards, or text files tokenized into memory (with `tokenizer`, or
-// --tokenizer-from's, or a new one made from the text).
-data::Corpus load_run_corpus(const TrainOptions& o, std::shared_ptr<const data::Tokenizer> tokenizer) {
-  const std::vector<std::string> files = training_files(o);
-  std::error_code ec;
-  if (files.size() == 1 && std::filesystem::is_directory(files[0], ec)) return load_shards(files[0], o, tokenizer);
-  if (!tokenizer) tokenizer = named_tokenizer(o);
-  return tokenizer ? data::load_corpus(corpus_options(o), tokenizer) : data::load_corpus(corpus_options(o));
-}
 
 // Rank r's seed for its batches and dropout masks; rank 0 keeps the run's seed, so one process
 // trains exactly as before.
@@ -146,7 +115,7 @@ Trainer::Trainer(const TrainOptions& options, Communicator comm, bool force) : c
   set_num_threads(static_cast<int>(options_.threads));
   claim_outputs(force, false);
   require_run_memory(model_config(options_, 1), options_);  // before reading data; below with the vocabulary
-  corpus_ = load_run_corpus(options_, nullptr);
+  corpus_ = load_run_corpus(options_, nullptr, "");
   options_.tokenizer = corpus_.tokenizer->kind();  // shards and --tokenizer-from bring their own
   if (options_.tokenizer == "bpe") options_.vocab_size = corpus_.tokenizer->vocab_size();
   check_enough_tokens(corpus_, options_);
@@ -165,8 +134,9 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
                                             options_.block, init.checkpoint, c.block_size));
   // The run's options describe the model it trains (a resume reads them back).
   options_.layers = c.n_layer, options_.heads = c.n_head, options_.embd = c.n_embd;
+  options_.arch = arch_of(c);
   if (!init.crop_block) options_.block = c.block_size;
-  options_.tokenizer = ck.tokenizer->kind();
+  options_.tokenizer = ck.tokenizer->kind(), options_.tokenizer_from = init.checkpoint, options_.tokenizer_model.clear();
   if (options_.tokenizer == "bpe") options_.vocab_size = ck.tokenizer->vocab_size();
   validate(options_);
   options_.data = absolute_paths(options_.data), options_.val_data = absolute_paths(options_.val_data);
@@ -176,7 +146,7 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   config.block_size = options_.block;
   config.dropout = static_cast<float>(options_.dropout);
   require_run_memory(config, options_);
-  corpus_ = load_run_corpus(options_, ck.tokenizer);
+  corpus_ = load_run_corpus(options_, ck.tokenizer, fmt::format("the checkpoint '{}'", init.checkpoint));
   check_enough_tokens(corpus_, options_);
   auto model = nn::GPT::unwritten(config);  // every parameter is copied below
   auto source = ck.model->named_parameters();
@@ -286,8 +256,10 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
     claim_outputs(changes.force, false);
   }
   require_run_memory(ck.config, options_);
+  const std::string owner = fmt::format("the checkpoint '{}'", path);
+  check_folders_tokenizer(options_, *ck.tokenizer, owner);  // before the bytes: a tokenizer never changes
   check_data(changes.given.count("data") || changes.given.count("val-data"), changes.force);
-  corpus_ = load_run_corpus(options_, ck.tokenizer);
+  corpus_ = load_run_corpus(options_, ck.tokenizer, owner);
   if (!changes.force && (corpus_.train.size() != state_.train_tokens || corpus_.val.size() != state_.val_tokens))
     throw std::invalid_argument(fmt::format(
         "the data changed since the checkpoint: {} training and {} validation tokens then, {} and {} now (give "
@@ -377,7 +349,13 @@ void Trainer::check_data(bool given, bool force) {
 
 void Trainer::prepare() {
   parameters_ = model_->parameters();
-  sampler_ = std::make_unique<data::BatchSampler>(corpus_.train, options_.batch, options_.block, 0);
+  if (corpus_.train_sources.empty()) {
+    sampler_ = std::make_unique<data::BatchSampler>(corpus_.train, options_.batch, options_.block, 0);
+  } else {
+    std::vector<const data::TokenArray*> sources;
+    for (const data::TokenArray& s : corpus_.train_sources) sources.push_back(&s);
+    sampler_ = std::make_unique<data::BatchSampler>(sources, corpus_.weights, options_.batch, options_.block, 0);
+  }
   sampler_->set_state(state_.sampler_states.at(static_cast<size_t>(comm_.rank())));
   schedule_ = {.lr = static_cast<float>(options_.lr), .min_lr = static_cast<float>(options_.min_lr),
                .warmup = options_.warmup,
@@ -421,12 +399,12 @@ double Trainer::estimate_val_loss() {
   const PrecisionGuard precision(parse_precision(options_.precision));
   model_->eval();
   // Seeded by the iteration, so that a resumed run evaluates on the same batches.
-  data::BatchSampler val(corpus_.val, options_.batch, options_.block,
-                         splitmix64(rank_seed(options_.seed, comm_.rank()) ^ static_cast<uint64_t>(state_.iteration)));
+  const auto val = validation_sampler(
+      corpus_, options_, splitmix64(rank_seed(options_.seed, comm_.rank()) ^ static_cast<uint64_t>(state_.iteration)));
   std::vector<int32_t> x, y;
   double sum = 0;
   for (int64_t i = 0; i < options_.eval_iters; ++i) {
-    val.next(x, y);
+    val->next(x, y);
     sum += model_->forward(x, options_.batch, options_.block, y).loss.item();
   }
   model_->train();

@@ -45,7 +45,7 @@ TEST_CASE("cli: --tokenizer sentencepiece trains, and the checkpoint carries the
   REQUIRE_THAT(junk.output, Catch::Contains("junk.model' is not a SentencePiece model"));
 }
 
-TEST_CASE("cli: prepare with a SentencePiece model: BOS before each document, training from the shards",
+TEST_CASE("cli: prepare with a SentencePiece model: BOS between documents, training from the shards",
           "[cli][sentencepiece][shards]") {
   TempDir dir;
   const std::string model = write_sentencepiece_model(dir);
@@ -59,11 +59,15 @@ TEST_CASE("cli: prepare with a SentencePiece model: BOS before each document, tr
     return static_cast<int>(static_cast<unsigned char>(shard[1024 + 2 * i]) |
                             static_cast<unsigned char>(shard[1024 + 2 * i + 1]) << 8);
   };
-  REQUIRE(token(0) == 1);  // <s>, then a.txt's ids
+  // a.txt's ids, <s>, b.txt's ids: the SentencePiece library's own, each file encoded whole.
+  sentencepiece::SentencePieceProcessor sp;
+  REQUIRE(sp.Load(model).ok());
+  std::vector<int> expected = sp.EncodeAsIds(sentencepiece_text()), second = sp.EncodeAsIds("Tom ran home.\n");
+  expected.push_back(sp.bos_id());
+  expected.insert(expected.end(), second.begin(), second.end());
   const size_t n = (shard.size() - 1024) / 2;
-  size_t bos = 0;
-  for (size_t i = 0; i < n; ++i) bos += token(i) == 1;
-  REQUIRE(bos == 2);  // one per document
+  REQUIRE(n == expected.size());
+  for (size_t i = 0; i < n; ++i) REQUIRE(token(i) == expected[i]);
   Result trained = run("train --data " + dir.file("shards") + " --iters 3 --layers 1 --heads 2 --embd 16 --block 16"
                        " --batch 2 --eval-every 3 --eval-iters 1 --threads 1 --out " + dir.file("run.h5"));
   INFO(trained.output);

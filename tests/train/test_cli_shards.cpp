@@ -62,8 +62,11 @@ TEST_CASE("cli: prepare writes llm.c shards, and train and eval read them as the
   INFO(half.output);
   REQUIRE(half.exit_code == 0);
   REQUIRE_THAT(half.output, Catch::Contains("shards removed"));
-  REQUIRE(run("train --data " + dir.file("half") + " --iters 20 --val-fraction 0.5 --out " + dir.file("h1.h5") + kModel)
-              .exit_code == 0);
+  REQUIRE(run("train --data " + dir.file("half") + " --iters 20 --out " + dir.file("h1.h5") + kModel).exit_code == 0);
+  // The folder has val shards: nothing to hold out, so --val-fraction is refused, not ignored.
+  REQUIRE_THAT(run("train --data " + dir.file("half") + " --iters 20 --val-fraction 0.5 --out " + dir.file("h3.h5") + kModel)
+                   .output,
+               Catch::Contains("--val-fraction cannot apply: every --data folder has val shards"));
   REQUIRE(run("train --data " + corpus + " --iters 20 --val-fraction 0.5 --out " + dir.file("h2.h5") + kModel).exit_code ==
           0);
   REQUIRE(field(*json_of(run("info --json --ckpt " + dir.file("h1.h5"))).find("training"), "val_loss") ==
@@ -107,8 +110,12 @@ TEST_CASE("cli: GPT-2-tokenized shards without a tokenizer file train with --tok
   INFO(prepared.output);
   REQUIRE(prepared.exit_code == 0);
   fs::remove(dir.file("g/tokenizer.h5"));  // as llm.c's scripts leave them
-  // Each document starts with <|endoftext|> (50256), as llm.c writes them.
-  REQUIRE(read_file(dir.file("g/tinygpt_train_000000.bin")).substr(1024, 2) == std::string("\x50\xc4", 2));
+  // <|endoftext|> (50256) between the two documents, as in training from the two files.
+  const std::string shard = read_file(dir.file("g/tinygpt_train_000000.bin"));
+  REQUIRE(shard.substr(1024, 2) != std::string("\x50\xc4", 2));
+  size_t separators = 0;
+  for (size_t at = 1024; at + 1 < shard.size(); at += 2) separators += shard.substr(at, 2) == std::string("\x50\xc4", 2);
+  REQUIRE(separators == 1);
   Result trained = run("train --data " + dir.file("g") + " --tokenizer-from " + gpt2 + " --out " + dir.file("m.h5") +
                        " --layers 1 --heads 2 --embd 16 --block 16 --batch 2 --iters 3 --eval-every 3 --eval-iters 1 "
                        "--threads 1");
