@@ -81,7 +81,13 @@ void check_output_path(const std::string& path, OutputKind kind) {
 }
 
 AtomicFile::AtomicFile(const std::string& path, const std::string& what) : path_(path), what_(what) {
-  const std::filesystem::path target(path);
+  std::error_code ec;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) {  // write the file it leads to
+    const std::filesystem::path file = std::filesystem::canonical(path, ec);
+    if (ec) fail("follow the symbolic link", ec.value());
+    path_ = file.string();
+  }
+  const std::filesystem::path target(path_);
   const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
   temporary_ = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
   fd_ = ::mkstemp(temporary_.data());  // a new, unique name: nothing that exists is reused

@@ -16,8 +16,9 @@ enum class OutputKind { hdf5, log, svg, html, llama2c };
 void check_output_path(const std::string& path, OutputKind kind);
 
 // A new file written beside `path` (".name.tmp-XXXXXX") and renamed over it by commit(), after its
-// bytes are on disk: a crash, a full disk or an error leaves what was at `path` as it was. Errors
-// name the path and the operating system's reason ("cannot write 'run.h5': No space left on device").
+// bytes are on disk: a crash, a full disk or an error leaves what was at `path` as it was. A
+// symbolic link stays a link: the file it leads to is the one replaced. Errors name the path and
+// the operating system's reason ("cannot write 'run.h5': No space left on device").
 class AtomicFile {
  public:
   // what: the kind of file, for messages ("checkpoint"); empty for none.

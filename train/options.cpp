@@ -53,18 +53,22 @@ bool resume_may_change(const std::string& name) {
   return std::find(std::begin(kResumeSettings), std::end(kResumeSettings), name) != std::end(kResumeSettings);
 }
 
-std::string log_path_for(const std::string& out) {
-  return std::filesystem::path(out).replace_extension(".csv").string();
+namespace {
+// The checkpoint's own file: the one a symbolic link leads to, whose folder holds the run's files.
+std::filesystem::path checkpoint_file(const std::string& out) {
+  std::error_code ec;
+  if (!std::filesystem::is_symlink(std::filesystem::symlink_status(out, ec))) return out;
+  const std::filesystem::path file = std::filesystem::canonical(out, ec);
+  return ec ? std::filesystem::path(out) : file;
 }
-std::string plot_path_for(const std::string& out) {
-  return std::filesystem::path(out).replace_extension(".svg").string();
-}
-std::string best_path_for(const std::string& out) {
-  return std::filesystem::path(out).replace_extension(".best.h5").string();
-}
+}  // namespace
+
+std::string log_path_for(const std::string& out) { return checkpoint_file(out).replace_extension(".csv").string(); }
+std::string plot_path_for(const std::string& out) { return checkpoint_file(out).replace_extension(".svg").string(); }
+std::string best_path_for(const std::string& out) { return checkpoint_file(out).replace_extension(".best.h5").string(); }
 
 std::string snapshot_path_for(const std::string& out, int64_t iteration) {
-  return std::filesystem::path(out).replace_extension(fmt::format(".step{}.h5", iteration)).string();
+  return checkpoint_file(out).replace_extension(fmt::format(".step{}.h5", iteration)).string();
 }
 
 std::string choice_problem(const std::string& value, Choices choices) {

@@ -176,8 +176,9 @@ void for_each_option(Options& o, Visit&& visit_option) {
 // The one a resumed run may change (kResumeSettings).
 bool resume_may_change(const std::string& name);
 
-// The output paths a run writes beside its checkpoint `out`: the CSV log, the loss plot and, with
-// keep_best and snapshot_every, the best checkpoint and the snapshots.
+// The output paths a run writes beside its checkpoint `out` (beside the file a symbolic link leads
+// to): the CSV log, the loss plot and, with keep_best and snapshot_every, the best checkpoint and
+// the snapshots.
 std::string log_path_for(const std::string& out);
 std::string plot_path_for(const std::string& out);
 std::string best_path_for(const std::string& out);

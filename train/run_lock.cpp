@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <utility>
 
@@ -30,11 +32,53 @@ bool same_file(int fd, const std::string& path) {
          open_file.st_ino == named.st_ino;
 }
 
+// The path with every symbolic link on the way resolved (the file itself need not exist yet).
+std::string resolved(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+// An exclusive lock of the open file description on the whole of `fd`'s file (a read lock, after
+// a check that no one holds any, when the file is not writable): false when another holds one.
+bool lock_inode(int fd, bool writable) {
+  struct flock lock {};
+  lock.l_type = writable ? F_WRLCK : F_RDLCK;
+  lock.l_whence = SEEK_SET;
+  if (!writable) {
+    struct flock probe = lock;
+    probe.l_type = F_WRLCK;
+    if (::fcntl(fd, F_OFD_GETLK, &probe) != 0 || probe.l_type != F_UNLCK) return false;
+  }
+  return ::fcntl(fd, F_OFD_SETLK, &lock) == 0;
+}
+
+// Opens the checkpoint (when it exists) and takes its inode lock; -1 when there is no file yet.
+int lock_checkpoint_file(const std::string& checkpoint) {
+  bool writable = true;
+  int fd = ::open(checkpoint.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 && (errno == EACCES || errno == EROFS)) writable = false, fd = ::open(checkpoint.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return -1;  // none yet (or not a file): check_output_path reports what is there
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return -1;
+  }
+  if (!lock_inode(fd, writable)) {
+    ::close(fd);
+    throw std::runtime_error(fmt::format(
+        "'{}' is being written by another tinygpt run under another name (the same file, device {}:{} inode {}: a "
+        "hard link): one run has one writer; wait for it to finish, or stop it, then try again",
+        checkpoint, major(st.st_dev), minor(st.st_dev), st.st_ino));
+  }
+  return fd;
+}
+
 }  // namespace
 
-std::string RunLock::lock_path(const std::string& checkpoint) { return checkpoint + ".lock"; }
+std::string RunLock::lock_path(const std::string& checkpoint) { return resolved(checkpoint) + ".lock"; }
 
-RunLock::RunLock(const std::string& checkpoint) : path_(lock_path(checkpoint)) {
+RunLock::RunLock(const std::string& checkpoint) : checkpoint_(checkpoint), path_(lock_path(checkpoint)) {
   // A holder that finishes removes the file; if it did so between our open and our lock, the file
   // we locked is no longer the one at the path, and we start again.
   for (;;) {
@@ -57,20 +101,38 @@ RunLock::RunLock(const std::string& checkpoint) : path_(lock_path(checkpoint)) {
       ::close(fd);
       continue;
     }
-    const std::string pid = fmt::format("{}\n", ::getpid());
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-      const int error = errno;
-      ::unlink(path_.c_str());
-      ::close(fd);
-      throw std::runtime_error(fmt::format("cannot lock the run '{}': cannot write '{}': {}", checkpoint, path_,
-                                           std::strerror(error)));
-    }
     fd_ = fd;
-    return;
+    break;
+  }
+  try {
+    file_fd_ = lock_checkpoint_file(checkpoint_);
+  } catch (...) {
+    release();
+    throw;
+  }
+  const std::string pid = fmt::format("{}\n", ::getpid());
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    const int error = errno;
+    release();
+    throw std::runtime_error(fmt::format("cannot lock the run '{}': cannot write '{}': {}", checkpoint, path_,
+                                         std::strerror(error)));
   }
 }
 
+void RunLock::follow() {
+  if (fd_ < 0) return;
+  const int old = std::exchange(file_fd_, -1);
+  try {
+    file_fd_ = lock_checkpoint_file(checkpoint_);
+  } catch (...) {  // a hard link to the new file, made and locked in this instant: the old lock stays
+    file_fd_ = old;
+    return;
+  }
+  if (old >= 0) ::close(old);
+}
+
 void RunLock::release() {
+  if (file_fd_ >= 0) ::close(std::exchange(file_fd_, -1));
   if (fd_ < 0) return;
   ::unlink(path_.c_str());  // while still holding the lock: see the constructor
   ::close(fd_);
@@ -79,13 +141,19 @@ void RunLock::release() {
 
 RunLock::~RunLock() { release(); }
 
-RunLock::RunLock(RunLock&& other) noexcept : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+RunLock::RunLock(RunLock&& other) noexcept
+    : checkpoint_(std::move(other.checkpoint_)),
+      path_(std::move(other.path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      file_fd_(std::exchange(other.file_fd_, -1)) {}
 
 RunLock& RunLock::operator=(RunLock&& other) noexcept {
   if (this != &other) {
     release();
+    checkpoint_ = std::move(other.checkpoint_);
     path_ = std::move(other.path_);
     fd_ = std::exchange(other.fd_, -1);
+    file_fd_ = std::exchange(other.file_fd_, -1);
   }
   return *this;
 }

@@ -411,7 +411,10 @@ double Trainer::estimate_val_loss() {
   return comm_.mean(sum / static_cast<double>(options_.eval_iters));
 }
 
-void Trainer::save() { save_to(options_.out); }
+void Trainer::save() {
+  save_to(options_.out);
+  lock_.follow();  // the checkpoint is a new file now: its lock moves with it
+}
 
 void Trainer::save_to(const std::string& path) {
   state_.sampler_states = comm_.all_gather(sampler_->state());

@@ -76,15 +76,31 @@ TEST_CASE("cli: import, export, attention and plot replace an existing output on
 TEST_CASE("cli: one writer per run, SIGTERM exits 143, a stale lock file blocks nothing", "[cli][lock]") {
   TempDir dir;
   const std::string ckpt = dir.file("run.h5");
-  Process a(words("train " + small_run(dir) + " --iters 100000 --out " + ckpt), dir.file("a.out"));
+  // --ckpt-every past the run's end: the checkpoint stays the file the links below name.
+  REQUIRE(run("train " + small_run(dir) + " --iters 2 --out " + ckpt).exit_code == 0);
+  fs::create_symlink(ckpt, dir.file("link.h5"));
+  fs::create_hard_link(ckpt, dir.file("hard.h5"));
+  Process a(words("train --resume " + ckpt + " --iters 100000 --ckpt-every 1000000"), dir.file("a.out"));
   REQUIRE(wait_for_rows(dir.file("run.csv")));
-  const std::string holder = "'" + ckpt + "' is being written by another tinygpt run (process " + std::to_string(a.pid());
+  const std::string holder = "is being written by another tinygpt run (process " + std::to_string(a.pid()) +
+                             "; lock '" + ckpt + ".lock')";
   for (const std::string& second : {"train --resume " + ckpt, "train --resume " + ckpt + " --iters 5",
-                                    "train " + small_run(dir) + " --iters 3 --force --out " + ckpt}) {
+                                    "train " + small_run(dir) + " --iters 3 --force --out " + ckpt,
+                                    "train --resume " + dir.file("link.h5"), "train --resume " + dir.file("link.h5") +
+                                    " --out " + ckpt}) {
     Result b = run(second);
     INFO(second << "\n" << b.output);
     REQUIRE(b.exit_code == 1);
-    REQUIRE_THAT(b.output, Catch::StartsWith("tinygpt: error: " + holder));
+    REQUIRE_THAT(b.output, Catch::StartsWith("tinygpt: error: '") && Catch::Contains(holder));
+  }
+  // A hard link is the same file under another name: its inode is locked.
+  for (const std::string& second : {"train --resume " + dir.file("hard.h5"),
+                                    "train " + small_run(dir) + " --iters 3 --force --out " + dir.file("hard.h5")}) {
+    Result b = run(second);
+    INFO(second << "\n" << b.output);
+    REQUIRE(b.exit_code == 1);
+    REQUIRE_THAT(b.output, Catch::Contains("is being written by another tinygpt run under another name (the same "
+                                           "file, device") && Catch::Contains("a hard link"));
   }
   REQUIRE(kill(a.pid(), SIGTERM) == 0);
   const Run stopped = a.wait(std::chrono::seconds(60));
@@ -92,6 +108,11 @@ TEST_CASE("cli: one writer per run, SIGTERM exits 143, a stale lock file blocks 
   REQUIRE(stopped.exit_code == 143);  // 128 + SIGTERM, after the checkpoint
   REQUIRE_THAT(stopped.output, Catch::Contains("stopped by signal 15"));
   REQUIRE_FALSE(fs::exists(ckpt + ".lock"));
+  // Saving through a symbolic link writes the file it leads to and keeps the link.
+  const int64_t stopped_at = static_cast<int64_t>(at(at(info(ckpt), "training"), "iteration").number);
+  REQUIRE(run("train --resume " + dir.file("link.h5") + " --iters " + std::to_string(stopped_at + 1)).exit_code == 0);
+  REQUIRE(fs::is_symlink(dir.file("link.h5")));
+  REQUIRE(at(at(info(ckpt), "training"), "iteration").number == stopped_at + 1);
   // A lock file left by a process killed with -9 holds no lock: the next run goes ahead.
   dir.write("run.h5.lock", "999999\n");
   const int64_t iteration = static_cast<int64_t>(at(at(info(ckpt), "training"), "iteration").number);
