@@ -86,7 +86,8 @@ void add_attention(CLI::App& app) {
       ->excludes(trace);
   cmd->add_flag("--force", args->force, "replace an SVG file that already lies at --out");
   cmd->callback([args, cmd] {
-    if (!args->out.empty()) train::refuse_replacing(args->out, io::OutputKind::svg, args->force);  // before any work
+    if (!args->out.empty())  // before any work
+      train::refuse_replacing(args->out, io::OutputKind::svg, {.force = args->force, .inputs = {args->ckpt}});
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
     const auto write_svg = [&](const std::string& svg) {
       io::write_output_file(args->out, io::OutputKind::svg, svg);
@@ -127,7 +128,7 @@ void add_plot(CLI::App& app) {
   cmd->add_option("--out", args->out, "the SVG file to write")->required();
   cmd->add_flag("--force", args->force, "replace an SVG file that already lies at --out");
   cmd->callback([args] {
-    train::refuse_replacing(args->out, io::OutputKind::svg, args->force);  // before reading the log
+    train::refuse_replacing(args->out, io::OutputKind::svg, {.force = args->force, .inputs = args->logs});  // before reading
     inspect::write_loss_plot(args->logs, args->out);
     fmt::print("wrote {}\n", args->out);
   });
@@ -174,7 +175,9 @@ void add_explain(CLI::App& app) {
   cmd->add_flag("--force", args->force, "replace a page that already lies at --out");
   cmd->callback([args, text, file] {
     if (!text->count() && !file->count()) throw std::invalid_argument("explain: give --text or --file");
-    train::refuse_replacing(args->out, io::OutputKind::html, args->force);  // before any work
+    std::vector<std::string> inputs = args->ckpts;
+    inputs.insert(inputs.end(), {args->ckpt, args->file, args->log});
+    train::refuse_replacing(args->out, io::OutputKind::html, {.force = args->force, .inputs = inputs});  // before any work
     const train::Checkpoint main = train::read_checkpoint(args->ckpt);
     inspect::ExplainInput in{file->count() ? data::read_text_file(args->file) : args->text, main.tokenizer.get(),
                              explain_model(args->ckpt, main), {}, {}, args->lang, args->layers};

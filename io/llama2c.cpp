@@ -123,31 +123,96 @@ void export_llama2c_tokenizer(const data::SentencePieceTokenizer& tokenizer, con
   out.commit();
 }
 
-std::shared_ptr<nn::GPT> import_llama2c(const std::string& path) {
-  data::InputFile in(path, "llama2.c model");
-  std::array<int32_t, kRunHeaderInts> h{};
-  if (in.size() < static_cast<int64_t>(sizeof h) || in.read(h.data(), sizeof h) != sizeof h)
-    in.fail("is shorter than llama2.c's header (7 int32)");
+namespace {
+
+using RunHeader = std::array<int32_t, kRunHeaderInts>;
+
+std::string header_text(const RunHeader& h) {
   const auto [dim, hidden, layers, heads, kv_heads, vocab, seq_len] = h;
-  const auto header_text = fmt::format("dim {}, hidden_dim {}, n_layers {}, n_heads {}, n_kv_heads {}, vocab_size {}, "
-                                       "seq_len {}", dim, hidden, layers, heads, kv_heads, vocab, seq_len);
+  return fmt::format("dim {}, hidden_dim {}, n_layers {}, n_heads {}, n_kv_heads {}, vocab_size {}, seq_len {}", dim,
+                     hidden, layers, heads, kv_heads, vocab, seq_len);
+}
+
+// The model a header describes; throws std::invalid_argument with the reason when it describes none.
+nn::GPTConfig header_config(const RunHeader& h) {
+  const auto [dim, hidden, layers, heads, kv_heads, vocab, seq_len] = h;
   if (dim <= 0 || hidden <= 0 || layers <= 0 || heads <= 0 || kv_heads <= 0 || vocab == 0 || seq_len <= 0 ||
       vocab == INT32_MIN)
-    in.fail(fmt::format("is not a llama2.c model: its header says {}", header_text));
+    throw std::invalid_argument(fmt::format("is not a llama2.c model: its header says {}", header_text(h)));
   nn::GPTConfig c = nn::llama_style({.vocab_size = std::abs(vocab), .block_size = seq_len, .n_layer = layers,
                                      .n_head = heads, .n_embd = dim});
   c.ffn_hidden = hidden, c.n_kv_head = kv_heads, c.tie_embeddings = vocab > 0;
   try {
     c.validate();
   } catch (const std::invalid_argument& e) {
-    in.fail(fmt::format("holds a model tinygpt cannot build ({}): {}", header_text, e.what()));
+    throw std::invalid_argument(fmt::format("holds a model tinygpt cannot build ({}): {}", header_text(h), e.what()));
   }
-  // The length the header implies, checked before the weights are allocated (validate bounds each size).
+  return c;
+}
+
+// The length of run.c's file of that model (validate bounds each size, so no sum overflows).
+int64_t model_file_bytes(const nn::GPTConfig& c) {
   int64_t floats = 0;
   for (const RunTensor& p : run_tensor_sizes(c)) floats += p.floats * (p.per_layer ? c.n_layer : 1);
-  const int64_t expected = static_cast<int64_t>(sizeof h) + 4 * floats;
+  return static_cast<int64_t>(sizeof(RunHeader)) + 4 * floats;
+}
+
+// llama2.c's tokenizer file: the longest length, then records (score, length, bytes) to the end.
+bool is_tokenizer_file(std::string_view bytes) {
+  constexpr size_t kRecordHead = 8;
+  if (bytes.size() < 4 + kRecordHead) return false;
+  uint32_t longest = 0;
+  std::memcpy(&longest, bytes.data(), 4);
+  if (longest == 0 || longest > (1u << 20)) return false;
+  size_t at = 4, records = 0;
+  while (at + kRecordHead <= bytes.size()) {
+    float score = 0;
+    uint32_t length = 0;
+    std::memcpy(&score, bytes.data() + at, 4);
+    std::memcpy(&length, bytes.data() + at + 4, 4);
+    if (!std::isfinite(score) || length > longest || bytes.size() - at - kRecordHead < length) return false;
+    at += kRecordHead + length, ++records;
+  }
+  return at == bytes.size() && records > 0;
+}
+
+}  // namespace
+
+Llama2cFile llama2c_file_kind(const std::string& path) {
+  try {
+    data::InputFile in(path);
+    RunHeader h{};
+    if (in.size() >= static_cast<int64_t>(sizeof h) && in.read(h.data(), sizeof h) == sizeof h) {
+      try {
+        if (in.size() == model_file_bytes(header_config(h))) return Llama2cFile::model;
+      } catch (const std::invalid_argument&) {  // not a model's header: perhaps a tokenizer
+      }
+    }
+    constexpr int64_t kMaxTokenizerBytes = int64_t{64} << 20;  // a vocabulary of millions of pieces
+    if (in.size() > kMaxTokenizerBytes) return Llama2cFile::neither;
+    data::InputFile again(path);
+    const data::FileBytes bytes = again.read_all(kMaxTokenizerBytes);
+    return is_tokenizer_file(bytes.view()) ? Llama2cFile::tokenizer : Llama2cFile::neither;
+  } catch (const std::exception&) {  // unreadable: not one to replace
+    return Llama2cFile::neither;
+  }
+}
+
+std::shared_ptr<nn::GPT> import_llama2c(const std::string& path) {
+  data::InputFile in(path, "llama2.c model");
+  RunHeader h{};
+  if (in.size() < static_cast<int64_t>(sizeof h) || in.read(h.data(), sizeof h) != sizeof h)
+    in.fail("is shorter than llama2.c's header (7 int32)");
+  nn::GPTConfig c;
+  try {
+    c = header_config(h);
+  } catch (const std::invalid_argument& e) {
+    in.fail(e.what());
+  }
+  // The length the header implies, checked before the weights are allocated.
+  const int64_t expected = model_file_bytes(c);
   if (in.size() != expected)
-    in.fail(fmt::format("holds {} bytes, but a llama2.c model of {} holds {}", in.size(), header_text, expected));
+    in.fail(fmt::format("holds {} bytes, but a llama2.c model of {} holds {}", in.size(), header_text(h), expected));
   auto model = nn::GPT::unwritten(c);  // every weight is read below
   std::vector<float> skipped;
   for (const RunTensor& p : run_tensors(*model)) {

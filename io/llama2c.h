@@ -29,4 +29,10 @@ void export_llama2c_tokenizer(const data::SentencePieceTokenizer& tokenizer, con
 // weight's finiteness; errors name the file and the tensor. block_size is the header's seq_len.
 std::shared_ptr<nn::GPT> import_llama2c(const std::string& path);
 
+// What a file is to llama2.c, judged by its whole length: a model whose size is the one its header
+// implies, a tokenizer whose records run exactly to its end, or neither (a text file never passes
+// for either).
+enum class Llama2cFile { neither, model, tokenizer };
+Llama2cFile llama2c_file_kind(const std::string& path);
+
 }  // namespace tinygpt::io

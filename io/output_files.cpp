@@ -16,6 +16,8 @@
 #include <string_view>
 
 #include "tinygpt/data/input_file.h"
+#include "tinygpt/data/shards.h"
+#include "tinygpt/io/llama2c.h"
 #include "tinygpt/io/run_log.h"
 
 namespace tinygpt::io {
@@ -44,14 +46,7 @@ bool holds(OutputKind kind, std::string_view head) {
       return (head.starts_with("<svg") || head.starts_with("<?xml")) && head.find("<svg") != std::string_view::npos;
     case OutputKind::html:
       return head.starts_with("<!DOCTYPE html>") && head.find("<title>tinygpt explain</title>") != std::string_view::npos;
-    case OutputKind::llama2c: {  // a model's seven header ints, or a tokenizer's longest length and first record
-      if (head.size() < 28) return false;
-      int32_t v[7];
-      std::memcpy(v, head.data(), sizeof v);
-      const bool model = v[0] > 0 && v[1] > 0 && v[2] > 0 && v[3] > 0 && v[4] > 0 && v[5] != 0 && v[6] > 0;
-      const bool tokenizer = v[0] > 0 && v[0] < (1 << 20) && v[2] >= 0 && v[2] <= v[0];
-      return model || tokenizer;
-    }
+    case OutputKind::llama2c: return false;  // judged by the whole file (holds_output)
   }
   return false;
 }
@@ -73,11 +68,56 @@ void check_output_path(const std::string& path, OutputKind kind) {
     return;
   }
   data::InputFile existing(path);  // refuses directories, FIFOs and devices, naming them
-  std::string head(512, '\0');
-  head.resize(existing.read(head.data(), head.size()));
-  if (!head.empty() && !holds(kind, head))
+  if (existing.size() > 0 && !holds_output(path, kind))
     throw std::invalid_argument(fmt::format("'{}' exists and is not {}: not replacing it (choose another path)", path,
                                             kind_name(kind)));
+}
+
+bool holds_output(const std::string& path, OutputKind kind) {
+  if (kind == OutputKind::llama2c) return llama2c_file_kind(path) != Llama2cFile::neither;
+  data::InputFile existing(path);
+  std::string head(512, '\0');
+  head.resize(existing.read(head.data(), head.size()));
+  return holds(kind, head);
+}
+
+std::string kind_description(OutputKind kind) { return kind_name(kind); }
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat x {}, y {};
+  return ::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+std::vector<std::string> files_read_in(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const char* split : {"train", "val"})
+    for (const std::string& shard : data::shard_files(dir, split)) files.push_back(shard);
+  for (const char* name : {"tokenizer.h5", "config.json", "model.safetensors", "vocab.json", "merges.txt",
+                           "encoder.json", "vocab.bpe", "tokenizer.model", "tokenizer_config.json",
+                           "special_tokens_map.json", "generation_config.json"}) {
+    const std::string file = (std::filesystem::path(dir) / name).string();
+    std::error_code ec;
+    if (std::filesystem::exists(file, ec)) files.push_back(file);
+  }
+  return files;
+}
+
+void refuse_own_input(const std::string& output, const std::vector<std::string>& inputs, const std::string& flag) {
+  std::error_code ec;
+  if (!std::filesystem::exists(output, ec)) return;
+  for (const std::string& input : inputs) {
+    if (input.empty()) continue;
+    const std::vector<std::string> read =
+        std::filesystem::is_directory(input, ec) ? files_read_in(input) : std::vector<std::string>{input};
+    for (const std::string& file : read)
+      if (same_file(output, file))
+        throw std::invalid_argument(fmt::format("{} '{}' is {}, which this command reads: a command never replaces its "
+                                                "own input, --force or not; choose another {}",
+                                                flag, output,
+                                                file == input ? fmt::format("'{}'", input)
+                                                              : fmt::format("'{}' of the folder '{}'", file, input),
+                                                flag));
+  }
 }
 
 AtomicFile::AtomicFile(const std::string& path, const std::string& what) : path_(path), what_(what) {

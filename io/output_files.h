@@ -14,6 +14,19 @@ enum class OutputKind { hdf5, log, svg, html, llama2c };
 // Throws a one-line error when `path` cannot take that output: its folder is missing or not
 // writable, or it exists and is a directory, a FIFO or device, or a file of another kind.
 void check_output_path(const std::string& path, OutputKind kind);
+// Whether the file at `path` holds output of that kind (a llama2.c file: judged by its whole length).
+bool holds_output(const std::string& path, OutputKind kind);
+// The kind in words: "an SVG file", "a llama2.c model or tokenizer file", ...
+std::string kind_description(OutputKind kind);
+
+// Whether two paths name the same file (device and inode, through any links).
+bool same_file(const std::string& a, const std::string& b);
+// The files a command may read in the folder `dir`: its token shards and tokenizer.h5, and the
+// files of a Hugging Face model (config.json, model.safetensors, the tokenizer's files), those that exist.
+std::vector<std::string> files_read_in(const std::string& dir);
+// Throws when `output` (given with `flag`) is one of the files `inputs` name (an input folder: the
+// files a command reads in it), through any link or hard link: no command replaces its own input.
+void refuse_own_input(const std::string& output, const std::vector<std::string>& inputs, const std::string& flag);
 
 // A new file written beside `path` (".name.tmp-XXXXXX") and renamed over it by commit(), after its
 // bytes are on disk: a crash, a full disk or an error leaves what was at `path` as it was. A

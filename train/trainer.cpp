@@ -113,7 +113,7 @@ Trainer::Trainer(const TrainOptions& options, Communicator comm, bool force) : c
   validate(options_);
   options_.data = absolute_paths(options_.data), options_.val_data = absolute_paths(options_.val_data);
   set_num_threads(static_cast<int>(options_.threads));
-  claim_outputs(force, false);
+  claim_outputs(Claim::others, force);
   require_run_memory(model_config(options_, 1), options_);  // before reading data; below with the vocabulary
   corpus_ = load_run_corpus(options_, nullptr, "");
   options_.tokenizer = corpus_.tokenizer->kind();  // shards and --tokenizer-from bring their own
@@ -141,7 +141,7 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   validate(options_);
   options_.data = absolute_paths(options_.data), options_.val_data = absolute_paths(options_.val_data);
   set_num_threads(static_cast<int>(options_.threads));
-  claim_outputs(force, false);
+  claim_outputs(Claim::others, force, {init.checkpoint});
   nn::GPTConfig config = c;
   config.block_size = options_.block;
   config.dropout = static_cast<float>(options_.dropout);
@@ -186,7 +186,7 @@ std::vector<std::string> existing_snapshots(const std::string& out, int64_t ever
 // Rank 0 takes the run's lock first, then checks that the checkpoint, log, plot and best
 // checkpoint can go where they are to go: never over a file of another kind, and over another
 // run's files only with `force`. A resume in place (own_files) continues its own files.
-void Trainer::claim_outputs(bool force, bool own_files) {
+void Trainer::claim_outputs(Claim claim, bool force, const std::vector<std::string>& read) {
   if (!comm_.is_root()) return;
   const std::string& out = options_.out;
   if (out == log_path() || out == plot_path() || out == best_path())
@@ -200,11 +200,17 @@ void Trainer::claim_outputs(bool force, bool own_files) {
   if (options_.keep_best) outputs.push_back({best_path(), io::OutputKind::hdf5});
   for (const std::string& snapshot : existing_snapshots(out, options_.snapshot_every, options_.iters))
     outputs.push_back({snapshot, io::OutputKind::hdf5});
+  // Everything the run reads: its text (shard folders' files), the tokenizer's sources, a checkpoint.
+  Replacing how{.force = force, .inputs = training_files(options_), .flag = "--out"};
+  how.inputs.insert(how.inputs.end(), options_.val_data.begin(), options_.val_data.end());
+  how.inputs.insert(how.inputs.end(), {options_.tokenizer_from, options_.tokenizer_model});
+  how.inputs.insert(how.inputs.end(), read.begin(), read.end());
   for (const auto& [path, kind] : outputs) {
-    if (own_files) {
+    if (claim == Claim::own) {
+      io::refuse_own_input(path, how.inputs, "--out");
       io::check_output_path(path, kind);
     } else {
-      refuse_replacing(path, kind, force);
+      refuse_replacing(path, kind, how);
     }
   }
 }
@@ -251,9 +257,9 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
                                             options_.iters));
   const std::string old_log = log_path_for(path);
   if (in_place) {
-    if (comm_.is_root()) claim_outputs(false, true);
+    if (comm_.is_root()) claim_outputs(Claim::own, false);
   } else {
-    claim_outputs(changes.force, false);
+    claim_outputs(Claim::others, changes.force, {path});
   }
   require_run_memory(ck.config, options_);
   const std::string owner = fmt::format("the checkpoint '{}'", path);

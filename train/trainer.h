@@ -84,7 +84,10 @@ class Trainer {
  private:
   void start(std::shared_ptr<nn::GPT> model);  // a new run's state, optimizer and log
   void prepare();  // sampler and schedule, once the state is known
-  void claim_outputs(bool force, bool own_files);  // the lock, then what may be written (trainer.cpp)
+  // Whose files lie where the run writes: another run's (replaced only with force) or its own (a resume in place).
+  enum class Claim { others, own };
+  // The lock, then what may be written (trainer.cpp); `read` lists what the run reads besides its text.
+  void claim_outputs(Claim claim, bool force, const std::vector<std::string>& read = {});
   void apply(const Resume& changes);              // the resumed settings, each change recorded
   void check_data(bool given, bool force);        // the text is the checkpoint's (or forced and recorded)
   void save_to(const std::string& path);

@@ -186,12 +186,17 @@ TEST_CASE("cli: no command replaces a file of another kind", "[cli][errors]") {
   const std::string ckpt = dir.file("run.h5");
   REQUIRE(run("train " + small_run(dir) + " --iters 2 --out " + ckpt).exit_code == 0);
   const std::string before = read_file(ckpt);
-  Result svg = run("attention --ckpt " + ckpt + " --text 'To be' --out " + ckpt);
-  REQUIRE(svg.exit_code == 1);
-  REQUIRE(svg.output.find("run.h5' exists and is not an SVG file: not replacing it") != std::string::npos);
+  // Its own input: refused, --force or not; a file of another kind: refused, named.
+  for (const char* force : {"", " --force"}) {
+    Result svg = run("attention --ckpt " + ckpt + " --text 'To be' --out " + ckpt + force);
+    REQUIRE(svg.exit_code == 1);
+    REQUIRE_THAT(svg.output, Catch::Contains("run.h5' is '" + ckpt + "', which this command reads: a command never "
+                                             "replaces its own input"));
+    Result plot = run("plot --log " + dir.file("run.csv") + " --out " + dir.file("corpus.txt") + force);
+    REQUIRE_THAT(plot.output, Catch::Contains("corpus.txt' is a text file, not an SVG file: not replacing it, --force "
+                                              "or not"));
+  }
   REQUIRE(read_file(ckpt) == before);
-  Result plot = run("plot --log " + dir.file("run.csv") + " --out " + dir.file("corpus.txt"));
-  REQUIRE(plot.output.find("corpus.txt' exists and is not an SVG file") != std::string::npos);
   REQUIRE(run("attention --ckpt " + ckpt + " --text 'To be' --out " + dir.file("a.svg")).exit_code == 0);
   Result again = run("attention --ckpt " + ckpt + " --text 'To be' --out " + dir.file("a.svg"));
   REQUIRE(again.exit_code == 1);
@@ -208,7 +213,7 @@ TEST_CASE("cli: no command replaces a file of another kind", "[cli][errors]") {
   REQUIRE_FALSE(std::filesystem::exists(dir.file("run2.csv")));
   dir.write("notes.csv", "my own notes\n");
   Result notes = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("notes.h5"));
-  REQUIRE(notes.output.find("notes.csv' exists and is not a tinygpt log") != std::string::npos);
+  REQUIRE(notes.output.find("notes.csv' is a text file, not a tinygpt log") != std::string::npos);
   REQUIRE(read_file(dir.file("notes.csv")) == "my own notes\n");
 }
 

@@ -309,7 +309,8 @@ TEST_CASE("cli: --snapshot-every keeps copies a resume continues, changes no num
   // explain refuses to replace a file that is not its page.
   const Result page = run("explain --ckpt " + dir.file("moved.h5") + " --text hello --out " + dir.file("moved.csv"));
   REQUIRE(page.exit_code == 1);
-  REQUIRE_THAT(page.output, Catch::Contains("is not a tinygpt explain page"));
+  REQUIRE_THAT(page.output, Catch::Contains("moved.csv' is the log of a run (20 rows, to iteration 20), not a tinygpt "
+                                            "explain page: not replacing it, --force or not"));
 }
 
 TEST_CASE("cli: flags: unknown ones get the nearest, --version, choices in --help, one spelling", "[cli][flags]") {
