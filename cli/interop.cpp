@@ -15,6 +15,7 @@
 #include "tinygpt/train/memory_budget.h"
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/train/existing_outputs.h"
+#include "tinygpt/train/tokenizer_source.h"
 
 namespace tinygpt::cli {
 
@@ -26,32 +27,42 @@ void print_written(const std::string& out, const nn::GPT& model) {
              c.n_embd, c.block_size, c.vocab_size, model.parameter_count());
 }
 
-// A Hugging Face folder (GPT-2 or Llama), or llama2.c's model file with its SentencePiece model,
+// The tokenizer --tokenizer-model or --tokenizer-from names; null when neither is given.
+std::shared_ptr<const data::Tokenizer> given_tokenizer(const std::string& model, const std::string& from) {
+  if (!model.empty() && !from.empty())
+    throw std::invalid_argument("--tokenizer-model and --tokenizer-from both name the tokenizer: give one");
+  if (!model.empty()) return io::read_sentencepiece_file(model);
+  if (!from.empty()) return train::read_tokenizer_of(from);
+  return nullptr;
+}
+
+// A Hugging Face folder (GPT-2 or Llama), or llama2.c's model file with the tokenizer its ids are,
 // written as a checkpoint.
-void import_model(const std::string& from, const std::string& out, const std::string& tokenizer_model) {
+void import_model(const std::string& from, const std::string& out, const std::string& tokenizer_model,
+                  const std::string& tokenizer_from) {
   std::error_code ec;
+  std::shared_ptr<const data::Tokenizer> tokenizer = given_tokenizer(tokenizer_model, tokenizer_from);
   if (std::filesystem::is_directory(from, ec)) {
-    if (!tokenizer_model.empty())
-      throw std::invalid_argument("--tokenizer-model is for llama2.c's model files; a Hugging Face folder has its own");
     if (io::is_hf_llama_dir(from)) {
-      const io::HfLlama hf = io::import_hf_llama(from);
+      const io::HfLlama hf = io::import_hf_llama(from, tokenizer);
       train::write_checkpoint(out, *hf.model, *hf.tokenizer, nullptr, nullptr);
       return print_written(out, *hf.model);
     }
-    const io::HfGpt2 hf = io::import_hf_gpt2(from);
+    const io::HfGpt2 hf = io::import_hf_gpt2(from, tokenizer);
     train::write_checkpoint(out, *hf.model, *hf.tokenizer, nullptr, nullptr);
     print_written(out, *hf.model);
-    return fmt::print("tokenizer from {}\n", hf.tokenizer_files);
+    return fmt::print("tokenizer from {}\n", hf.tokenizer_files == "given" ? tokenizer_from + tokenizer_model
+                                                                          : hf.tokenizer_files);
   }
-  if (tokenizer_model.empty())
-    throw std::invalid_argument(fmt::format("'{}' is a file, read as llama2.c's model.bin: give --tokenizer-model, the "
-                                            "SentencePiece model its token ids come from",
+  if (!tokenizer)
+    throw std::invalid_argument(fmt::format("'{}' is a file, read as llama2.c's model.bin: give --tokenizer-model (the "
+                                            "SentencePiece model its token ids come from) or --tokenizer-from",
                                             from));
-  const auto tokenizer = io::read_sentencepiece_file(tokenizer_model);
   const auto model = io::import_llama2c(from);
   if (tokenizer->vocab_size() > model->config().vocab_size)
     throw std::invalid_argument(fmt::format("'{}' has {} tokens but the model '{}' only {} rows of embeddings",
-                                            tokenizer_model, tokenizer->vocab_size(), from, model->config().vocab_size));
+                                            tokenizer_model + tokenizer_from, tokenizer->vocab_size(), from,
+                                            model->config().vocab_size));
   train::write_checkpoint(out, *model, *tokenizer, nullptr, nullptr);
   print_written(out, *model);
 }
@@ -60,18 +71,22 @@ template <class Args>
 void export_llama2c(const Args& a) {
   const train::Checkpoint ck = train::read_checkpoint(a.ckpt);
   io::check_llama2c_exportable(*ck.model);  // before any file is touched
-  const auto* sp = dynamic_cast<const data::SentencePieceTokenizer*>(ck.tokenizer.get());
+  const auto* sp = a.weights_only ? nullptr : dynamic_cast<const data::SentencePieceTokenizer*>(ck.tokenizer.get());
+  if (!sp && !a.weights_only)
+    throw std::invalid_argument(fmt::format("export: llama2.c's tokenizer.bin holds a SentencePiece model's pieces, and "
+                                            "'{}' has a {} tokenizer; give --weights-only to write the model file alone "
+                                            "(import it back with --tokenizer-from)",
+                                            a.ckpt, ck.tokenizer->kind()));
+  if (a.weights_only && !a.tokenizer_out.empty())
+    throw std::invalid_argument("--tokenizer-out names the tokenizer file that --weights-only leaves out: give one");
   const std::string tokenizer_out =
       a.tokenizer_out.empty() ? (std::filesystem::path(a.out).parent_path() / "tokenizer.bin").string() : a.tokenizer_out;
-  train::refuse_replacing(a.out, io::OutputKind::llama2c, a.force);
-  if (sp) train::refuse_replacing(tokenizer_out, io::OutputKind::llama2c, a.force, "--tokenizer-out");
+  train::refuse_replacing(a.out, io::OutputKind::llama2c, {.force = a.force, .inputs = {a.ckpt}});
+  if (sp)
+    train::refuse_replacing(tokenizer_out, io::OutputKind::llama2c,
+                            {.force = a.force, .inputs = {a.ckpt, a.out}, .flag = "--tokenizer-out"});
   io::export_llama2c(*ck.model, a.out);
-  if (!sp) {
-    fmt::print("wrote {} (run.c's model file); the checkpoint's {} tokenizer has no llama2.c tokenizer.bin: run.c "
-               "needs one of a SentencePiece model\n",
-               a.out, ck.tokenizer->kind());
-    return;
-  }
+  if (!sp) return fmt::print("wrote {} (run.c's model file, the weights alone)\n", a.out);
   io::export_llama2c_tokenizer(*sp, tokenizer_out);
   fmt::print("wrote {} (run.c's model file) and {}: run it with ./run {} -z {}\n", a.out, tokenizer_out, a.out,
              tokenizer_out);
@@ -81,7 +96,7 @@ void export_llama2c(const Args& a) {
 
 void add_import(CLI::App& app) {
   struct Args {
-    std::string from, out, tokenizer_model;
+    std::string from, out, tokenizer_model, tokenizer_from;
     bool force = false;
   };
   auto args = std::make_shared<Args>();
@@ -93,12 +108,16 @@ void add_import(CLI::App& app) {
   cmd->add_option("--tokenizer-model", args->tokenizer_model,
                   "for a llama2.c model: the SentencePiece model its tokens come from (tokenizer.model, or the .model "
                   "it was trained with)");
+  cmd->add_option("--tokenizer-from", args->tokenizer_from,
+                  "for files without a tokenizer (an export with --weights-only, llama2.c's model.bin): what holds "
+                  "the tokenizer their ids are (a checkpoint, tokenizer file, shard folder, SentencePiece model)");
   cmd->add_option("--out", args->out, "checkpoint to write (weights and tokenizer, no optimizer state)")->required();
   cmd->add_flag("--force", args->force, "replace a checkpoint that already lies at --out");
   cmd->callback([args] {
-    train::refuse_replacing(args->out, io::OutputKind::hdf5, args->force);  // before any work
+    train::refuse_replacing(args->out, io::OutputKind::hdf5,  // before any work
+                            {.force = args->force, .inputs = {args->from, args->tokenizer_model, args->tokenizer_from}});
     try {
-      import_model(args->from, args->out, args->tokenizer_model);
+      import_model(args->from, args->out, args->tokenizer_model, args->tokenizer_from);
     } catch (const std::bad_alloc&) {
       throw std::runtime_error(fmt::format("out of memory while importing '{}'", args->from));
     }
@@ -108,7 +127,7 @@ void add_import(CLI::App& app) {
 void add_export(CLI::App& app) {
   struct Args {
     std::string ckpt, out, format = "hf", tokenizer_out;
-    bool force = false;
+    bool force = false, weights_only = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -126,19 +145,24 @@ void add_export(CLI::App& app) {
   cmd->add_flag("--force", args->force,
                 "replace what --out (and --tokenizer-out) hold: a llama2.c file, or a folder's config.json, "
                 "model.safetensors, vocab.json and merges.txt");
+  cmd->add_flag("--weights-only", args->weights_only,
+                "write the model without its tokenizer (for a tokenizer the format has no place for: a character "
+                "vocabulary, a BPE without GPT-2's split; import it back with --tokenizer-from)");
   cmd->callback([args] {
     if (args->format == "llama2c") return export_llama2c(*args);
+    if (!args->tokenizer_out.empty()) throw std::invalid_argument("--tokenizer-out is for --format llama2c");
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
-    if (!ck.config.gpt2_shaped()) {  // Hugging Face's Llama layout
-      io::export_hf_llama(*ck.model, *ck.tokenizer, args->out, args->force);
-      fmt::print("wrote {}/config.json (LlamaForCausalLM) and model.safetensors{}\n", args->out,
-                 ck.tokenizer->kind() == std::string("sentencepiece") ? " and tokenizer.model" : "");
-      return;
-    }
-    const std::string note = io::export_hf_gpt2(*ck.model, *ck.tokenizer, args->out, args->force);
-    fmt::print("wrote {}/config.json and model.safetensors{}\n", args->out,
-               note.empty() ? ", vocab.json and merges.txt" : "");
-    if (!note.empty()) fmt::print("{}\n", note);
+    const auto with = args->weights_only ? io::ExportTokenizer::omitted : io::ExportTokenizer::required;
+    const bool llama = !ck.config.gpt2_shaped();  // Hugging Face's Llama layout
+    const std::vector<std::string> files =
+        llama ? std::vector<std::string>{"config.json", "model.safetensors", "tokenizer.model"}
+              : std::vector<std::string>{"config.json", "model.safetensors", "vocab.json", "merges.txt"};
+    train::refuse_replacing_folder(args->out, files, {.force = args->force, .inputs = {args->ckpt}});
+    if (llama) io::export_hf_llama(*ck.model, *ck.tokenizer, args->out, args->force, with);
+    else io::export_hf_gpt2(*ck.model, *ck.tokenizer, args->out, args->force, with);
+    fmt::print("wrote {}/config.json ({}) and model.safetensors{}\n", args->out,
+               llama ? "LlamaForCausalLM" : "GPT2LMHeadModel",
+               args->weights_only ? ", the weights alone" : llama ? " and tokenizer.model" : ", vocab.json and merges.txt");
   });
 }
 

@@ -119,10 +119,24 @@ void refuse_layers_past_config(const SafetensorsFile& st, const nn::GPTConfig& c
 
 }  // namespace
 
-HfGpt2 import_hf_gpt2(const std::string& dir) {
+HfGpt2 import_hf_gpt2(const std::string& dir, std::shared_ptr<const data::Tokenizer> tokenizer) {
   const nn::GPTConfig config = read_config((fs::path(dir) / "config.json").string());
-  const data::Gpt2TokenizerFiles files = data::find_gpt2_tokenizer(dir);
-  auto tokenizer = std::make_shared<const data::BpeTokenizer>(data::read_gpt2_tokenizer(files, config.vocab_size));
+  std::string tokenizer_files = "given";
+  if (tokenizer) {
+    std::error_code ec;
+    for (const char* own : {"vocab.json", "encoder.json"})
+      if (fs::exists(fs::path(dir) / own, ec))
+        throw std::invalid_argument(fmt::format("'{}' has a tokenizer of its own ({}): a tokenizer given beside it "
+                                                "would be a second one",
+                                                dir, own));
+    if (tokenizer->vocab_size() > config.vocab_size)
+      throw std::invalid_argument(fmt::format("the tokenizer given has {} tokens, but config.json's vocab_size is only {}",
+                                              tokenizer->vocab_size(), config.vocab_size));
+  } else {
+    const data::Gpt2TokenizerFiles files = data::find_gpt2_tokenizer(dir);
+    tokenizer = std::make_shared<const data::BpeTokenizer>(data::read_gpt2_tokenizer(files, config.vocab_size));
+    tokenizer_files = files.pair;
+  }
   const SafetensorsFile st((fs::path(dir) / "model.safetensors").string());
   refuse_layers_past_config(st, config);
   // Every name and shape first, so that nothing is allocated for a file that does not fit.
@@ -146,7 +160,7 @@ HfGpt2 import_hf_gpt2(const std::string& dir) {
       st.fail(fmt::format("tensor 'lm_head.weight' has shape [{}], not wte's", fmt::join(t.shape, ", ")));
     lm_head = name;
   }
-  HfGpt2 out{nn::GPT::unwritten(config), tokenizer, files.pair};  // every parameter is read below
+  HfGpt2 out{nn::GPT::unwritten(config), tokenizer, tokenizer_files};  // every parameter is read below
   std::vector<float> buffer;
   size_t k = 0;
   for (auto& [name, p] : out.model->named_parameters()) {
@@ -172,20 +186,29 @@ HfGpt2 import_hf_gpt2(const std::string& dir) {
   return out;
 }
 
-std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir,
-                           bool force) {
+std::string gpt2_files_problem(const data::Tokenizer& tokenizer) {
+  const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer);
+  if (!bpe)
+    return fmt::format("a {} tokenizer has no Hugging Face GPT-2 equivalent (GPT-2's is a byte-level BPE)",
+                       tokenizer.kind());
+  try {
+    data::gpt2_files(*bpe);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir, bool force,
+                    ExportTokenizer with) {
   // The tokenizer's files first: nothing is written when they cannot be.
-  std::string note;
   std::optional<data::Gpt2Files> files;
-  if (const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer)) {
-    try {
-      files = data::gpt2_files(*bpe);
-    } catch (const std::invalid_argument& e) {
-      note = fmt::format("the tokenizer was not written: {}", e.what());
-    }
-  } else {
-    note = fmt::format("the tokenizer was not written: a {} tokenizer has no Hugging Face equivalent (GPT-2's is "
-                       "a byte-level BPE)", tokenizer.kind());
+  if (with == ExportTokenizer::required) {
+    if (const std::string problem = gpt2_files_problem(tokenizer); !problem.empty())
+      throw std::invalid_argument(fmt::format("export: {}; give --weights-only to write the weights alone (import them "
+                                              "back with --tokenizer-from)",
+                                              problem));
+    files = data::gpt2_files(dynamic_cast<const data::BpeTokenizer&>(tokenizer));
   }
   // A tokenizer that is not written leaves no stale one beside the new model.
   prepare_output_folder(dir, {"config.json", "model.safetensors", "vocab.json", "merges.txt"}, force);
@@ -211,7 +234,6 @@ std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenize
     write("vocab.json", files->vocab_json);
     write("merges.txt", files->merges_txt);
   }
-  return note;
 }
 
 }  // namespace tinygpt::io

@@ -12,21 +12,28 @@ namespace tinygpt::io {
 
 struct HfGpt2 {
   std::shared_ptr<nn::GPT> model;
-  std::shared_ptr<const data::BpeTokenizer> tokenizer;
-  std::string tokenizer_files;  // which pair was read: "vocab.json + merges.txt" or "encoder.json + vocab.bpe"
+  std::shared_ptr<const data::Tokenizer> tokenizer;
+  std::string tokenizer_files;  // where it came from: "vocab.json + merges.txt", "encoder.json + vocab.bpe", "given"
 };
 
 // Reads and checks everything: config fields we cannot honour (another activation, epsilon, inner
 // size, attention scaling), every tensor's name, dtype, shape and finiteness (F32, F16, BF16),
 // lm_head equal to wte; the causal-mask buffers (attn.bias, attn.masked_bias) are skipped. Errors
-// name the file and the field or tensor.
-HfGpt2 import_hf_gpt2(const std::string& dir);
+// name the file and the field or tensor. `tokenizer`: for a folder without tokenizer files (an
+// export of weights alone), the tokenizer its ids are (refused when the folder has its own).
+HfGpt2 import_hf_gpt2(const std::string& dir, std::shared_ptr<const data::Tokenizer> tokenizer = nullptr);
 
-// Writes config.json, model.safetensors (float32) and, for a GPT-2-compatible byte-level BPE,
-// vocab.json + merges.txt into `dir` (created; an existing one must be empty unless `force`, which
-// replaces those four files and leaves the rest). Returns a line to tell the user when the
-// tokenizer could not be written (a character tokenizer has no Hugging Face equivalent), else "".
-std::string export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir,
-                           bool force = false);
+// Whether an export writes the model's tokenizer beside its weights (required: refused, before
+// anything is written, when the format has no place for that tokenizer), or the weights alone.
+enum class ExportTokenizer { required, omitted };
+
+// Writes config.json, model.safetensors (float32) and the tokenizer as GPT-2's vocab.json +
+// merges.txt (a byte-level BPE with GPT-2's split; none is written when omitted) into `dir`
+// (created; an existing one must be empty unless `force`, which replaces those four files and
+// leaves the rest).
+void export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir, bool force = false,
+                    ExportTokenizer with = ExportTokenizer::required);
+// Why `tokenizer` cannot be written as GPT-2's files, or "" when it can.
+std::string gpt2_files_problem(const data::Tokenizer& tokenizer);
 
 }  // namespace tinygpt::io

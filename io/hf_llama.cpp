@@ -139,11 +139,17 @@ bool is_hf_llama_dir(const std::string& dir) {
   }
 }
 
-HfLlama import_hf_llama(const std::string& dir) {
+HfLlama import_hf_llama(const std::string& dir, std::shared_ptr<const data::Tokenizer> tokenizer) {
   const nn::GPTConfig config = read_llama_config((fs::path(dir) / "config.json").string());
-  auto tokenizer = read_sentencepiece_file((fs::path(dir) / "tokenizer.model").string());
+  const std::string model_file = (fs::path(dir) / "tokenizer.model").string();
+  std::error_code ec;
+  if (tokenizer && fs::exists(model_file, ec))
+    throw std::invalid_argument(fmt::format("'{}' has a tokenizer of its own (tokenizer.model): a tokenizer given "
+                                            "beside it would be a second one",
+                                            dir));
+  if (!tokenizer) tokenizer = read_sentencepiece_file(model_file);
   if (tokenizer->vocab_size() > config.vocab_size)
-    throw std::runtime_error(fmt::format("'{}': tokenizer.model has {} tokens but config.json's vocab_size is only {}",
+    throw std::runtime_error(fmt::format("'{}': the tokenizer has {} tokens but config.json's vocab_size is only {}",
                                          dir, tokenizer->vocab_size(), config.vocab_size));
   const SafetensorsFile st((fs::path(dir) / "model.safetensors").string());
   // Every name and shape first, so that nothing is allocated for a file that does not fit.
@@ -191,6 +197,11 @@ HfLlama import_hf_llama(const std::string& dir) {
     }
   }
   if (config.tie_embeddings && st.tensors().count("lm_head.weight")) {  // only an equal copy can be tied
+    if (st.tensors().at("lm_head.weight").shape != out.model->wte.weight.shape())
+      st.fail(fmt::format("tensor 'lm_head.weight' has shape [{}], not the embeddings' [{}]",
+                          fmt::join(st.tensors().at("lm_head.weight").shape, ", "),
+                          fmt::join(out.model->wte.weight.shape(), ", ")));
+    st.require_floats("lm_head.weight");
     read("lm_head.weight", static_cast<size_t>(out.model->wte.weight.numel()));
     if (!std::equal(buffer.begin(), buffer.end(), out.model->wte.weight.data()))
       st.fail("tensor 'lm_head.weight' differs from the embeddings, but config.json says tie_word_embeddings");
@@ -198,7 +209,8 @@ HfLlama import_hf_llama(const std::string& dir) {
   return out;
 }
 
-void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir, bool force) {
+void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir, bool force,
+                     ExportTokenizer with) {
   const nn::GPTConfig& c = model.config();
   if (c.norm != nn::NormKind::rmsnorm || c.position != nn::PositionKind::rope || c.mlp != nn::MlpKind::swiglu || c.bias)
     throw std::invalid_argument(fmt::format("export: Hugging Face's Llama is RMSNorm, RoPE and SwiGLU without biases; "
@@ -206,6 +218,12 @@ void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, con
                                             nn::name(c.norm), nn::name(c.position), nn::name(c.mlp),
                                             c.bias ? " and biases" : ""));
   const auto* sp = dynamic_cast<const data::SentencePieceTokenizer*>(&tokenizer);
+  if (with == ExportTokenizer::required && !sp)
+    throw std::invalid_argument(fmt::format("export: a {} tokenizer has no place in Hugging Face's Llama folder (its "
+                                            "tokenizer.model is a SentencePiece model); give --weights-only to write "
+                                            "the weights alone (import them back with --tokenizer-from)",
+                                            tokenizer.kind()));
+  if (with == ExportTokenizer::omitted) sp = nullptr;
   prepare_output_folder(dir, {"config.json", "model.safetensors", "tokenizer.model"}, force);
   const std::string config = fmt::format(
       "{{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n  \"vocab_size\": {},\n"

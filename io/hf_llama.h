@@ -11,13 +11,14 @@
 #include <string>
 
 #include "tinygpt/data/sentencepiece_tokenizer.h"
+#include "tinygpt/io/hf_gpt2.h"
 #include "tinygpt/nn/gpt.h"
 
 namespace tinygpt::io {
 
 struct HfLlama {
   std::shared_ptr<nn::GPT> model;
-  std::shared_ptr<const data::SentencePieceTokenizer> tokenizer;
+  std::shared_ptr<const data::Tokenizer> tokenizer;
 };
 
 // Whether `dir` holds a Llama model: its config.json says model_type "llama".
@@ -25,12 +26,15 @@ bool is_hf_llama_dir(const std::string& dir);
 
 // Reads and checks everything: config fields tinygpt cannot honour (another activation, biases,
 // RoPE scaling, a head_dim other than hidden_size / heads), every tensor's name, dtype, shape and
-// finiteness. Errors name the file and the field or tensor.
-HfLlama import_hf_llama(const std::string& dir);
+// finiteness. Errors name the file and the field or tensor. `tokenizer`: for a folder without
+// tokenizer.model (an export of weights alone), the tokenizer its ids are.
+HfLlama import_hf_llama(const std::string& dir, std::shared_ptr<const data::Tokenizer> tokenizer = nullptr);
 
-// Writes config.json, model.safetensors (float32) and, for a SentencePiece tokenizer,
-// tokenizer.model into `dir` (created; an existing one must be empty unless `force`). Throws for a
-// model Hugging Face's Llama computes differently (LayerNorm, learned positions, GELU, biases).
-void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir, bool force);
+// Writes config.json, model.safetensors (float32) and the SentencePiece tokenizer's tokenizer.model
+// (none when omitted; another kind of tokenizer is refused when required) into `dir` (created; an
+// existing one must be empty unless `force`). Throws for a model Hugging Face's Llama computes
+// differently (LayerNorm, learned positions, GELU, biases).
+void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, const std::string& dir, bool force,
+                     ExportTokenizer with = ExportTokenizer::required);
 
 }  // namespace tinygpt::io

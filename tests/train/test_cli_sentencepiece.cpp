@@ -138,6 +138,12 @@ TEST_CASE("cli: a stories260K-shaped model: its exported llama2.c file scores th
   REQUIRE(run("eval --json --ckpt " + dir.file("hf.h5") + " --data " + eval_text).output == scored.output);
   const Result no_model = run("import --from " + dir.file("model.bin") + " --out " + dir.file("x.h5"));
   REQUIRE_THAT(no_model.output, Catch::Contains("give --tokenizer-model"));
-  const Result gpt2 = run("export --ckpt " + dir.file("back.h5") + " --format llama2c --out " + dir.file("model.bin"));
-  REQUIRE_THAT(gpt2.output, Catch::Contains("is a llama2.c file: give --force to replace it"));
+  const Result again = run("export --ckpt " + dir.file("back.h5") + " --format llama2c --out " + dir.file("model.bin"));
+  REQUIRE_THAT(again.output, Catch::Contains("model.bin' is a llama2.c model file: give --force to replace it"));
+  // Never its own input, never a file of another kind, --force or not.
+  const Result own = run("export --ckpt " + dir.file("back.h5") + " --format llama2c --force --out " + dir.file("back.h5"));
+  REQUIRE_THAT(own.output, Catch::Contains("which this command reads: a command never replaces its own input"));
+  const Result over_text = run("export --ckpt " + dir.file("back.h5") + " --format llama2c --force --out " + eval_text);
+  REQUIRE_THAT(over_text.output, Catch::Contains("is a text file, not a llama2.c model or tokenizer file: not replacing it"));
+  REQUIRE(fs::exists(dir.file("back.h5")));
 }

@@ -94,7 +94,7 @@ TEST_CASE("hf llama: the files compute the model under Hugging Face's RoPE, and 
     const auto pa = model->named_parameters(), pb = back.model->named_parameters();
     REQUIRE(pa.size() == pb.size());
     for (size_t i = 0; i < pa.size(); ++i) REQUIRE(pa[i].second.to_vector() == pb[i].second.to_vector());
-    REQUIRE(back.tokenizer->model_proto() == tokenizer->model_proto());
+    REQUIRE(back.tokenizer->identity() == tokenizer->identity());
   }
   REQUIRE_THROWS_WITH(io::export_hf_llama(nn::GPT({.n_head = 2, .n_embd = 8}), *tokenizer, dir.file("gpt2"), false),
                       Catch::Contains("Hugging Face's Llama is RMSNorm, RoPE and SwiGLU without biases"));

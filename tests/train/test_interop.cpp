@@ -186,7 +186,7 @@ TEST_CASE("export -> import gives the same checkpoint, byte for byte", "[interop
   write_hf_dir(dir.file("hf"), source, "F32", false);
   const io::HfGpt2 a = io::import_hf_gpt2(dir.file("hf"));
   train::write_checkpoint(dir.file("a.h5"), *a.model, *a.tokenizer, nullptr, nullptr);
-  REQUIRE(io::export_hf_gpt2(*a.model, *a.tokenizer, dir.file("out")).empty());
+  io::export_hf_gpt2(*a.model, *a.tokenizer, dir.file("out"));
   const io::HfGpt2 b = io::import_hf_gpt2(dir.file("out"));
   train::write_checkpoint(dir.file("b.h5"), *b.model, *b.tokenizer, nullptr, nullptr);
   REQUIRE(slurp(dir.file("a.h5")) == slurp(dir.file("b.h5")));
@@ -204,14 +204,21 @@ TEST_CASE("export -> import gives the same checkpoint, byte for byte", "[interop
                       Catch::Contains("directory '" + dir.file("out") + "' is not empty"));
 }
 
-TEST_CASE("export: a character-level model exports its weights and says its tokenizer cannot", "[interop]") {
+TEST_CASE("export: a character-level model's tokenizer has no GPT-2 files: refused, or the weights alone", "[interop]") {
   TempDir dir;
-  const data::CharTokenizer chars = data::CharTokenizer::from_text("abc\n");
+  const auto chars = std::make_shared<const data::CharTokenizer>(data::CharTokenizer::from_text("abc\n"));
   nn::GPT model({.vocab_size = 4, .block_size = 8, .n_layer = 1, .n_head = 1, .n_embd = 4}, 1);
-  const std::string note = io::export_hf_gpt2(model, chars, dir.file("out"));
-  REQUIRE_THAT(note, Catch::Contains("a char tokenizer has no Hugging Face equivalent"));
+  REQUIRE_THROWS_WITH(io::export_hf_gpt2(model, *chars, dir.file("out")),
+                      Catch::Contains("a char tokenizer has no Hugging Face GPT-2 equivalent") &&
+                          Catch::Contains("--weights-only"));
+  REQUIRE_FALSE(fs::exists(dir.file("out")));  // refused before anything was written
+  io::export_hf_gpt2(model, *chars, dir.file("out"), false, io::ExportTokenizer::omitted);
   REQUIRE(fs::exists(dir.file("out/model.safetensors")));
   REQUIRE_FALSE(fs::exists(dir.file("out/vocab.json")));
+  // Imported back with the tokenizer given: the same model and tokenizer.
+  const io::HfGpt2 back = io::import_hf_gpt2(dir.file("out"), chars);
+  REQUIRE(back.tokenizer->identity() == chars->identity());
+  REQUIRE(std::equal(back.model->wte.weight.data(), back.model->wte.weight.data() + 16, model.wte.weight.data()));
 }
 
 TEST_CASE("import: what it cannot honour is an error naming the field or tensor", "[interop][errors]") {
