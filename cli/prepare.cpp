@@ -9,25 +9,30 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <optional>
+#include <set>
 #include <span>
 
 #include "tinygpt/autograd/parallel.h"
-#include "tinygpt/data/bpe_tokenizer.h"
+#include "tinygpt/cli/commands.h"
+#include "tinygpt/cli/flags.h"
 #include "tinygpt/data/corpus.h"
-#include "tinygpt/data/sentencepiece_tokenizer.h"
+#include "tinygpt/data/input_file.h"
 #include "tinygpt/data/shards.h"
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/io/sentencepiece_model.h"
-#include "tinygpt/cli/commands.h"
-#include "tinygpt/cli/flags.h"
 #include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/existing_outputs.h"
+#include "tinygpt/train/progress.h"
+#include "tinygpt/train/run_data.h"
+#include "tinygpt/train/run_lock.h"
 #include "tinygpt/train/tokenizer_source.h"
 
 namespace tinygpt::cli {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 struct PrepareArgs {
   std::vector<std::string> data, val_data;
@@ -36,7 +41,7 @@ struct PrepareArgs {
   double val_fraction = 0.1;
   int64_t threads = 0;
   bool force = false;
-  bool verbose = true;  // a line per shard written
+  std::set<std::string> given;  // the flags on the command line, without "--"
 };
 
 // BPE merges are learned from at most this much text: the pair counts of a sample this size
@@ -60,21 +65,21 @@ class ShardWriter {
       if (in_shard_ == a_.shard_tokens) close();
     }
   }
-  // Closes the last shard (an empty split still gets one, empty, shard); returns how many.
-  int64_t finish() {
+  // Closes the last shard (an empty split still gets one, empty, shard).
+  void finish() {
     if (file_ || shards_ == 0) {
       if (!file_) open();
       close();
     }
-    return shards_;
   }
   int64_t tokens() const { return total_; }
+  int64_t shards() const { return shards_; }
   void skip_shard(int64_t tokens) { ++shards_, total_ += tokens; }  // a shard already on disk stays
 
  private:
   void open() {
-    path_ = (std::filesystem::path(a_.out) / fmt::format("{}_{}_{:06d}.bin", a_.name, split_, shards_)).string();
-    file_ = std::make_unique<io::AtomicFile>(path_, "shard");
+    const std::string path = (fs::path(a_.out) / fmt::format("{}_{}_{:06d}.bin", a_.name, split_, shards_)).string();
+    file_ = std::make_unique<io::AtomicFile>(path, "shard");
     const std::array<int32_t, 256> header = data::shard_header(0, width_, &tokenizer_);
     file_->write(header.data(), sizeof header);
     in_shard_ = 0;
@@ -85,51 +90,48 @@ class ShardWriter {
     file_->commit();
     file_.reset();
     ++shards_;
-    if (a_.verbose) fmt::print("wrote {}: {} tokens\n", path_, in_shard_);
-    std::fflush(stdout);
   }
 
   const PrepareArgs& a_;
-  std::string split_, path_;
+  std::string split_;
   data::TokenizerIdentity tokenizer_;
   int width_;
   std::unique_ptr<io::AtomicFile> file_;
   int64_t in_shard_ = 0, total_ = 0, shards_ = 0;
 };
 
-// Streams the files' tokens into `out`, each document (file) after document_start's token where
-// the tokenizer has one; a live line of progress on a terminal.
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Streams the files' tokens into `out` (the document token between files), with a live line.
 void tokenize_into(const data::Tokenizer& tokenizer, const std::vector<std::string>& files, ShardWriter& out,
-                   const char* what) {
+                   const char* what, train::LiveLine& live) {
   const auto total_bytes = static_cast<double>(data::regular_file_bytes(files));
   double done_bytes = 0;
-  const bool terminal = isatty(fileno(stdout));
   const auto start = std::chrono::steady_clock::now();
   data::tokenize_in_order(tokenizer, files, [&](size_t, std::span<const int32_t> ids, size_t bytes) {
     out.add(ids);
     done_bytes += static_cast<double>(bytes);
-    if (!terminal) return;
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double rate = s > 0 ? done_bytes / s : 0;
-    fmt::print("\r\033[K{}: {:.1f} of {:.1f} MB, {:.1f} MB/s, {} tokens, ETA {:.0f}s", what, done_bytes / 1e6,
-               total_bytes / 1e6, rate / 1e6, out.tokens(), rate > 0 ? (total_bytes - done_bytes) / rate : 0.0);
-    std::fflush(stdout);
+    const double s = seconds_since(start), rate = s > 0 ? done_bytes / s : 0;
+    live.show(fmt::format("{}: {:.1f} of {:.1f} MB, {:.1f} MB/s, {} tokens, ETA {:.0f}s", what, done_bytes / 1e6,
+                          total_bytes / 1e6, rate / 1e6, out.tokens(),
+                          rate > 0 ? (total_bytes - done_bytes) / rate : 0.0));
   });
-  if (terminal) fmt::print("\r\033[K");
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("tokenized {:.1f} MB of {} text in {:.2f} s: {:.1f} MB/s on {} thread{}\n", done_bytes / 1e6, what, s,
-             s > 0 ? done_bytes / 1e6 / s : 0.0, num_threads(), num_threads() == 1 ? "" : "s");
+  const double s = seconds_since(start);
+  live.message(fmt::format("tokenized {:.1f} MB of {} text into {} tokens in {:.2f} s: {:.1f} MB/s on {} thread{}",
+                           done_bytes / 1e6, what, out.tokens(), s, s > 0 ? done_bytes / 1e6 / s : 0.0, num_threads(),
+                           num_threads() == 1 ? "" : "s"));
 }
 
 // Moves the last n tokens of the train shards into val shards: the train split is cut short (its
 // last shard rewritten, whole shards past the cut removed), as train holds out --val-fraction.
-int64_t hold_out_tail(const PrepareArgs& a, int64_t n, const data::TokenizerIdentity& tokenizer, ShardWriter& val) {
-  const int64_t vocab = tokenizer.vocab_size;
+void hold_out_tail(const PrepareArgs& a, int64_t n, const data::TokenizerIdentity& tokenizer, ShardWriter& val) {
   const std::vector<std::string> files = data::shard_files(a.out, "train");
   std::vector<int32_t> chunk(1 << 20);
   int64_t kept = 0;
   {
-    const data::ShardSet train(files, vocab);
+    const data::ShardSet train(files, tokenizer.vocab_size);
     kept = train.size() - n;
     for (int64_t at = kept; at < train.size(); at += static_cast<int64_t>(chunk.size())) {
       const int64_t take = std::min<int64_t>(static_cast<int64_t>(chunk.size()), train.size() - at);
@@ -137,9 +139,7 @@ int64_t hold_out_tail(const PrepareArgs& a, int64_t n, const data::TokenizerIden
       val.add(std::span<const int32_t>(chunk.data(), static_cast<size_t>(take)));
     }
     // The train split again, up to the cut: the same shards but the last ones.
-    PrepareArgs rewrite = a;
-    rewrite.verbose = false;
-    ShardWriter again(rewrite, "train", tokenizer);
+    ShardWriter again(a, "train", tokenizer);
     const int64_t last_whole = kept / a.shard_tokens * a.shard_tokens;  // shards before it stay as they are
     for (int64_t s = 0; s < last_whole / a.shard_tokens; ++s) again.skip_shard(a.shard_tokens);
     for (int64_t at = last_whole; at < kept; at += static_cast<int64_t>(chunk.size())) {
@@ -149,61 +149,133 @@ int64_t hold_out_tail(const PrepareArgs& a, int64_t n, const data::TokenizerIden
     }
     if (kept > last_whole) again.finish();
   }
-  const size_t train_shards = static_cast<size_t>((kept + a.shard_tokens - 1) / a.shard_tokens);
-  for (size_t s = std::max<size_t>(train_shards, 1); s < files.size(); ++s) std::filesystem::remove(files[s]);
-  fmt::print("held out the last {} tokens for validation: the train split ends at token {}, in {} ({} shard{} "
-             "removed)\n",
-             n, kept, files.at(std::max<size_t>(train_shards, 1) - 1),
-             files.size() - std::max<size_t>(train_shards, 1), files.size() - std::max<size_t>(train_shards, 1) == 1 ? "" : "s");
-  return kept;
+  const size_t train_shards = std::max<size_t>(static_cast<size_t>((kept + a.shard_tokens - 1) / a.shard_tokens), 1);
+  for (size_t s = train_shards; s < files.size(); ++s) fs::remove(files[s]);
+}
+
+// Flags that mean nothing with the others given are refused, never ignored.
+void check_flags(const PrepareArgs& a) {
+  auto given = [&](const char* flag) { return a.given.count(flag) > 0; };
+  if (given("tokenizer-from"))
+    for (const char* flag : {"tokenizer", "vocab-size", "tokenizer-model"})
+      if (given(flag))
+        throw std::invalid_argument(fmt::format("--{} cannot be given with --tokenizer-from, which names the tokenizer",
+                                                flag));
+  if ((a.tokenizer == "sentencepiece") != !a.tokenizer_model.empty())
+    throw std::invalid_argument("--tokenizer sentencepiece and --tokenizer-model (a SentencePiece model file) go together");
+  if (given("vocab-size") && a.tokenizer != "bpe")
+    throw std::invalid_argument("--vocab-size is the size of the BPE vocabulary learned from the text: give it with "
+                                "--tokenizer bpe");
+  if (given("val-fraction") && !a.val_data.empty())
+    throw std::invalid_argument("--val-fraction holds out training tokens for validation; --val-data gives validation "
+                                "text instead: give one of them");
+  for (const auto* files : {&a.data, &a.val_data})
+    if (!files->empty() && train::data_kind(*files, "prepare's --data and --val-data") != train::DataKind::text_files)
+      throw std::invalid_argument("prepare tokenizes text files: a folder of shards is tokenized already");
+}
+
+// The folder may take the new shards: a folder (made if missing) whose shards and tokenizer.h5
+// are replaced only with --force, and only when they are what their names say; none of them an input.
+void check_out_folder(const PrepareArgs& a) {
+  std::error_code ec;
+  if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec))
+    throw std::invalid_argument(fmt::format("--out '{}' is {}, not a folder", a.out, train::describe_path(a.out)));
+  std::vector<std::string> inputs = a.data;
+  inputs.insert(inputs.end(), a.val_data.begin(), a.val_data.end());
+  inputs.insert(inputs.end(), {a.tokenizer_from, a.tokenizer_model});
+  std::vector<std::string> ours = {(fs::path(a.out) / "tokenizer.h5").string()};
+  for (const char* split : {"train", "val"})
+    for (const std::string& shard : data::shard_files(a.out, split)) ours.push_back(shard);
+  for (const std::string& file : ours) io::refuse_own_input(file, inputs, "--out");
+  const bool has_tokenizer = fs::exists(ours.front(), ec);
+  if (ours.size() == 1 && !has_tokenizer) return;
+  if (!a.force)
+    throw std::invalid_argument(fmt::format("'{}' already holds shards or a tokenizer.h5 ({}): give --force to replace "
+                                            "them, or choose another --out",
+                                            a.out, train::describe_path(a.out)));
+  if (has_tokenizer && train::describe_path(ours.front()) != "a tokenizer file")
+    throw std::invalid_argument(fmt::format("'{}' is {}, not a tokenizer file: not replacing it, --force or not",
+                                            ours.front(), train::describe_path(ours.front())));
+  for (size_t k = 1; k < ours.size(); ++k) {
+    try {
+      data::ShardSet({ours[k]}, int64_t{1} << 24);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(fmt::format("'{}' is named as a shard but is not one ({}): not replacing it, --force "
+                                              "or not",
+                                              ours[k], e.what()));
+    }
+  }
+}
+
+std::shared_ptr<const data::Tokenizer> make_tokenizer(const PrepareArgs& a, train::LiveLine& live) {
+  if (!a.tokenizer_from.empty()) return train::read_tokenizer_of(a.tokenizer_from);
+  if (!a.tokenizer_model.empty()) return io::read_sentencepiece_file(a.tokenizer_model);
+  const int64_t bytes = data::regular_file_bytes(a.data);
+  const int64_t sample = a.tokenizer == "bpe" ? std::min(bytes, kBpeSampleBytes) : bytes;
+  if (a.tokenizer == "bpe" && bytes > kBpeSampleBytes)
+    live.message(fmt::format("learning BPE merges from the first {} MB of the {} MB of training text",
+                             kBpeSampleBytes >> 20, bytes >> 20));
+  const auto start = std::chrono::steady_clock::now();
+  const data::TokenizerProgress progress{
+      .read = [&](int64_t read) {
+        live.show(fmt::format("{} tokenizer: reading {:.1f} of {:.1f} MB", a.tokenizer, read / 1e6, sample / 1e6));
+      },
+      .merged = [&](int64_t merges, int64_t wanted) {
+        live.show(fmt::format("bpe tokenizer: learning merge {} of {} ({})", merges, wanted,
+                              train::format_duration(seconds_since(start))));
+      }};
+  auto tokenizer = data::make_tokenizer(
+      {.files = a.data, .val_files = a.val_data, .tokenizer = a.tokenizer, .vocab_size = a.vocab_size},
+      kBpeSampleBytes, progress);
+  live.message(fmt::format("made a {} tokenizer of {} tokens in {}", a.tokenizer, tokenizer->vocab_size(),
+                           train::format_duration(seconds_since(start))));
+  return tokenizer;
+}
+
+// One line per shard the folder now holds, then the totals: what was written, once it is final.
+void report(const PrepareArgs& a, const data::Tokenizer& tokenizer) {
+  int64_t tokens[2] = {0, 0}, shards[2] = {0, 0};
+  for (int split = 0; split < 2; ++split) {
+    const char* name = split == 0 ? "train" : "val";
+    for (const std::string& shard : data::shard_files(a.out, name)) {
+      const int64_t n = data::ShardSet({shard}, tokenizer.vocab_size()).size();
+      fmt::print("{} shard {}: {} tokens\n", name, shard, n);
+      tokens[split] += n, ++shards[split];
+    }
+  }
+  fmt::print("prepared {}: {} training tokens in {} shard{}, {} validation tokens in {} shard{}; {} tokenizer, {} "
+             "tokens (tokenizer.h5); train on it with: tinygpt train --data {}\n",
+             a.out, tokens[0], shards[0], shards[0] == 1 ? "" : "s", tokens[1], shards[1], shards[1] == 1 ? "" : "s",
+             tokenizer.kind(), tokenizer.vocab_size(), a.out);
 }
 
 void prepare(const PrepareArgs& a) {
+  check_flags(a);
+  check_out_folder(a);
   std::error_code ec;
-  if (std::filesystem::exists(a.out, ec) && !std::filesystem::is_directory(a.out, ec))
-    throw std::invalid_argument(fmt::format("--out '{}' exists and is not a folder", a.out));
-  const bool has_shards = !data::shard_files(a.out, "train").empty() || !data::shard_files(a.out, "val").empty();
-  if (!a.force && (has_shards || std::filesystem::exists(std::filesystem::path(a.out) / "tokenizer.h5", ec)))
-    throw std::invalid_argument(fmt::format("'{}' already holds shards or a tokenizer.h5: give --force to replace "
-                                            "them, or choose another --out",
-                                            a.out));
-  if (!std::filesystem::exists(a.out, ec) && !std::filesystem::create_directories(a.out, ec))
+  if (!fs::exists(a.out, ec) && !fs::create_directories(a.out, ec))
     throw std::runtime_error(fmt::format("cannot create '{}': {}", a.out, ec.message()));
-  for (const char* split : {"train", "val"})  // with --force: the old shards go, so that no stale one is read
-    for (const std::string& old : data::shard_files(a.out, split)) std::filesystem::remove(old);
-  std::shared_ptr<const data::Tokenizer> tokenizer;
-  if ((a.tokenizer == "sentencepiece") != !a.tokenizer_model.empty())
-    throw std::invalid_argument("--tokenizer sentencepiece and --tokenizer-model (a SentencePiece model file) go together");
-  if (!a.tokenizer_from.empty()) {
-    tokenizer = train::read_tokenizer_of(a.tokenizer_from);
-  } else if (!a.tokenizer_model.empty()) {
-    tokenizer = io::read_sentencepiece_file(a.tokenizer_model);
-  } else {
-    const int64_t bytes = data::regular_file_bytes(a.data);
-    if (a.tokenizer == "bpe" && bytes > kBpeSampleBytes)
-      fmt::print("learning BPE merges from the first {} MB of the {} MB of training text\n", kBpeSampleBytes >> 20,
-                 bytes >> 20);
-    tokenizer = data::make_tokenizer({.files = a.data, .val_files = a.val_data, .tokenizer = a.tokenizer,
-                                      .vocab_size = a.vocab_size},
-                                     kBpeSampleBytes);
-  }
+  const train::RunLock lock(a.out);  // one writer per folder
+  train::LiveLine live(stdout, isatty(fileno(stdout)));
+  const std::shared_ptr<const data::Tokenizer> tokenizer = make_tokenizer(a, live);
+  for (const char* split : {"train", "val"})  // the inputs are good: the old shards go, none left stale
+    for (const std::string& old : data::shard_files(a.out, split)) fs::remove(old);
   const data::TokenizerIdentity identity = tokenizer->identity();
-  const int64_t vocab = tokenizer->vocab_size();
   ShardWriter train(a, "train", identity), val(a, "val", identity);
-  tokenize_into(*tokenizer, a.data, train, "train");
-  int64_t train_shards = train.finish(), train_tokens = train.tokens();
+  tokenize_into(*tokenizer, a.data, train, "train", live);
+  train.finish();
   if (!a.val_data.empty()) {
-    tokenize_into(*tokenizer, a.val_data, val, "val");
-  } else if (const int64_t n_val = data::validation_tokens(train_tokens, a.val_fraction); n_val > 0) {
-    train_tokens = hold_out_tail(a, n_val, identity, val);
-    train_shards = static_cast<int64_t>(data::shard_files(a.out, "train").size());
+    tokenize_into(*tokenizer, a.val_data, val, "val", live);
+    val.finish();
+  } else if (const int64_t n_val = data::validation_tokens(train.tokens(), a.val_fraction); n_val > 0) {
+    live.message(fmt::format("holding out the last {} of the {} tokens for validation (--val-fraction {})", n_val,
+                             train.tokens(), a.val_fraction));
+    hold_out_tail(a, n_val, identity, val);
+    val.finish();
   }
-  const int64_t val_shards = val.tokens() > 0 || !a.val_data.empty() ? val.finish() : 0;
-  train::write_tokenizer_file((std::filesystem::path(a.out) / "tokenizer.h5").string(), *tokenizer);
-  fmt::print("prepared {}: {} training tokens in {} shard{}, {} validation tokens in {}; {} tokenizer, {} tokens "
-             "(tokenizer.h5); train on it with: tinygpt train --data {}\n",
-             a.out, train_tokens, train_shards, train_shards == 1 ? "" : "s", val.tokens(), val_shards,
-             tokenizer->kind(), vocab, a.out);
+  train::write_tokenizer_file((fs::path(a.out) / "tokenizer.h5").string(), *tokenizer);
+  live.clear();
+  report(a, *tokenizer);
 }
 
 }  // namespace
@@ -212,7 +284,8 @@ void add_prepare(CLI::App& app) {
   auto args = std::make_shared<PrepareArgs>();
   CLI::App* cmd = app.add_subcommand(
       "prepare", "tokenize text files once into token shards (llm.c's format) and their tokenizer, for train --data DIR");
-  cmd->add_option("--data", args->data, "text files to tokenize for training")->required();
+  cmd->add_option("--data", args->data, "text files to tokenize for training (the document token between them)")
+      ->required();
   cmd->add_option("--val-data", args->val_data, "text files for the validation shards (default: the last --val-fraction)");
   add_number(cmd, "--val-fraction", args->val_fraction, io::Range{0, 1, false, true},
              "share of the tokens for the validation shards when --val-data is not given");
@@ -226,11 +299,14 @@ void add_prepare(CLI::App& app) {
   cmd->add_option("--tokenizer-model", args->tokenizer_model,
                   "with --tokenizer sentencepiece: the SentencePiece model file (e.g. Llama's tokenizer.model)");
   cmd->add_option("--tokenizer-from", args->tokenizer_from,
-                  "use this checkpoint's or tokenizer file's tokenizer (e.g. an imported GPT-2's) instead of making one");
+                  "use the tokenizer this holds (a checkpoint, a tokenizer file, a shard folder, a Hugging Face folder, "
+                  "a SentencePiece model; e.g. an imported GPT-2's) instead of making one");
   add_number(cmd, "--shard-tokens", args->shard_tokens, io::Range{1, 2147483647.0}, "tokens per shard");
   cmd->add_flag("--force", args->force, "replace the shards and tokenizer.h5 that --out already holds");
   add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
-  cmd->callback([args] {
+  cmd->callback([args, cmd] {
+    for (const CLI::Option* option : cmd->get_options())
+      if (option->count() > 0 && option->get_lnames().size() > 0) args->given.insert(option->get_lnames().front());
     set_num_threads(static_cast<int>(args->threads));
     prepare(*args);
   });

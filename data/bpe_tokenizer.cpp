@@ -28,7 +28,7 @@ void BpeTrainer::add(std::string_view text) {
   }
 }
 
-std::vector<Merge> BpeTrainer::train(int64_t vocab_size) const {
+std::vector<Merge> BpeTrainer::train(int64_t vocab_size, const std::function<void(int64_t, int64_t)>& progress) const {
   if (vocab_size < 256)
     throw std::invalid_argument(fmt::format("bpe tokenizer: vocab size {} is below 256 (the byte tokens)", vocab_size));
   // Every distinct chunk is a doubly linked list of symbols in one arena, weighted by its count.
@@ -61,6 +61,7 @@ std::vector<Merge> BpeTrainer::train(int64_t vocab_size) const {
   const int64_t wanted = vocab_size - 256;
   std::vector<uint64_t> touched;
   while (static_cast<int64_t>(merges.size()) < wanted) {
+    if (progress && merges.size() % 64 == 0) progress(static_cast<int64_t>(merges.size()), wanted);
     while (!heap.empty() && count[heap.top().second] != heap.top().first) heap.pop();  // stale entries
     if (heap.empty() || heap.top().first < 2)
       throw std::invalid_argument(fmt::format(
@@ -99,6 +100,7 @@ std::vector<Merge> BpeTrainer::train(int64_t vocab_size) const {
     for (uint64_t k : touched)
       if (count[k] > 0) heap.push({count[k], k});
   }
+  if (progress) progress(wanted, wanted);
   return merges;
 }
 

@@ -5,6 +5,7 @@
 // adjacent pair with the lowest merge index, leftmost first. Special tokens ("<|endoftext|>") are
 // found in the text before chunking and become their own ids, never split or merged.
 #include <array>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -29,7 +30,8 @@ class BpeTrainer {
   void add(std::string_view text);  // valid UTF-8
   // Learns vocab_size - 256 merges; the most frequent pair wins, ties going to the smallest
   // (a, b). Throws when vocab_size < 256 or when fewer pairs occur at least twice than needed.
-  std::vector<Merge> train(int64_t vocab_size) const;
+  // progress(merges learned, merges wanted) is called as they are learned.
+  std::vector<Merge> train(int64_t vocab_size, const std::function<void(int64_t, int64_t)>& progress = {}) const;
 
  private:
   Split split_;

@@ -30,29 +30,34 @@ BlockCut cut_for(const Tokenizer& t) {
 
 }  // namespace
 
-std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& o, int64_t bpe_sample_bytes) {
+std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& o, int64_t bpe_sample_bytes,
+                                                const TokenizerProgress& progress) {
+  int64_t seen = 0;
+  auto read = [&](std::string_view text) {
+    seen += static_cast<int64_t>(text.size());
+    if (progress.read) progress.read(seen);
+  };
   if (o.tokenizer == "char") {  // the validation text's characters belong in the vocabulary too
     CharVocabulary vocab;
     std::vector<std::string> all = o.files;
     all.insert(all.end(), o.val_files.begin(), o.val_files.end());
     for (const auto& f : all)
-      for_each_block(f, BlockCut::anywhere, [&](std::string_view text, int64_t, int64_t) { vocab.add(text); });
+      for_each_block(f, BlockCut::anywhere, [&](std::string_view text, int64_t, int64_t) { vocab.add(text), read(text); });
     return std::make_shared<CharTokenizer>(vocab.code_points());
   }
   if (o.tokenizer == "bpe") {
     const Split split = split_from_name(o.split);
     BpeTrainer trainer(split);
-    int64_t seen = 0;
     for (const auto& f : o.files) {
       if (bpe_sample_bytes > 0 && seen >= bpe_sample_bytes) break;
       for_each_block(f, split == Split::gpt2 ? BlockCut::chunk_safe : BlockCut::whole_file,
                      [&](std::string_view text, int64_t, int64_t) {
                        if (bpe_sample_bytes > 0 && seen >= bpe_sample_bytes) return;
                        trainer.add(text);
-                       seen += static_cast<int64_t>(text.size());
+                       read(text);
                      });
     }
-    return std::make_shared<BpeTokenizer>(trainer.train(o.vocab_size), split);
+    return std::make_shared<BpeTokenizer>(trainer.train(o.vocab_size, progress.merged), split);
   }
   if (o.tokenizer == "sentencepiece")  // a model file's: io::read_sentencepiece_file
     throw std::invalid_argument("a SentencePiece tokenizer is read from its model file, not made from the text");

@@ -53,9 +53,16 @@ TokenArray tokenize_files(const Tokenizer& tokenizer, const std::vector<std::str
 void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string>& files,
                        const std::function<void(size_t file, std::span<const int32_t> ids, size_t bytes)>& deliver);
 
+// What making a tokenizer reports as it goes: bytes of text read, then (BPE) merges learned.
+struct TokenizerProgress {
+  std::function<void(int64_t bytes)> read;
+  std::function<void(int64_t merges, int64_t wanted)> merged;
+};
+
 // The tokenizer a corpus would be tokenized with: made from the training files (a character
 // vocabulary also takes in the validation files' characters). With bpe_sample_bytes > 0, BPE
 // merges are learned from at most that many bytes of the training text, from its start.
-std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& options, int64_t bpe_sample_bytes = 0);
+std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& options, int64_t bpe_sample_bytes = 0,
+                                                const TokenizerProgress& progress = {});
 
 }  // namespace tinygpt::data

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 
 namespace tinygpt::train {
@@ -32,6 +33,29 @@ void Progress::step(const StepReport& r) {
   } else if (r.val_loss || r.iteration % every_ == 0 || r.iteration == r.total) {
     fmt::print(out_, "{}\n", line);
   }
+  std::fflush(out_);
+}
+
+void LiveLine::show(const std::string& text) {
+  if (!terminal_) return;
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (live_ && now - last_ < 0.1) return;
+  last_ = now;
+  fmt::print(out_, "\r\033[K{}", text);
+  std::fflush(out_);
+  live_ = true;
+}
+
+void LiveLine::clear() {
+  if (!live_) return;
+  fmt::print(out_, "\r\033[K");
+  std::fflush(out_);
+  live_ = false;
+}
+
+void LiveLine::message(const std::string& text) {
+  clear();
+  fmt::print(out_, "{}\n", text);
   std::fflush(out_);
 }
 

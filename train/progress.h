@@ -27,6 +27,25 @@ class Progress {
   bool live_ = false;
 };
 
+// A line that shows work in progress on a terminal, redrawn at most ten times a second, and
+// cleared before any other line is printed; elsewhere (a log file, CI) it shows nothing.
+class LiveLine {
+ public:
+  LiveLine(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {}
+  ~LiveLine() { clear(); }
+  LiveLine(const LiveLine&) = delete;
+  LiveLine& operator=(const LiveLine&) = delete;
+  void show(const std::string& text);     // skipped when the last one is under 0.1 s old
+  void message(const std::string& text);  // a line of its own, after the live line is cleared
+  void clear();
+
+ private:
+  std::FILE* out_;
+  bool terminal_;
+  bool live_ = false;
+  double last_ = -1;  // seconds since the epoch of the steady clock
+};
+
 std::string format_duration(double seconds);  // "1h02m", "3m05s", "12.3s"
 
 }  // namespace tinygpt::train

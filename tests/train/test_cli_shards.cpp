@@ -30,6 +30,12 @@ std::string field(const json::Value& v, const char* key) {
   return f->text;
 }
 
+size_t data_files(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) n += entry.path().extension() == ".bin";
+  return n;
+}
+
 const std::string kModel = " --layers 1 --heads 2 --embd 16 --block 16 --batch 4 --eval-every 10 --eval-iters 2 --threads 1";
 
 }  // namespace
@@ -61,7 +67,20 @@ TEST_CASE("cli: prepare writes llm.c shards, and train and eval read them as the
   Result half = run("prepare --data " + corpus + " --out " + dir.file("half") + " --shard-tokens 500 --val-fraction 0.5");
   INFO(half.output);
   REQUIRE(half.exit_code == 0);
-  REQUIRE_THAT(half.output, Catch::Contains("shards removed"));
+  // One line per shard the folder holds once the hold-out is done, and totals that agree with them.
+  int64_t listed[2] = {0, 0};
+  size_t lines = 0;
+  for (size_t at = 0; (at = half.output.find(" shard ", at)) != std::string::npos; ++at) {
+    const size_t start = half.output.rfind('\n', at) + 1, colon = half.output.find(": ", at);
+    const std::string path = half.output.substr(at + 7, colon - at - 7);
+    REQUIRE(fs::exists(path));
+    listed[half.output.compare(start, 3, "val") == 0] += std::stoll(half.output.substr(colon + 2));
+    ++lines;
+  }
+  REQUIRE(lines == data_files(dir.file("half")));
+  REQUIRE_THAT(half.output, Catch::Contains(fmt::format("{} training tokens in 4 shards, {} validation tokens in 4 shards",
+                                                        listed[0], listed[1])));
+  REQUIRE(listed[0] + listed[1] == static_cast<int64_t>(text.size()));
   REQUIRE(run("train --data " + dir.file("half") + " --iters 20 --out " + dir.file("h1.h5") + kModel).exit_code == 0);
   // The folder has val shards: nothing to hold out, so --val-fraction is refused, not ignored.
   REQUIRE_THAT(run("train --data " + dir.file("half") + " --iters 20 --val-fraction 0.5 --out " + dir.file("h3.h5") + kModel)
@@ -87,7 +106,20 @@ TEST_CASE("cli: prepare writes llm.c shards, and train and eval read them as the
   // A folder that already holds shards is not replaced without --force.
   Result again = run("prepare --data " + corpus + " --out " + dir.file("moved"));
   REQUIRE(again.exit_code == 1);
-  REQUIRE_THAT(again.output, Catch::Contains("already holds shards or a tokenizer.h5: give --force"));
+  REQUIRE_THAT(again.output, Catch::Contains("already holds shards or a tokenizer.h5 (a folder of token shards (4 train "
+                                             "and 1 val)): give --force"));
+  // Its own input, never: --tokenizer-from the folder it writes.
+  REQUIRE_THAT(run("prepare --data " + corpus + " --tokenizer-from " + dir.file("moved") + " --out " + dir.file("moved") +
+                   " --force").output,
+               Catch::Contains("which this command reads: a command never replaces its own input"));
+  // Flags that would be ignored are refused.
+  REQUIRE_THAT(run("prepare --data " + corpus + " --vocab-size 300 --out " + dir.file("v")).output,
+               Catch::Contains("--vocab-size is the size of the BPE vocabulary"));
+  REQUIRE_THAT(run("prepare --data " + corpus + " --val-data " + corpus + " --val-fraction 0.2 --out " + dir.file("v")).output,
+               Catch::Contains("--val-fraction holds out training tokens"));
+  REQUIRE_THAT(run("prepare --data " + dir.file("moved") + " --out " + dir.file("v")).output,
+               Catch::Contains("prepare tokenizes text files"));
+  REQUIRE_FALSE(fs::exists(dir.file("v")));
   REQUIRE(run("prepare --data " + corpus + " --out " + dir.file("moved") + " --force").exit_code == 0);
   // Folders without shards, or shards without a tokenizer.
   fs::create_directory(dir.file("empty"));
