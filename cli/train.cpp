@@ -61,6 +61,11 @@ struct TrainCommand {
                t.model().parameter_count(), t.corpus().tokenizer->kind(), t.corpus().tokenizer->vocab_size(),
                t.corpus().train.size(), t.corpus().val.size());
     for (const std::string& change : t.new_changes()) fmt::print("tinygpt: changed at {}\n", change);
+    if (s.options.iters <= s.options.warmup)
+      fmt::print("tinygpt: warning: --iters {} ends inside the {} warm-up iterations: the learning rate climbs to {:.3g} "
+                 "and never reaches --lr {} (give a smaller --warmup)\n",
+                 s.options.iters, s.options.warmup, s.options.lr * s.options.iters / (s.options.warmup + 1),
+                 s.options.lr);
     fmt::print("tinygpt: {} at iteration {} of {}; checkpoint {}, log {}{}\n",
                !init_from.empty() ? fmt::format("fine-tuning {}", init_from) : resume.empty() ? "starting" : "resuming",
                s.iteration, s.options.iters, s.options.out, t.log_path(),

@@ -41,6 +41,11 @@ TEST_CASE("cli: train, eval --json, sample, info", "[cli]") {
   INFO(train.output);
   REQUIRE(train.exit_code == 0);
   REQUIRE(train.output.find("done: 20 iterations") != std::string::npos);
+  // 20 iterations inside the default 100 of warm-up: said, with the peak the run reaches (1e-3 * 20 / 101).
+  REQUIRE_THAT(train.output, Catch::Contains("warning: --iters 20 ends inside the 100 warm-up iterations: the learning "
+                                             "rate climbs to 0.000198 and never reaches --lr 0.001"));
+  REQUIRE_THAT(run("train " + small_run(dir) + " --iters 20 --warmup 10 --out " + dir.file("w.h5")).output,
+               !Catch::Contains("warning"));
   Result eval = run("eval --ckpt " + ckpt + " --data " + dir.file("corpus.txt") + " --json");
   INFO(eval.output);
   REQUIRE(eval.exit_code == 0);
