@@ -1,0 +1,184 @@
+// Every combination, as a practitioner runs it: architecture {gpt2, llama} x tokenizer {char, bpe,
+// GPT-2's files, SentencePiece} x data {text files, prepared shards, llm.c's shards (no tokenizer
+// file, no tokenizer named in their headers)} x precision {fp32, bf16}. Each cell trains, is stopped
+// by SIGINT, resumes, evaluates, samples (with and without a prompt), describes itself, exports in
+// every format its shape allows and imports back to the same loss; an export whose format has no
+// place for the tokenizer is refused before anything is written, and then written with
+// --weights-only and imported with --tokenizer-from. One test case per architecture and tokenizer.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <string>
+
+#include "cli_run.h"
+#include "gpt2_dir.h"
+#include "process.h"
+#include "sentencepiece_model.h"
+#include "temp_files.h"
+#include "tinygpt/data/json.h"
+
+using namespace tinygpt::testing;
+namespace json = tinygpt::data::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+Result ok(const std::string& args) {
+  const Result r = run(args);
+  INFO("tinygpt " << args << "\n" << r.output);
+  REQUIRE(r.exit_code == 0);
+  return r;
+}
+
+double number(const std::string& json_text, const char* key) {
+  return json::parse(json_text, "output").find(key)->number;
+}
+
+// Where the tokenizer comes from: flags for a new run or prepare, and what holds it for shards
+// that do not say (llm.c's), once `prepared` (a folder prepare wrote) exists.
+struct TokenizerCase {
+  std::string name, flags;
+  std::string source;  // empty: the prepared folder's tokenizer.h5, copied before it is removed
+};
+
+// llm.c's shards: the same tokens, headers that name no tokenizer, no tokenizer.h5 beside them.
+void make_llmc_shards(const std::string& dir) {
+  fs::remove(dir + "/tokenizer.h5");
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::string bytes = read_file(entry.path().string());
+    std::fill(bytes.begin() + 12, bytes.begin() + 56, '\0');  // header words 3..13
+    std::ofstream(entry.path(), std::ios::binary) << bytes;
+  }
+}
+
+struct Matrix {
+  TempDir dir;
+  std::string a, b;  // two documents
+
+  Matrix() {
+    a = dir.write("a.txt", sentencepiece_text());
+    std::string other;
+    for (int i = 0; i < 40; ++i) other += "The end of a tale, line " + std::to_string(i) + ", and a fox.\n";
+    b = dir.write("b.txt", other);
+  }
+
+  // One cell, every command; `cell` names its files.
+  void run_cell(const std::string& arch, const TokenizerCase& t, const std::string& data, const std::string& precision) {
+    const std::string cell = dir.file(fmt::format("{}-{}-{}-{}", arch, t.name, data, precision));
+    INFO("cell " << cell);
+    fs::create_directory(cell);
+    std::string data_flags = "--data " + a + " " + b + " " + t.flags, eval_data = b;
+    std::string tokenizer_source = t.source;
+    if (data != "text") {
+      ok("prepare --data " + a + " " + b + " " + t.flags + " --shard-tokens 2000 --out " + cell + "/sh");
+      if (tokenizer_source.empty()) fs::copy_file(cell + "/sh/tokenizer.h5", tokenizer_source = cell + "/tok.h5");
+      data_flags = "--data " + cell + "/sh", eval_data = cell + "/sh";
+      if (data == "llmc") {
+        make_llmc_shards(cell + "/sh");
+        const Result bare = run("train " + data_flags + " --out " + cell + "/x.h5");
+        REQUIRE_THAT(bare.output, Catch::Contains("no tokenizer.h5: give --tokenizer-from"));
+        data_flags += " --tokenizer-from " + tokenizer_source;
+      }
+    }
+    const std::string ckpt = cell + "/run.h5";
+    const std::string model = " --arch " + arch + (arch == "llama" ? " --kv-heads 1" : "") +
+                              " --layers 1 --heads 2 --embd 16 --block 16 --batch 2 --eval-every 50 --eval-iters 1"
+                              " --warmup 5 --threads 1 --precision " + precision;
+    // Train, stopped by SIGINT, resumed.
+    Process training(words("train " + data_flags + model + " --iters 1000000 --ckpt-every 1000000 --out " + ckpt),
+                     cell + "/train.out");
+    REQUIRE(wait_for_rows(cell + "/run.csv"));
+    REQUIRE(kill(training.pid(), SIGINT) == 0);
+    const Run stopped = training.wait(std::chrono::seconds(120));
+    INFO(stopped.output);
+    REQUIRE(stopped.exit_code == 130);
+    const json::Value info = json::parse(ok("info --json --ckpt " + ckpt).output, "info");
+    const int64_t at = static_cast<int64_t>(info.find("training")->find("iteration")->number);
+    REQUIRE(info.find("tokenizer")->find("kind")->text == (t.name == "gpt2" ? "bpe" : t.name));
+    ok("train --resume " + ckpt + " --iters " + std::to_string(at + 2));
+    // Evaluate, sample, look inside.
+    const std::string eval = ok("eval --json --ckpt " + ckpt + " --data " + eval_data).output;
+    REQUIRE(number(eval, "tokens") > 0);
+    ok("sample --ckpt " + ckpt + " --tokens 5 --seed 2");
+    ok("sample --ckpt " + ckpt + " --prompt 'Once upon' --tokens 5 --seed 2");
+    ok("tokens --ckpt " + ckpt + " --text 'a fox' --json");
+    ok("info --ckpt " + ckpt);
+    // Export in each format the shape allows, import back, and evaluate to the same loss.
+    std::vector<std::string> formats = {"hf"};
+    if (arch == "llama") formats.push_back("llama2c");
+    for (const std::string& format : formats) {
+      INFO("format " << format);
+      const std::string out = cell + (format == "hf" ? "/hf" : "/model.bin");
+      const Result exported = run("export --ckpt " + ckpt + " --format " + format + " --out " + out);
+      INFO(exported.output);
+      const bool tokenizer_fits = format == "hf" ? (arch == "gpt2" ? t.name == "gpt2" || t.name == "bpe" : t.name == "sentencepiece")
+                                                 : t.name == "sentencepiece";
+      std::string import = "import --from " + out + " --out " + cell + "/back-" + format + ".h5";
+      if (exported.exit_code != 0) {
+        REQUIRE_FALSE(tokenizer_fits);
+        REQUIRE_THAT(exported.output, Catch::Contains("--weights-only"));
+        REQUIRE_FALSE(fs::exists(out));  // refused before anything was written
+        ok("export --ckpt " + ckpt + " --format " + format + " --weights-only --out " + out);
+        import += " --tokenizer-from " + ckpt;
+      } else {
+        REQUIRE((tokenizer_fits || t.name == "bpe"));
+        if (format == "llama2c") import += " --tokenizer-model " + t.source;
+      }
+      ok(import);
+      REQUIRE(ok("eval --json --ckpt " + cell + "/back-" + format + ".h5 --data " + eval_data).output == eval);
+    }
+  }
+
+  void run_all(const std::string& arch, const TokenizerCase& t) {
+    for (const char* data : {"text", "shards", "llmc"})
+      for (const char* precision : {"fp32", "bf16"}) run_cell(arch, t, data, precision);
+  }
+
+  TokenizerCase tokenizer(const std::string& name) {
+    if (name == "char") return {"char", "--tokenizer char", ""};
+    if (name == "bpe") return {"bpe", "--tokenizer bpe --vocab-size 300", ""};
+    if (name == "gpt2") {
+      REQUIRE(write_gpt2_dir(dir.file("gpt2"), 1, 16, 2, 16, 5));
+      return {"gpt2", "--tokenizer-from " + dir.file("gpt2"), dir.file("gpt2")};
+    }
+    const std::string model = write_sentencepiece_model(dir, "sp", 400);
+    return {"sentencepiece", "--tokenizer sentencepiece --tokenizer-model " + model, model};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("matrix: gpt2 x char: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
+  Matrix m;
+  m.run_all("gpt2", m.tokenizer("char"));
+}
+TEST_CASE("matrix: gpt2 x bpe: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
+  Matrix m;
+  m.run_all("gpt2", m.tokenizer("bpe"));
+}
+TEST_CASE("matrix: gpt2 x GPT-2's files: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
+  Matrix m;
+  m.run_all("gpt2", m.tokenizer("gpt2"));
+}
+TEST_CASE("matrix: gpt2 x sentencepiece: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
+  Matrix m;
+  m.run_all("gpt2", m.tokenizer("sentencepiece"));
+}
+TEST_CASE("matrix: llama x char: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
+  Matrix m;
+  m.run_all("llama", m.tokenizer("char"));
+}
+TEST_CASE("matrix: llama x bpe: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
+  Matrix m;
+  m.run_all("llama", m.tokenizer("bpe"));
+}
+TEST_CASE("matrix: llama x GPT-2's files: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
+  Matrix m;
+  m.run_all("llama", m.tokenizer("gpt2"));
+}
+TEST_CASE("matrix: llama x sentencepiece: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
+  Matrix m;
+  m.run_all("llama", m.tokenizer("sentencepiece"));
+}
