@@ -9,6 +9,7 @@
 
 #include "cli_run.h"
 #include "gpt2_dir.h"
+#include "sentencepiece_model.h"
 #include "temp_files.h"
 #include "tinygpt/data/json.h"
 
@@ -158,4 +159,106 @@ TEST_CASE("cli: GPT-2-tokenized shards without a tokenizer file train with --tok
                      " --batch 2 --iters 2 --eval-every 2 --eval-iters 1 --threads 1");
   INFO(tuned.output);
   REQUIRE(tuned.exit_code == 0);
+}
+
+TEST_CASE("cli: text files and their shards give the same tokens and numbers for every tokenizer, documents "
+          "separated by the document token", "[cli][shards][documents]") {
+  TempDir dir;
+  const std::string a = dir.write("a.txt", sentencepiece_text());
+  std::string other;
+  for (int i = 0; i < 30; ++i) other += "Another story, number " + std::to_string(i) + ", about an owl.\n";
+  const std::string b = dir.write("b.txt", other);
+  REQUIRE(write_gpt2_dir(dir.file("gpt2"), 1, 16, 2, 16, 5));
+  const std::string sp = write_sentencepiece_model(dir, "sp", 400);
+  struct Case {
+    std::string name, flags;
+    int64_t document;  // the document token, -1 for none
+  };
+  for (const Case& c : {Case{"char", "--tokenizer char", -1}, Case{"bpe", "--tokenizer bpe --vocab-size 300", -1},
+                        Case{"gpt2", "--tokenizer-from " + dir.file("gpt2"), 50256},
+                        Case{"sp", "--tokenizer sentencepiece --tokenizer-model " + sp, 1}}) {
+    INFO(c.name);
+    const std::string shards = dir.file(c.name), from_text = dir.file(c.name + "-text.h5"),
+                      from_shards = dir.file(c.name + "-shards.h5");
+    Result prepared = run("prepare --data " + a + " " + b + " " + c.flags + " --out " + shards);
+    INFO(prepared.output);
+    REQUIRE(prepared.exit_code == 0);
+    // The shards' tokens, train then val, are a.txt's, the document token, b.txt's.
+    auto ids_of = [&](const std::string& file) {
+      const json::Value v = json_of(run("tokens --json --ckpt " + shards + " --file " + file));
+      std::vector<int64_t> ids;
+      for (const json::Value& id : *v.find("ids")->array) ids.push_back(static_cast<int64_t>(id.number));
+      return ids;
+    };
+    std::vector<int64_t> expected = ids_of(a), second = ids_of(b);
+    if (c.document >= 0) expected.push_back(c.document);
+    expected.insert(expected.end(), second.begin(), second.end());
+    std::vector<int64_t> stored;
+    for (const char* split : {"train", "val"})
+      for (const auto& entry : fs::directory_iterator(shards)) {
+        const std::string name = entry.path().filename().string();
+        if (name.find(std::string("_") + split + "_") == std::string::npos) continue;
+        const std::string bytes = read_file(entry.path().string());
+        for (size_t at = 1024; at + 1 < bytes.size(); at += 2)
+          stored.push_back(static_cast<uint8_t>(bytes[at]) | static_cast<uint8_t>(bytes[at + 1]) << 8);
+      }
+    REQUIRE(stored == expected);
+    // Training from the text and from its shards: the same numbers.
+    const std::string model = " --layers 1 --heads 2 --embd 16 --block 16 --batch 2 --iters 6 --eval-every 3 "
+                              "--eval-iters 2 --threads 1";
+    REQUIRE(run("train --data " + a + " " + b + " " + c.flags + model + " --out " + from_text).exit_code == 0);
+    REQUIRE(run("train --data " + shards + model + " --out " + from_shards).exit_code == 0);
+    const json::Value x = *json_of(run("info --json --ckpt " + from_text)).find("training"),
+                      y = *json_of(run("info --json --ckpt " + from_shards)).find("training");
+    REQUIRE(field(x, "train_loss") == field(y, "train_loss"));
+    REQUIRE(field(x, "val_loss") == field(y, "val_loss"));
+  }
+}
+
+TEST_CASE("cli: several shard folders, mixed by --data-weights, resume exactly; a folder as --val-data",
+          "[cli][shards][weights]") {
+  TempDir dir;
+  std::string one, two;
+  for (int i = 0; i < 80; ++i) one += "To be, or not to be, that is the question.\n";
+  for (int i = 0; i < 80; ++i) two += "Whether 'tis nobler in the mind to suffer.\n";
+  const std::string a = dir.write("a.txt", one), b = dir.write("b.txt", two);
+  REQUIRE(run("prepare --data " + a + " " + b + " --out " + dir.file("both")).exit_code == 0);  // one vocabulary
+  for (const char* name : {"A", "B"})
+    REQUIRE(run("prepare --data " + (name == std::string("A") ? a : b) + " --tokenizer-from " + dir.file("both") +
+                " --out " + dir.file(name))
+                .exit_code == 0);
+  const std::string folders = dir.file("A") + " " + dir.file("B");
+  const std::string model = " --layers 1 --heads 2 --embd 16 --block 16 --batch 4 --eval-every 5 --eval-iters 2 "
+                            "--lr-decay-iters 10 --warmup 2 --threads 1";
+  auto training = [&](const std::string& ckpt) { return *json_of(run("info --json --ckpt " + ckpt)).find("training"); };
+  REQUIRE(run("train --data " + folders + " --data-weights 0.8,0.2 --iters 10" + model + " --out " + dir.file("w.h5"))
+              .exit_code == 0);
+  REQUIRE(run("train --data " + folders + " --data-weights 0.8,0.2 --iters 5" + model + " --out " + dir.file("r.h5"))
+              .exit_code == 0);
+  REQUIRE(run("train --resume " + dir.file("r.h5") + " --iters 10").exit_code == 0);
+  const json::Value straight = training(dir.file("w.h5")), resumed = training(dir.file("r.h5"));
+  REQUIRE(field(straight, "train_loss") == field(resumed, "train_loss"));
+  REQUIRE(field(straight, "val_loss") == field(resumed, "val_loss"));
+  REQUIRE(straight.find("settings")->find("data-weights")->text == "0.8,0.2");
+  // End to end (no weights) is another run; weights stay as stored on resume.
+  REQUIRE(run("train --data " + folders + " --iters 10" + model + " --out " + dir.file("e.h5")).exit_code == 0);
+  REQUIRE(field(training(dir.file("e.h5")), "train_loss") != field(straight, "train_loss"));
+  REQUIRE_THAT(run("train --resume " + dir.file("r.h5") + " --iters 12 --data-weights 0.5,0.5").output,
+               Catch::Contains("--data-weights cannot change on --resume"));
+  REQUIRE_THAT(run("train --data " + folders + " --data-weights 1" + model + " --out " + dir.file("x.h5")).output,
+               Catch::Contains("--data-weights has 1 weights for 2 --data folders"));
+  REQUIRE_THAT(run("train --data " + a + " --data-weights 1" + model + " --out " + dir.file("x.h5")).output,
+               Catch::Contains("--data-weights mixes folders of token shards"));
+  REQUIRE_THAT(run("train --data " + dir.file("A") + " " + a + model + " --out " + dir.file("x.h5")).output,
+               Catch::Contains("--data takes text files or folders of token shards, not both"));
+  REQUIRE_FALSE(fs::exists(dir.file("x.h5")));
+  // A folder as validation text: its val split, scored in place.
+  REQUIRE(run("train --data " + dir.file("A") + " --val-data " + dir.file("B") + " --iters 2" + model + " --out " +
+              dir.file("v.h5"))
+              .exit_code == 0);
+  const int64_t b_val = static_cast<int64_t>(0.1 * static_cast<double>(two.size()));
+  REQUIRE(training(dir.file("v.h5")).find("data_files")->array->size() == 3);  // A's train and val, B's val
+  REQUIRE_THAT(run("info --ckpt " + dir.file("v.h5")).output, Catch::Contains("_val_000000.bin"));
+  REQUIRE(json_of(run("eval --json --ckpt " + dir.file("v.h5") + " --data " + dir.file("B"))).find("tokens")->number ==
+          static_cast<double>(b_val - 1));
 }
