@@ -2,9 +2,10 @@
 // GPT-2's files, SentencePiece} x data {text files, prepared shards, llm.c's shards (no tokenizer
 // file, no tokenizer named in their headers)} x precision {fp32, bf16}. Each cell trains, is stopped
 // by SIGINT, resumes, evaluates, samples (with and without a prompt), describes itself, exports in
-// every format its shape allows and imports back to the same loss; an export whose format has no
+// every format its shape allows and imports back to the same loss (an export whose format has no
 // place for the tokenizer is refused before anything is written, and then written with
-// --weights-only and imported with --tokenizer-from. One test case per architecture and tokenizer.
+// --weights-only and imported with --tokenizer-from), and the import is fine-tuned and resumed.
+// One test case per architecture and tokenizer.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <signal.h>
@@ -129,6 +130,12 @@ struct Matrix {
       ok(import);
       REQUIRE(ok("eval --json --ckpt " + cell + "/back-" + format + ".h5 --data " + eval_data).output == eval);
     }
+    // Fine-tune the imported model on the same data (its tokenizer is the checkpoint's), and resume that run.
+    const std::string tuned = cell + "/tuned.h5";
+    ok("train --init-from " + cell + "/back-hf.h5 --data " + (data == "text" ? a + " " + b : cell + "/sh") +
+       " --iters 2 --eval-every 2 --eval-iters 1 --batch 2 --threads 1 --out " + tuned);
+    ok("train --resume " + tuned + " --iters 3");
+    ok("sample --ckpt " + tuned + " --tokens 3");
   }
 
   void run_all(const std::string& arch, const TokenizerCase& t) {

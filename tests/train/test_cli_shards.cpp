@@ -121,6 +121,24 @@ TEST_CASE("cli: prepare writes llm.c shards, and train and eval read them as the
   REQUIRE_THAT(run("prepare --data " + dir.file("moved") + " --out " + dir.file("v")).output,
                Catch::Contains("prepare tokenizes text files"));
   REQUIRE_FALSE(fs::exists(dir.file("v")));
+  // One writer per folder: a second prepare waits for none.
+  Result held = shell("flock " + dir.file("moved") + ".lock -c '" + TINYGPT_BINARY + " prepare --data " + corpus +
+                      " --out " + dir.file("moved") + " --force 2>&1'");
+  REQUIRE(held.exit_code == 1);
+  REQUIRE_THAT(held.output, Catch::Contains("moved' is being written by another tinygpt run"));
+  REQUIRE(run("prepare --data " + corpus + " --out " + dir.file("moved") + " --force").exit_code == 0);
+  // The folder tokenized anew by another tokenizer: the run that read it is told so, not that its text changed.
+  REQUIRE(run("prepare --data " + corpus + " --tokenizer bpe --vocab-size 260 --out " + dir.file("moved") + " --force")
+              .exit_code == 0);
+  const Result retokenized = run("train --resume " + dir.file("a.h5") + " --iters 26");
+  REQUIRE(retokenized.exit_code == 1);
+  REQUIRE_THAT(retokenized.output, Catch::Contains("moved' were made by a bpe tokenizer of 260 tokens") &&
+                                       Catch::Contains("but the checkpoint '" + dir.file("a.h5") + "' has a char tokenizer"));
+  REQUIRE_THAT(run("eval --ckpt " + dir.file("a.h5") + " --data " + dir.file("moved")).output,
+               Catch::Contains("were made by a bpe tokenizer of 260 tokens"));
+  // Whatever holds a tokenizer tokenizes: the folder's tokenizer.h5, the folder itself.
+  REQUIRE(json_of(run("tokens --json --ckpt " + dir.file("moved/tokenizer.h5") + " --text 'To be'")).find("ids")->array->size() <= 5);
+  REQUIRE(run("tokens --ckpt " + dir.file("moved") + " --text 'To be'").exit_code == 0);
   REQUIRE(run("prepare --data " + corpus + " --out " + dir.file("moved") + " --force").exit_code == 0);
   // Folders without shards, or shards without a tokenizer.
   fs::create_directory(dir.file("empty"));
