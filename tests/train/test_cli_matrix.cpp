@@ -157,35 +157,18 @@ struct Matrix {
 
 }  // namespace
 
-TEST_CASE("matrix: gpt2 x char: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
-  Matrix m;
-  m.run_all("gpt2", m.tokenizer("char"));
-}
-TEST_CASE("matrix: gpt2 x bpe: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
-  Matrix m;
-  m.run_all("gpt2", m.tokenizer("bpe"));
-}
-TEST_CASE("matrix: gpt2 x GPT-2's files: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
-  Matrix m;
-  m.run_all("gpt2", m.tokenizer("gpt2"));
-}
-TEST_CASE("matrix: gpt2 x sentencepiece: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
-  Matrix m;
-  m.run_all("gpt2", m.tokenizer("sentencepiece"));
-}
-TEST_CASE("matrix: llama x char: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
-  Matrix m;
-  m.run_all("llama", m.tokenizer("char"));
-}
-TEST_CASE("matrix: llama x bpe: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
-  Matrix m;
-  m.run_all("llama", m.tokenizer("bpe"));
-}
-TEST_CASE("matrix: llama x GPT-2's files: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
-  Matrix m;
-  m.run_all("llama", m.tokenizer("gpt2"));
-}
-TEST_CASE("matrix: llama x sentencepiece: text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") {
-  Matrix m;
-  m.run_all("llama", m.tokenizer("sentencepiece"));
-}
+// One test case a row of the matrix, so that ctest runs them side by side.
+#define MATRIX_ROW(arch, kind, shown)                                                                 \
+  TEST_CASE("matrix: " arch " x " shown ": text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") { \
+    Matrix m;                                                                                             \
+    m.run_all(arch, m.tokenizer(kind));                                                                   \
+  }
+
+MATRIX_ROW("gpt2", "char", "char")
+MATRIX_ROW("gpt2", "bpe", "bpe")
+MATRIX_ROW("gpt2", "gpt2", "GPT-2's files")
+MATRIX_ROW("gpt2", "sentencepiece", "sentencepiece")
+MATRIX_ROW("llama", "char", "char")
+MATRIX_ROW("llama", "bpe", "bpe")
+MATRIX_ROW("llama", "gpt2", "GPT-2's files")
+MATRIX_ROW("llama", "sentencepiece", "sentencepiece")

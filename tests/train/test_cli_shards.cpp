@@ -233,7 +233,7 @@ TEST_CASE("cli: text files and their shards give the same tokens and numbers for
   }
 }
 
-TEST_CASE("cli: several shard folders, mixed by --data-weights, resume exactly; a folder as --val-data",
+TEST_CASE("cli: several shard folders, mixed by --data-weights, resume exactly, and a folder as --val-data",
           "[cli][shards][weights]") {
   TempDir dir;
   std::string one, two;
