@@ -420,7 +420,7 @@ Rewrite edit(const std::function<std::string(std::string)>& change) {
   return [change](std::ofstream& out, const std::string& old) { out << change(old); };
 }
 
-int64_t folder_bytes(const std::string& dir) {
+[[maybe_unused]] int64_t folder_bytes(const std::string& dir) {
   int64_t total = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.is_regular_file()) total += static_cast<int64_t>(entry.file_size());
