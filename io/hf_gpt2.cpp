@@ -141,45 +141,44 @@ HfGpt2 import_hf_gpt2(const std::string& dir, std::shared_ptr<const data::Tokeni
   refuse_layers_past_config(st, config);
   // Every name and shape first, so that nothing is allocated for a file that does not fit.
   std::set<std::string> used;
-  std::vector<std::pair<std::string, std::string>> sources;  // our name, the file's
+  struct Source {
+    std::string name;  // in the file
+    Shape shape;       // in the file: Conv1D weights are [in, out]
+  };
+  std::vector<Source> sources;  // one per parameter, in named_parameters() order
   for (const auto& [name, shape] : nn::parameter_shapes(config)) {
-    const std::string source = file_name(st, name);
-    const Shape expected = is_conv1d(name) ? Shape{shape[1], shape[0]} : shape;
-    st.require_floats(source);
-    if (st.tensors().at(source).shape != expected)
-      st.fail(fmt::format("tensor '{}' has shape [{}], but config.json makes it [{}]", source,
-                          fmt::join(st.tensors().at(source).shape, ", "), fmt::join(expected, ", ")));
-    used.insert(source);
-    sources.push_back({name, source});
+    const Source source{file_name(st, name), is_conv1d(name) ? Shape{shape[1], shape[0]} : shape};
+    st.expect(source.name, source.shape, "config.json");
+    used.insert(source.name);
+    sources.push_back(source);
   }
-  std::string lm_head;
+  bool lm_head = false;
   for (const auto& [name, t] : st.tensors()) {
     if (used.count(name) || is_mask_buffer(name, config.n_layer)) continue;
     if (name != "lm_head.weight") st.fail(fmt::format("tensor '{}' is not part of a GPT-2 model", name));
-    if (t.shape != Shape{config.vocab_size, config.n_embd})
-      st.fail(fmt::format("tensor 'lm_head.weight' has shape [{}], not wte's", fmt::join(t.shape, ", ")));
-    lm_head = name;
+    st.expect(name, Shape{config.vocab_size, config.n_embd}, "wte (tied to it)");
+    lm_head = true;
   }
   HfGpt2 out{nn::GPT::unwritten(config), tokenizer, tokenizer_files};  // every parameter is read below
   std::vector<float> buffer;
   size_t k = 0;
   for (auto& [name, p] : out.model->named_parameters()) {
-    const std::string& source = sources.at(k++).second;
-    const size_t n = static_cast<size_t>(p.numel());
+    const Source& source = sources.at(k++);
+    const std::span<float> values(p.data(), static_cast<size_t>(p.numel()));
     if (!is_conv1d(name)) {
-      st.read_finite(source, p.data());
+      st.read(source.name, source.shape, "config.json", values);
       continue;
     }
-    buffer.resize(n);  // [in, out] -> our [out, in]
-    st.read_finite(source, buffer.data());
+    buffer.resize(values.size());  // [in, out] -> our [out, in]
+    st.read(source.name, source.shape, "config.json", buffer);
     const int64_t rows = p.shape()[0], cols = p.shape()[1];
     for (int64_t i = 0; i < cols; ++i)
       for (int64_t j = 0; j < rows; ++j) p.data()[j * cols + i] = buffer[static_cast<size_t>(i * rows + j)];
   }
-  if (!lm_head.empty()) {  // tinygpt ties the output layer to wte: only an equal copy can be dropped
+  if (lm_head) {  // tinygpt ties the output layer to wte: only an equal copy can be dropped
     const Tensor& wte = out.model->wte.weight;
     buffer.resize(static_cast<size_t>(wte.numel()));
-    st.read(lm_head, buffer.data());
+    st.read("lm_head.weight", wte.shape(), "wte (tied to it)", buffer);
     if (!std::equal(buffer.begin(), buffer.end(), wte.data()))
       st.fail("tensor 'lm_head.weight' differs from wte's weights; tinygpt ties the two, so it cannot hold this model");
   }
@@ -211,7 +210,7 @@ void export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, cons
     files = data::gpt2_files(dynamic_cast<const data::BpeTokenizer&>(tokenizer));
   }
   // A tokenizer that is not written leaves no stale one beside the new model.
-  prepare_output_folder(dir, {"config.json", "model.safetensors", "vocab.json", "merges.txt"}, force);
+  StagedFolder out = export_folder(dir, {"config.json", "model.safetensors", "vocab.json", "merges.txt"}, force);
   const nn::GPTConfig& c = model.config();
   const std::string config = fmt::format(
       "{{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n  \"vocab_size\": {},\n"
@@ -223,17 +222,18 @@ void export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, cons
       files && tokenizer.vocab_size() > 50256 && tokenizer.token_bytes(50256) == "<|endoftext|>"
           ? ",\n  \"bos_token_id\": 50256,\n  \"eos_token_id\": 50256"
           : "");
-  auto write = [&](const char* name, const std::string& text) { write_file_atomically((fs::path(dir) / name).string(), text); };
+  auto write = [&](const char* name, const std::string& text) { write_file_atomically(out.file(name), text); };
   write("config.json", config);
   NoGradGuard no_grad;
   std::vector<std::pair<std::string, Tensor>> tensors;
   for (const auto& [name, p] : model.named_parameters())
     tensors.push_back({name, is_conv1d(name) ? p.transpose(0, 1).contiguous() : p});
-  write_safetensors((fs::path(dir) / "model.safetensors").string(), tensors);
+  write_safetensors(out.file("model.safetensors"), tensors);
   if (files) {
     write("vocab.json", files->vocab_json);
     write("merges.txt", files->merges_txt);
   }
+  out.commit();
 }
 
 }  // namespace tinygpt::io

@@ -155,54 +155,45 @@ HfLlama import_hf_llama(const std::string& dir, std::shared_ptr<const data::Toke
   // Every name and shape first, so that nothing is allocated for a file that does not fit.
   const auto shapes = nn::parameter_shapes(config);
   const auto plan = sources(config);
-  std::set<std::string> used;
-  for (size_t k = 0; k < plan.size(); ++k) {
+  auto shape_of = [&](size_t k, size_t s) {  // the file's tensor for plan[k].second[s]: rows of ours
     const Shape& ours = shapes[k].second;
+    const auto& parts = plan[k].second;
+    const int64_t end = s + 1 < parts.size() ? parts[s + 1].row : ours[0];
+    return ours.size() == 2 ? Shape{end - parts[s].row, ours[1]} : ours;
+  };
+  std::set<std::string> used;
+  for (size_t k = 0; k < plan.size(); ++k)
     for (size_t s = 0; s < plan[k].second.size(); ++s) {
-      const Source& src = plan[k].second[s];
-      const int64_t end = s + 1 < plan[k].second.size() ? plan[k].second[s + 1].row : ours[0];
-      const Shape expected = ours.size() == 2 ? Shape{end - src.row, ours[1]} : ours;
-      const auto it = st.tensors().find(src.name);
-      if (it == st.tensors().end()) st.fail(fmt::format("tensor '{}' is missing", src.name));
-      st.require_floats(src.name);
-      if (it->second.shape != expected)
-        st.fail(fmt::format("tensor '{}' has shape [{}], but config.json makes it [{}]", src.name,
-                            fmt::join(it->second.shape, ", "), fmt::join(expected, ", ")));
-      used.insert(src.name);
+      st.expect(plan[k].second[s].name, shape_of(k, s), "config.json");
+      used.insert(plan[k].second[s].name);
     }
-  }
-  for (const auto& [name, t] : st.tensors()) {
-    if (used.count(name) || is_rotary_buffer(name)) continue;
-    if (name == "lm_head.weight" && config.tie_embeddings) continue;  // checked equal to the embeddings below
-    st.fail(fmt::format("tensor '{}' is not part of this Llama model", name));
-  }
+  const bool tied_copy = config.tie_embeddings && st.tensors().count("lm_head.weight");
+  const Shape embeddings = shapes.front().second;  // [vocab, C]
+  if (tied_copy) st.expect("lm_head.weight", embeddings, "the embeddings (tied to them)");
+  for (const auto& [name, t] : st.tensors())
+    if (!used.count(name) && !is_rotary_buffer(name) && !(tied_copy && name == "lm_head.weight"))
+      st.fail(fmt::format("tensor '{}' is not part of this Llama model", name));
   HfLlama out{nn::GPT::unwritten(config), tokenizer};  // every parameter is read below
   std::vector<float> buffer;
-  auto read = [&](const std::string& name, size_t n) {
-    buffer.resize(n);
-    st.read_finite(name, buffer.data());
-  };
   const auto params = out.model->named_parameters();
   for (size_t k = 0; k < plan.size(); ++k) {
     const Tensor& p = params[k].second;
     const int64_t cols = p.dim() == 2 ? p.size(1) : p.numel(), hs = config.head_size();
-    for (const Source& src : plan[k].second) {
-      const Shape& shape = st.tensors().at(src.name).shape;
+    for (size_t s = 0; s < plan[k].second.size(); ++s) {
+      const Source& src = plan[k].second[s];
+      const Shape shape = shape_of(k, s);
       const int64_t rows = shape.size() == 2 ? shape[0] : 1;
-      read(src.name, static_cast<size_t>(rows * cols));
+      buffer.resize(static_cast<size_t>(rows * cols));
+      st.read(src.name, shape, "config.json", buffer);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t from = src.heads ? hf_row(r, hs) : r;
         std::copy_n(buffer.data() + from * cols, cols, p.data() + (src.row + r) * cols);
       }
     }
   }
-  if (config.tie_embeddings && st.tensors().count("lm_head.weight")) {  // only an equal copy can be tied
-    if (st.tensors().at("lm_head.weight").shape != out.model->wte.weight.shape())
-      st.fail(fmt::format("tensor 'lm_head.weight' has shape [{}], not the embeddings' [{}]",
-                          fmt::join(st.tensors().at("lm_head.weight").shape, ", "),
-                          fmt::join(out.model->wte.weight.shape(), ", ")));
-    st.require_floats("lm_head.weight");
-    read("lm_head.weight", static_cast<size_t>(out.model->wte.weight.numel()));
+  if (tied_copy) {  // only an equal copy can be tied
+    buffer.resize(static_cast<size_t>(numel(embeddings)));
+    st.read("lm_head.weight", embeddings, "the embeddings (tied to them)", buffer);
     if (!std::equal(buffer.begin(), buffer.end(), out.model->wte.weight.data()))
       st.fail("tensor 'lm_head.weight' differs from the embeddings, but config.json says tie_word_embeddings");
   }
@@ -224,7 +215,7 @@ void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, con
                                             "the weights alone (import them back with --tokenizer-from)",
                                             tokenizer.kind()));
   if (with == ExportTokenizer::omitted) sp = nullptr;
-  prepare_output_folder(dir, {"config.json", "model.safetensors", "tokenizer.model"}, force);
+  StagedFolder out = export_folder(dir, {"config.json", "model.safetensors", "tokenizer.model"}, force);
   const std::string config = fmt::format(
       "{{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n  \"vocab_size\": {},\n"
       "  \"hidden_size\": {},\n  \"intermediate_size\": {},\n  \"num_hidden_layers\": {},\n"
@@ -235,7 +226,7 @@ void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, con
       c.vocab_size, c.n_embd, c.hidden(), c.n_layer, c.n_head, c.kv_heads(), c.block_size, c.norm_eps, c.rope_theta,
       c.tie_embeddings,
       sp ? fmt::format(",\n  \"bos_token_id\": {},\n  \"eos_token_id\": {}", sp->bos_id(), sp->eos_id()) : "");
-  auto write = [&](const char* name, const std::string& bytes) { write_file_atomically((fs::path(dir) / name).string(), bytes); };
+  auto write = [&](const char* name, const std::string& bytes) { write_file_atomically(out.file(name), bytes); };
   write("config.json", config);
   NoGradGuard no_grad;
   std::vector<std::pair<std::string, Tensor>> tensors;
@@ -253,8 +244,9 @@ void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, con
       tensors.push_back({src.name, t});
     }
   }
-  write_safetensors((fs::path(dir) / "model.safetensors").string(), tensors);
+  write_safetensors(out.file("model.safetensors"), tensors);
   if (sp) write("tokenizer.model", sp->model_proto());
+  out.commit();
 }
 
 }  // namespace tinygpt::io

@@ -176,6 +176,9 @@ bool is_tokenizer_file(std::string_view bytes) {
   return at == bytes.size() && records > 0;
 }
 
+// llama2.c's export.py --version 1 and 2 files begin with the magic "ak42" and their version.
+constexpr int32_t kVersionedMagic = 0x616b3432;
+
 }  // namespace
 
 Llama2cFile llama2c_file_kind(const std::string& path) {
@@ -203,6 +206,10 @@ std::shared_ptr<nn::GPT> import_llama2c(const std::string& path) {
   RunHeader h{};
   if (in.size() < static_cast<int64_t>(sizeof h) || in.read(h.data(), sizeof h) != sizeof h)
     in.fail("is shorter than llama2.c's header (7 int32)");
+  if (h[0] == kVersionedMagic)
+    in.fail(fmt::format("is llama2.c's version-{} layout (export.py --version {}{}); tinygpt reads run.c's legacy "
+                        "layout (export.py --version 0)",
+                        h[1], h[1], h[1] == 2 ? ", int8-quantized" : ""));
   nn::GPTConfig c;
   try {
     c = header_config(h);

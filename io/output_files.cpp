@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -197,7 +198,7 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
   out.commit();
 }
 
-void prepare_output_folder(const std::string& dir, const std::vector<std::string>& files, bool force) {
+StagedFolder export_folder(const std::string& dir, const std::vector<std::string>& files, bool force) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(dir, ec)) {
@@ -210,11 +211,11 @@ void prepare_output_folder(const std::string& dir, const std::vector<std::string
       const fs::path path = fs::path(dir) / name;
       if (fs::is_directory(path, ec) || fs::is_symlink(path, ec))
         throw std::runtime_error(fmt::format("export: '{}' is not a plain file: not replacing it", path.string()));
-      fs::remove(path, ec);
     }
-  } else if (!fs::create_directory(dir, ec)) {
-    throw std::runtime_error(fmt::format("export: cannot create directory '{}': {}", dir, ec.message()));
   }
+  return StagedFolder(dir, [files](const std::string& name) {
+    return std::find(files.begin(), files.end(), name) != files.end();
+  });
 }
 
 }  // namespace tinygpt::io

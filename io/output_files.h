@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tinygpt/io/staged_folder.h"
+
 namespace tinygpt::io {
 
 // html: a page of `tinygpt explain`; llama2c: llama2.c's model.bin or tokenizer.bin.
@@ -49,9 +51,10 @@ class AtomicFile {
   int fd_ = -1;
 };
 
-// A folder for an exporter's `files`: created, or (an existing one) empty unless `force`, when
-// those files are removed so that none is left stale; anything else in it stays.
-void prepare_output_folder(const std::string& dir, const std::vector<std::string>& files, bool force);
+// The staged new contents of an exporter's folder: a new folder, an empty one, or with `force` one
+// whose `files` are all replaced at commit (none left stale; anything else in it stays). Until
+// commit the folder is as it was; a folder made for an export that fails is not left behind.
+StagedFolder export_folder(const std::string& dir, const std::vector<std::string>& files, bool force);
 
 // Writes `bytes` to `path` through an AtomicFile (the caller has checked the path).
 void write_file_atomically(const std::string& path, const std::string& bytes);

@@ -1,6 +1,7 @@
 #include "tinygpt/io/safetensors.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -135,28 +136,25 @@ void SafetensorsFile::fail(const std::string& problem) const {
   throw std::runtime_error(fmt::format("safetensors file '{}': {}", path_, problem));
 }
 
-void SafetensorsFile::read_finite(const std::string& name, float* out) const {
-  read(name, out);
-  const SafeTensor& t = tensors_.at(name);
-  const size_t n = (t.end - t.begin) / dtype_bytes(t.dtype);
-  for (size_t i = 0; i < n; ++i)
-    if (!std::isfinite(out[i])) fail(fmt::format("tensor '{}' holds {} at element {}", name, out[i], i));
-}
-
-void SafetensorsFile::require_floats(const std::string& name) const {
-  const std::string& dtype = tensors_.at(name).dtype;
-  if (!readable(dtype)) fail(fmt::format("tensor '{}' is {}, not F32, F16 or BF16", name, dtype));
-}
-
-void SafetensorsFile::read(const std::string& name, float* out) const {
+void SafetensorsFile::expect(const std::string& name, const Shape& shape, const std::string& because) const {
   const auto it = tensors_.find(name);
-  if (it == tensors_.end()) fail(fmt::format("no tensor '{}'", name));
-  require_floats(name);
-  const SafeTensor& t = it->second;
+  if (it == tensors_.end()) fail(fmt::format("tensor '{}' is missing", name));
+  if (!readable(it->second.dtype)) fail(fmt::format("tensor '{}' is {}, not F32, F16 or BF16", name, it->second.dtype));
+  if (it->second.shape != shape)
+    fail(fmt::format("tensor '{}' has shape [{}], but {} makes it [{}]", name, fmt::join(it->second.shape, ", "), because,
+                     fmt::join(shape, ", ")));
+}
+
+void SafetensorsFile::read(const std::string& name, const Shape& shape, const std::string& because,
+                           std::span<float> out) const {
+  expect(name, shape, because);
+  const SafeTensor& t = tensors_.at(name);
+  const size_t n = (t.end - t.begin) / dtype_bytes(t.dtype);  // == numel(shape): the header's sizes agree with shapes
+  if (out.size() != n)
+    throw std::logic_error(fmt::format("safetensors: {} floats asked of tensor '{}' of {}", out.size(), name, n));
   const unsigned char* src = map_ + data_start_ + t.begin;
-  const size_t n = (t.end - t.begin) / dtype_bytes(t.dtype);
   if (t.dtype == "F32") {
-    std::memcpy(out, src, n * 4);  // little-endian, as this machine
+    std::memcpy(out.data(), src, n * 4);  // little-endian, as this machine
   } else {
     const bool bf16 = t.dtype == "BF16";
     for (size_t i = 0; i < n; ++i) {
@@ -168,6 +166,8 @@ void SafetensorsFile::read(const std::string& name, float* out) const {
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const size_t first = (data_start_ + t.begin + page - 1) / page * page, last = (data_start_ + t.end) / page * page;
   if (last > first) ::madvise(const_cast<unsigned char*>(map_) + first, last - first, MADV_DONTNEED);
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(out[i])) fail(fmt::format("tensor '{}' holds {} at element {}", name, out[i], i));
 }
 
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors) {

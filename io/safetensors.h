@@ -6,6 +6,7 @@
 // inside the file that cover the data exactly once (no overlaps, no holes).
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,14 +35,14 @@ class SafetensorsFile {
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
   const std::map<std::string, SafeTensor>& tensors() const { return tensors_; }
-  // The tensor's values as float32 into `out` (numel floats); F16 and BF16 are widened exactly.
-  // Its pages are given back to the kernel afterwards: a model is imported in about its own size.
-  void read(const std::string& name, float* out) const;
-  // Refuses a tensor that read() cannot give as floats (a dtype other than F32, F16, BF16), so that
-  // an import says so before it allocates the model.
-  void require_floats(const std::string& name) const;
-  // The same, refusing a NaN or infinity (naming the tensor and the element).
-  void read_finite(const std::string& name, float* out) const;
+  // The one check on a tensor before its bytes are used: it is there, readable as floats (F32,
+  // F16, BF16) and of shape `shape`; otherwise fail() says which, "... but {because} makes it
+  // [shape]". An import calls it for every tensor before it allocates the model.
+  void expect(const std::string& name, const Shape& shape, const std::string& because) const;
+  // expect(), then the tensor's values as float32 into `out` (exactly the shape's numel floats; F16
+  // and BF16 widened exactly), refusing a NaN or infinity with the element's index. Its pages are
+  // given back to the kernel afterwards: a model is imported in about its own size.
+  void read(const std::string& name, const Shape& shape, const std::string& because, std::span<float> out) const;
   [[noreturn]] void fail(const std::string& problem) const;
   const std::string& path() const { return path_; }
 

@@ -37,10 +37,12 @@ void GPTConfig::validate() const {
   if (position == PositionKind::rope && head_size() % 2 != 0)
     throw std::invalid_argument(fmt::format("GPT config: RoPE turns pairs, but the head size n_embd / n_head = {} is odd",
                                             head_size()));
-  if (!(norm_eps > 0.0f && std::isfinite(norm_eps)))
-    throw std::invalid_argument(fmt::format("GPT config: norm_eps {} is not a positive number", norm_eps));
-  if (!(rope_theta > 0.0f && std::isfinite(rope_theta)))
-    throw std::invalid_argument(fmt::format("GPT config: rope_theta {} is not a positive number", rope_theta));
+  if (!(norm_eps > 0.0f && norm_eps <= kMaxNormEps))
+    throw std::invalid_argument(
+        fmt::format("GPT config: norm_eps {:g} is not in (0, {:g}]", static_cast<double>(norm_eps), kMaxNormEps));
+  if (!(rope_theta > 0.0f && rope_theta <= kMaxRopeTheta))
+    throw std::invalid_argument(
+        fmt::format("GPT config: rope_theta {:g} is not in (0, {:g}]", static_cast<double>(rope_theta), kMaxRopeTheta));
 }
 
 bool GPTConfig::gpt2_shaped() const {

@@ -22,6 +22,9 @@ namespace tinygpt::nn {
 // parameter count overflows a 64-bit integer.
 constexpr int64_t kMaxVocab = int64_t{1} << 24, kMaxBlock = 65536, kMaxLayers = 1024, kMaxHeads = 1024,
                   kMaxEmbd = 65536;
+// The normalization's epsilon is in (0, kMaxNormEps] (above 1 it swamps any activation's scale);
+// RoPE's base in (0, kMaxRopeTheta] (published models use 1e4 to 1e6; beyond this a file is damaged).
+constexpr double kMaxNormEps = 1.0, kMaxRopeTheta = 1e12;
 
 enum class NormKind { layernorm, rmsnorm };
 enum class PositionKind { learned, rope };  // a wpe table, or queries and keys turned by position

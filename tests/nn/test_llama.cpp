@@ -146,7 +146,9 @@ TEST_CASE("llama pieces: invalid settings are refused with the reason", "[gpt][l
   refused([&] { auto d = c; d.n_kv_head = 3; return d; }(), "n_kv_head 3 does not divide n_head 4");
   refused([&] { auto d = c; d.n_embd = 12; d.n_head = 4; d.position = PositionKind::rope; d.n_embd = 20; return d; }(),
           "head size n_embd / n_head = 5 is odd");
-  refused([&] { auto d = c; d.norm_eps = 0; return d; }(), "norm_eps 0 is not a positive number");
+  refused([&] { auto d = c; d.norm_eps = 0; return d; }(), "norm_eps 0 is not in (0, 1]");
+  refused([&] { auto d = c; d.norm_eps = 2; return d; }(), "norm_eps 2 is not in (0, 1]");
+  refused([&] { auto d = c; d.rope_theta = 1e13f; return d; }(), "rope_theta 1e+13 is not in (0, 1e+12]");
   refused([&] { auto d = c; d.rope_theta = NAN; return d; }(), "rope_theta nan");
   refused([&] { auto d = c; d.ffn_hidden = -2; return d; }(), "ffn_hidden must be at least 1");
   REQUIRE(parse_norm("rmsnorm") == NormKind::rmsnorm);

@@ -40,7 +40,7 @@ PlainModel plain_from_hf(const std::string& dir, const nn::GPTConfig& c) {
     int64_t n = 1;
     for (int64_t d : t.shape) n *= d;
     std::vector<float> v(static_cast<size_t>(n));
-    st.read(name, v.data());
+    st.read(name, t.shape, "the test", v);
     return v;
   };
   auto joined = [&](std::initializer_list<std::string> names) {
@@ -130,6 +130,21 @@ TEST_CASE("hf llama: folders that do not fit are refused with the reason", "[hf]
           "tensor 'model.layers.0.mlp.gate_proj.weight' has shape [44, 16], but config.json makes it [48, 16]");
   refused(with_config("tied", "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true"),
           "tensor 'lm_head.weight' differs from the embeddings");
+  refused(with_config("eps", "\"rms_norm_eps\": 1e-06", "\"rms_norm_eps\": 1e30"), "norm_eps 1e+30 is not in (0, 1]");
+  refused(with_config("theta", "\"rope_theta\": 500", "\"rope_theta\": 1e30"), "rope_theta 1e+30 is not in (0, 1e+12]");
+  {  // tied, with an lm_head.weight wider than the embeddings: refused before a byte is copied
+    const std::string folder = with_config("wide_head", "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true");
+    std::vector<std::pair<std::string, Tensor>> tensors;
+    const io::SafetensorsFile st(folder + "/model.safetensors");
+    for (const auto& [name, t] : st.tensors()) {
+      Tensor values = Tensor::zeros(t.shape);
+      st.read(name, t.shape, "the test", std::span<float>(values.data(), static_cast<size_t>(values.numel())));
+      tensors.push_back({name, name == "lm_head.weight" ? Tensor::zeros({t.shape[0], t.shape[1] + 64}) : values});
+    }
+    io::write_safetensors(folder + "/model.safetensors", tensors);
+    refused(folder, "tensor 'lm_head.weight' has shape [");
+    refused(folder, "but the embeddings (tied to them) makes it [");
+  }
   const std::string no_tokenizer = dir.file("no_tokenizer");
   fs::copy(good, no_tokenizer);
   fs::remove(no_tokenizer + "/tokenizer.model");

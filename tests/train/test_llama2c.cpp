@@ -2,6 +2,7 @@
 // reader into the plain model), import reads it back bit for bit, and files that do not fit are
 // refused with the reason.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstring>
@@ -108,4 +109,11 @@ TEST_CASE("llama2c: files that are not run.c's model are refused with the reason
   const float not_a_number = NAN;
   std::memcpy(nan.data() + 28 + 4 * (23 * 16 + 2 * 16 + 5), &not_a_number, 4);  // wq of layer 0, element 5
   refused("nan.bin", nan, "tensor wq of layer 0 holds nan at element 5");
+  for (const int32_t version : {1, 2}) {  // export.py's newer layouts: magic "ak42", the version, 256-byte header
+    std::string versioned(256, '\0');
+    const int32_t head[2] = {0x616b3432, version};
+    std::memcpy(versioned.data(), head, sizeof head);
+    refused(fmt::format("v{}.bin", version), versioned + bytes.substr(28),
+            fmt::format("is llama2.c's version-{} layout (export.py --version {}", version, version));
+  }
 }
