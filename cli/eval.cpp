@@ -1,5 +1,6 @@
 // tinygpt eval: the loss of a checkpoint on text, by SPEC.md's evaluation rule.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <memory>
@@ -49,6 +50,11 @@ void add_eval(CLI::App& app) {
     // Shards are read in place, never loaded, and only through the tokenizer that made them.
     const data::TokenArray tokens =
         train::tokens_to_score(args->data, args->split, *ck.tokenizer, fmt::format("the checkpoint '{}'", args->ckpt));
+    if (tokens.size() < 2)
+      throw std::invalid_argument(fmt::format("eval: {} {} {} token{}; at least 2 are needed",
+                                              shards ? fmt::format("the {} split of", args->split) : "the text of",
+                                              fmt::join(args->data, ", "), tokens.size() == 1 ? "has" : "have",
+                                              tokens.size() == 1 ? "" : "s"));
     const train::EvalResult r = train::evaluate(*ck.model, *ck.tokenizer, tokens, args->batch);
     if (args->json)
       fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {:.6f}, \"tokens\": {}, \"bits_per_byte\": {:.6f}, \"bytes\": {}}}\n",

@@ -21,6 +21,7 @@
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/io/sentencepiece_model.h"
+#include "tinygpt/io/staged_folder.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/existing_outputs.h"
 #include "tinygpt/train/progress.h"
@@ -52,8 +53,9 @@ constexpr int64_t kBpeSampleBytes = int64_t{100} << 20;
 // is streamed into its file (the header's count filled in last), so memory stays flat.
 class ShardWriter {
  public:
-  ShardWriter(const PrepareArgs& a, std::string split, const data::TokenizerIdentity& tokenizer)
-      : a_(a), split_(std::move(split)), tokenizer_(tokenizer), width_(data::shard_token_bytes(tokenizer.vocab_size)) {}
+  ShardWriter(const PrepareArgs& a, std::string dir, std::string split, const data::TokenizerIdentity& tokenizer)
+      : a_(a), dir_(std::move(dir)), split_(std::move(split)), tokenizer_(tokenizer),
+        width_(data::shard_token_bytes(tokenizer.vocab_size)) {}
   void add(std::span<const int32_t> ids) {
     while (!ids.empty()) {
       if (!file_) open();
@@ -78,7 +80,7 @@ class ShardWriter {
 
  private:
   void open() {
-    const std::string path = (fs::path(a_.out) / fmt::format("{}_{}_{:06d}.bin", a_.name, split_, shards_)).string();
+    const std::string path = (fs::path(dir_) / fmt::format("{}_{}_{:06d}.bin", a_.name, split_, shards_)).string();
     file_ = std::make_unique<io::AtomicFile>(path, "shard");
     const std::array<int32_t, 256> header = data::shard_header(0, width_, &tokenizer_);
     file_->write(header.data(), sizeof header);
@@ -93,7 +95,7 @@ class ShardWriter {
   }
 
   const PrepareArgs& a_;
-  std::string split_;
+  std::string dir_, split_;
   data::TokenizerIdentity tokenizer_;
   int width_;
   std::unique_ptr<io::AtomicFile> file_;
@@ -126,8 +128,9 @@ void tokenize_into(const data::Tokenizer& tokenizer, const std::vector<std::stri
 
 // Moves the last n tokens of the train shards into val shards: the train split is cut short (its
 // last shard rewritten, whole shards past the cut removed), as train holds out --val-fraction.
-void hold_out_tail(const PrepareArgs& a, int64_t n, const data::TokenizerIdentity& tokenizer, ShardWriter& val) {
-  const std::vector<std::string> files = data::shard_files(a.out, "train");
+void hold_out_tail(const PrepareArgs& a, const std::string& dir, int64_t n, const data::TokenizerIdentity& tokenizer,
+                   ShardWriter& val) {
+  const std::vector<std::string> files = data::shard_files(dir, "train");
   std::vector<int32_t> chunk(1 << 20);
   int64_t kept = 0;
   {
@@ -139,7 +142,7 @@ void hold_out_tail(const PrepareArgs& a, int64_t n, const data::TokenizerIdentit
       val.add(std::span<const int32_t>(chunk.data(), static_cast<size_t>(take)));
     }
     // The train split again, up to the cut: the same shards but the last ones.
-    ShardWriter again(a, "train", tokenizer);
+    ShardWriter again(a, dir, "train", tokenizer);
     const int64_t last_whole = kept / a.shard_tokens * a.shard_tokens;  // shards before it stay as they are
     for (int64_t s = 0; s < last_whole / a.shard_tokens; ++s) again.skip_shard(a.shard_tokens);
     for (int64_t at = last_whole; at < kept; at += static_cast<int64_t>(chunk.size())) {
@@ -174,10 +177,15 @@ void check_flags(const PrepareArgs& a) {
       throw std::invalid_argument("prepare tokenizes text files: a folder of shards is tokenized already");
 }
 
-// The folder may take the new shards: a folder (made if missing) whose shards and tokenizer.h5
+// The folder may take the new shards: a folder (made if missing, in a folder that exists) whose shards and tokenizer.h5
 // are replaced only with --force, and only when they are what their names say; none of them an input.
 void check_out_folder(const PrepareArgs& a) {
   std::error_code ec;
+  fs::path out = fs::absolute(a.out, ec).lexically_normal();
+  if (!out.has_filename()) out = out.parent_path();  // "shards/"
+  const fs::path parent = out.parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw std::invalid_argument(fmt::format("--out '{}': there is no folder '{}' to make it in", a.out, parent.string()));
   if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec))
     throw std::invalid_argument(fmt::format("--out '{}' is {}, not a folder", a.out, train::describe_path(a.out)));
   std::vector<std::string> inputs = a.data;
@@ -249,19 +257,21 @@ void report(const PrepareArgs& a, const data::Tokenizer& tokenizer) {
              tokenizer.kind(), tokenizer.vocab_size(), a.out);
 }
 
+// Entries of the --out folder that prepare's new contents replace: shards and tokenizer.h5.
+bool prepared_file(const std::string& name) {
+  return name == "tokenizer.h5" || data::is_shard_name(name, "train") || data::is_shard_name(name, "val");
+}
+
 void prepare(const PrepareArgs& a) {
   check_flags(a);
   check_out_folder(a);
-  std::error_code ec;
-  if (!fs::exists(a.out, ec) && !fs::create_directories(a.out, ec))
-    throw std::runtime_error(fmt::format("cannot create '{}': {}", a.out, ec.message()));
   const train::RunLock lock(a.out);  // one writer per folder
+  // The new shards are built beside the folder and swapped in when complete: the old ones stay until then.
+  io::StagedFolder out(a.out, prepared_file);
   train::LiveLine live(stdout, isatty(fileno(stdout)));
   const std::shared_ptr<const data::Tokenizer> tokenizer = make_tokenizer(a, live);
-  for (const char* split : {"train", "val"})  // the inputs are good: the old shards go, none left stale
-    for (const std::string& old : data::shard_files(a.out, split)) fs::remove(old);
   const data::TokenizerIdentity identity = tokenizer->identity();
-  ShardWriter train(a, "train", identity), val(a, "val", identity);
+  ShardWriter train(a, out.path(), "train", identity), val(a, out.path(), "val", identity);
   tokenize_into(*tokenizer, a.data, train, "train", live);
   train.finish();
   if (!a.val_data.empty()) {
@@ -270,10 +280,11 @@ void prepare(const PrepareArgs& a) {
   } else if (const int64_t n_val = data::validation_tokens(train.tokens(), a.val_fraction); n_val > 0) {
     live.message(fmt::format("holding out the last {} of the {} tokens for validation (--val-fraction {})", n_val,
                              train.tokens(), a.val_fraction));
-    hold_out_tail(a, n_val, identity, val);
+    hold_out_tail(a, out.path(), n_val, identity, val);
     val.finish();
   }
-  train::write_tokenizer_file((fs::path(a.out) / "tokenizer.h5").string(), *tokenizer);
+  train::write_tokenizer_file(out.file("tokenizer.h5"), *tokenizer);
+  out.commit();
   live.clear();
   report(a, *tokenizer);
 }
@@ -308,6 +319,7 @@ void add_prepare(CLI::App& app) {
     for (const CLI::Option* option : cmd->get_options())
       if (option->count() > 0 && option->get_lnames().size() > 0) args->given.insert(option->get_lnames().front());
     set_num_threads(static_cast<int>(args->threads));
+    while (args->out.size() > 1 && args->out.back() == '/') args->out.pop_back();  // "shards/": the folder shards
     prepare(*args);
   });
 }

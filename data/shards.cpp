@@ -1,6 +1,8 @@
 #include "tinygpt/data/shards.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +29,46 @@ uint32_t little_endian(const unsigned char* p, int width) {
 }
 
 int32_t little_endian_int32(const unsigned char* p) { return static_cast<int32_t>(little_endian(p, 4)); }
+
+}  // namespace
+
+// An open shard, shared by the reads that use it: the pool may drop it while a read still holds it.
+struct ShardSet::OpenShard {
+  int fd = -1;
+  // Opens the shard again, refusing another file now at its path (device and inode differ).
+  OpenShard(const std::string& path, const Shard& shard) : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd < 0) shard_error(path, fmt::format("cannot be opened again: {}", std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_dev != shard.device || st.st_ino != shard.inode) {
+      ::close(fd);
+      shard_error(path, "was replaced while in use: another file is at its path now");
+    }
+  }
+  ~OpenShard() { ::close(fd); }
+  OpenShard(const OpenShard&) = delete;
+  OpenShard& operator=(const OpenShard&) = delete;
+};
+
+std::shared_ptr<const ShardSet::OpenShard> ShardSet::open(size_t index) const {
+  const std::lock_guard<std::mutex> lock(pool_mutex_);
+  ++pool_clock_;
+  for (PoolEntry& e : pool_)
+    if (e.shard == index) {
+      e.last_use = pool_clock_;
+      return e.file;
+    }
+  auto file = std::make_shared<const OpenShard>(paths_[index], shards_[index]);
+  if (pool_.size() < kOpenShards) {
+    pool_.push_back({index, file, pool_clock_});
+  } else {  // the least recently used gives its place
+    auto oldest = std::min_element(pool_.begin(), pool_.end(),
+                                   [](const PoolEntry& a, const PoolEntry& b) { return a.last_use < b.last_use; });
+    *oldest = {index, file, pool_clock_};
+  }
+  return file;
+}
+
+namespace {
 
 }  // namespace
 
@@ -76,14 +118,15 @@ std::vector<char> shard_payload(std::span<const int32_t> ids, int token_bytes) {
   return out;
 }
 
+bool is_shard_name(const std::string& name, const std::string& split) {
+  return name.ends_with(".bin") && name.find("_" + split + "_") != std::string::npos;
+}
+
 std::vector<std::string> shard_files(const std::string& dir, const std::string& split) {
   std::vector<std::string> files;
   std::error_code ec;
-  const std::string tag = "_" + split + "_";
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.path().extension() == ".bin" && name.find(tag) != std::string::npos) files.push_back(entry.path().string());
-  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (is_shard_name(entry.path().filename().string(), split)) files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -94,55 +137,48 @@ std::shared_ptr<const ShardSet> open_shards(const std::string& dir, const std::s
 }
 
 ShardSet::ShardSet(const std::vector<std::string>& paths, int64_t vocab_size) : paths_(paths), vocab_size_(vocab_size) {
-  try {
-    for (const std::string& path : paths) {
-      InputFile file(path, "shard");
-      unsigned char header[kShardHeaderBytes];
-      if (file.size() < kShardHeaderBytes || file.read(header, sizeof header) != sizeof header)
-        shard_error(path, fmt::format("is {} bytes, shorter than the {}-byte header", file.size(), kShardHeaderBytes));
-      std::array<int32_t, 256> words;
-      for (size_t w = 0; w < words.size(); ++w) words[w] = little_endian_int32(header + 4 * w);
-      const int32_t magic = words[0], version = words[1], count = words[2];
-      const int width = magic == kShardMagic16 && version == kShardVersion16   ? 2
-                        : magic == kShardMagic32 && version == kShardVersion32 ? 4
-                                                                               : 0;
-      if (width == 0)
-        shard_error(path, fmt::format("magic {} version {} is not llm.c's ({} version {} for uint16 tokens, {} version "
-                                      "{} for uint32)",
-                                      magic, version, kShardMagic16, kShardVersion16, kShardMagic32, kShardVersion32));
-      if (token_bytes_ != 0 && width != token_bytes_)
-        shard_error(path, fmt::format("holds {}-byte tokens, the shards before it {}-byte ones: one split takes one width",
-                                      width, token_bytes_));
-      token_bytes_ = width;
-      const int64_t by_size = (file.size() - kShardHeaderBytes) / width;
-      if (count < 0 || (file.size() - kShardHeaderBytes) % width != 0 || by_size != count)
-        shard_error(path, fmt::format("holds {} tokens by its size ({} bytes) but its header says {}", by_size,
-                                      file.size(), count));
-      std::optional<TokenizerIdentity> tokenizer;
-      try {
-        tokenizer = shard_tokenizer(words);
-      } catch (const std::invalid_argument& e) {
-        shard_error(path, e.what());
-      }
-      if (!shards_.empty() && tokenizer != tokenizer_)
-        shard_error(path, fmt::format("was made by {}, shard '{}' before it by {}: one split takes one tokenizer",
-                                      tokenizer ? tokenizer->describe() : "a tokenizer it does not name", paths.front(),
-                                      tokenizer_ ? tokenizer_->describe() : "a tokenizer it does not name"));
-      tokenizer_ = tokenizer;
-      const int fd = ::dup(file.descriptor());
-      if (fd < 0) shard_error(path, std::strerror(errno));
-      shards_.push_back({fd, total_, count});
-      total_ += count;
+  for (const std::string& path : paths) {
+    InputFile file(path, "shard");
+    unsigned char header[kShardHeaderBytes];
+    if (file.size() < kShardHeaderBytes || file.read(header, sizeof header) != sizeof header)
+      shard_error(path, fmt::format("is {} bytes, shorter than the {}-byte header", file.size(), kShardHeaderBytes));
+    std::array<int32_t, 256> words;
+    for (size_t w = 0; w < words.size(); ++w) words[w] = little_endian_int32(header + 4 * w);
+    const int32_t magic = words[0], version = words[1], count = words[2];
+    const int width = magic == kShardMagic16 && version == kShardVersion16   ? 2
+                      : magic == kShardMagic32 && version == kShardVersion32 ? 4
+                                                                             : 0;
+    if (width == 0)
+      shard_error(path, fmt::format("magic {} version {} is not llm.c's ({} version {} for uint16 tokens, {} version "
+                                    "{} for uint32)",
+                                    magic, version, kShardMagic16, kShardVersion16, kShardMagic32, kShardVersion32));
+    if (token_bytes_ != 0 && width != token_bytes_)
+      shard_error(path, fmt::format("holds {}-byte tokens, the shards before it {}-byte ones: one split takes one width",
+                                    width, token_bytes_));
+    token_bytes_ = width;
+    const int64_t by_size = (file.size() - kShardHeaderBytes) / width;
+    if (count < 0 || (file.size() - kShardHeaderBytes) % width != 0 || by_size != count)
+      shard_error(path, fmt::format("holds {} tokens by its size ({} bytes) but its header says {}", by_size,
+                                    file.size(), count));
+    std::optional<TokenizerIdentity> tokenizer;
+    try {
+      tokenizer = shard_tokenizer(words);
+    } catch (const std::invalid_argument& e) {
+      shard_error(path, e.what());
     }
-  } catch (...) {
-    for (const Shard& s : shards_) ::close(s.fd);
-    throw;
+    if (!shards_.empty() && tokenizer != tokenizer_)
+      shard_error(path, fmt::format("was made by {}, shard '{}' before it by {}: one split takes one tokenizer",
+                                    tokenizer ? tokenizer->describe() : "a tokenizer it does not name", paths.front(),
+                                    tokenizer_ ? tokenizer_->describe() : "a tokenizer it does not name"));
+    tokenizer_ = tokenizer;
+    struct stat st {};
+    if (::fstat(file.descriptor(), &st) != 0) shard_error(path, std::strerror(errno));
+    shards_.push_back({st.st_dev, st.st_ino, total_, count});
+    total_ += count;
   }
 }
 
-ShardSet::~ShardSet() {
-  for (const Shard& s : shards_) ::close(s.fd);
-}
+ShardSet::~ShardSet() = default;
 
 void ShardSet::read(int64_t start, int64_t n, int32_t* out) const {
   if (start < 0 || n < 0 || start + n > total_)
@@ -154,10 +190,11 @@ void ShardSet::read(int64_t start, int64_t n, int32_t* out) const {
   while (n > 0) {
     const int64_t offset = start - shard->first, take = std::min({n, shard->count - offset, kChunk});
     const std::string& path = paths_[static_cast<size_t>(shard - shards_.begin())];
+    const std::shared_ptr<const OpenShard> file = open(static_cast<size_t>(shard - shards_.begin()));
     const auto want = static_cast<size_t>(take * token_bytes_);
     size_t done = 0;
     while (done < want) {
-      const ssize_t got = ::pread(shard->fd, bytes + done, want - done,
+      const ssize_t got = ::pread(file->fd, bytes + done, want - done,
                                   kShardHeaderBytes + offset * token_bytes_ + static_cast<int64_t>(done));
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) shard_error(path, std::strerror(errno));

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -37,12 +38,16 @@ std::vector<char> shard_payload(std::span<const int32_t> ids, int token_bytes);
 // The shards of one split in a folder: files named <name>_<split>_<number>.bin (llm.c's naming,
 // e.g. fineweb_train_000001.bin), sorted by name. An empty list when there are none.
 std::vector<std::string> shard_files(const std::string& dir, const std::string& split);
+// Whether a file name is one shard_files lists for `split`.
+bool is_shard_name(const std::string& name, const std::string& split);
 
 class ShardSet;
 // The shards of `split` in `dir`, opened and checked (ShardSet), or null when it has none.
 std::shared_ptr<const ShardSet> open_shards(const std::string& dir, const std::string& split, int64_t vocab_size);
 
-// A split's shards, opened and checked, then read with pread: memory stays flat whatever their size.
+// A split's shards, checked, then read with pread: memory stays flat whatever their size, and at
+// most kOpenShards descriptors are held (the most recently read shards'), so a folder may hold any
+// number of shards.
 class ShardSet {
  public:
   // Checks each file before use: a regular file, a header with a known magic and version, a token
@@ -67,14 +72,25 @@ class ShardSet {
 
  private:
   struct Shard {
-    int fd;
-    int64_t first, count;  // its tokens' place in the whole
+    uint64_t device, inode;  // the file checked, which an opening again must find at the path
+    int64_t first, count;    // its tokens' place in the whole
   };
+  struct OpenShard;
+  struct PoolEntry {
+    size_t shard;
+    std::shared_ptr<const OpenShard> file;
+    uint64_t last_use;
+  };
+  static constexpr size_t kOpenShards = 64;  // a batch's windows fall in a few shards; far below ulimit -n
+  std::shared_ptr<const OpenShard> open(size_t index) const;
   std::vector<std::string> paths_;
   std::vector<Shard> shards_;
   int64_t total_ = 0, vocab_size_;
   int token_bytes_ = 0;
   std::optional<TokenizerIdentity> tokenizer_;
+  mutable std::mutex pool_mutex_;
+  mutable std::vector<PoolEntry> pool_;
+  mutable uint64_t pool_clock_ = 0;
 };
 
 }  // namespace tinygpt::data

@@ -70,6 +70,17 @@ void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
   }
 }
 
+// Newline-joined lines: an attribute while they fit in one (HDF5 caps an attribute at 64 KiB), else a
+// uint8 dataset of the same text (a folder of thousands of shards lists a line for each).
+constexpr size_t kLinesInAttribute = 32 << 10;
+
+void put_lines(H5::Group& g, const char* name, const std::vector<std::string>& lines) {
+  std::string joined;
+  for (size_t k = 0; k < lines.size(); ++k) joined += (k > 0 ? "\n" : "") + lines[k];
+  if (joined.size() <= kLinesInAttribute) put(g, name, lines);
+  else io::hdf5::put_bytes(g, name, joined);
+}
+
 void write_train_state(H5::H5File& file, const TrainState& s) {
   H5::Group g = io::hdf5::make_group(file, "/train");
   put(g, "iteration", s.iteration);
@@ -85,12 +96,15 @@ void write_train_state(H5::H5File& file, const TrainState& s) {
   put(g, "train_tokens", s.train_tokens);
   put(g, "val_tokens", s.val_tokens);
   put(g, "best_val_loss", s.best_val_loss);
-  put(g, "data_files", data_lines(s.data_files));
-  put(g, "changes", s.changes);
+  put_lines(g, "data_files", data_lines(s.data_files));
+  put_lines(g, "changes", s.changes);
   TrainOptions o = s.options;
   for_each_option(o, [&](const char* name, auto& field, const char*, const Range&, Choices) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, bool>)
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, bool>)
       put(g, name, int64_t{field});
+    else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+      put_lines(g, name, field);
     else
       put(g, name, field);
   });
@@ -151,9 +165,9 @@ void read_llama_fields(const io::hdf5::Reader& r, const io::hdf5::Group& g, nn::
   };
   auto flag = [&](const char* name) { return r.integer(g, "/config", name, Range{0, 1}) == 1; };
   if (has("norm")) c.norm = kind("norm", nn::parse_norm);
-  if (has("norm_eps")) c.norm_eps = static_cast<float>(r.number(g, "/config", "norm_eps", Range{0, 1, true}));
+  if (has("norm_eps")) c.norm_eps = static_cast<float>(r.number(g, "/config", "norm_eps", Range{0, nn::kMaxNormEps, true}));
   if (has("position")) c.position = kind("position", nn::parse_position);
-  if (has("rope_theta")) c.rope_theta = static_cast<float>(r.number(g, "/config", "rope_theta", Range{0, 1e12, true}));
+  if (has("rope_theta")) c.rope_theta = static_cast<float>(r.number(g, "/config", "rope_theta", Range{0, nn::kMaxRopeTheta, true}));
   if (has("mlp")) c.mlp = kind("mlp", nn::parse_mlp);
   if (has("ffn_hidden")) c.ffn_hidden = r.integer(g, "/config", "ffn_hidden", Range{1, 4.0 * nn::kMaxEmbd});
   if (has("n_kv_head")) c.n_kv_head = r.integer(g, "/config", "n_kv_head", Range{1, double(nn::kMaxHeads)});
@@ -286,11 +300,21 @@ bool option_may_be_absent(std::string_view name) {
   return false;
 }
 
-// A text attribute of lines (io::hdf5::put's vector form); absent: none.
+// The most bytes of lines a checkpoint may hold in one dataset (a million shards' lines).
+constexpr size_t kMaxLinesBytes = size_t{256} << 20;
+
+bool has_lines(const io::hdf5::Group& g, const char* name) {
+  return g.attributes.count(name) > 0 || g.datasets.count(name) > 0;
+}
+
+// put_lines' text, from the attribute or the dataset; absent: none.
 std::vector<std::string> lines_of(const io::hdf5::Reader& r, const io::hdf5::Group& g, const char* name) {
   std::vector<std::string> lines;
-  if (!g.attributes.count(name)) return lines;
-  const std::string joined = r.text(g, "/train", name);
+  if (g.attributes.count(name) && g.datasets.count(name))
+    r.fail(fmt::format("/train holds '{}' both as an attribute and as a dataset", name));
+  if (!has_lines(g, name)) return lines;
+  const std::string joined = g.datasets.count(name) ? r.bytes(fmt::format("/train/{}", name), kMaxLinesBytes)
+                                                    : r.text(g, "/train", name);
   for (size_t start = 0; start < joined.size();) {
     size_t end = joined.find('\n', start);
     if (end == std::string::npos) end = joined.size();
@@ -324,11 +348,11 @@ TrainState read_train_state(const io::hdf5::Reader& r) {
   s.changes = lines_of(r, g, "changes");
   for_each_option(s.options, [&](const char* name, auto& field, const char*, const Range& range, Choices) {
     using T = std::decay_t<decltype(field)>;
-    if (!g.attributes.count(name) && option_may_be_absent(name)) return;  // keeps its default
+    if (!has_lines(g, name) && option_may_be_absent(name)) return;  // keeps its default
     if constexpr (std::is_same_v<T, std::string>) {
       field = r.text(g, where, name);
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-      if (!g.attributes.count(name)) r.fail(fmt::format("/train has no attribute '{}'", name));
+      if (!has_lines(g, name)) r.fail(fmt::format("/train has no attribute '{}'", name));
       field = lines_of(r, g, name);
     } else if constexpr (std::is_same_v<T, bool>) {
       field = r.integer(g, where, name, Range{0, 1}) != 0;

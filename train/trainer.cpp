@@ -67,9 +67,14 @@ void check_enough_tokens(const data::Corpus& c, const TrainOptions& o) {
   if (c.train.size() < o.block + 1)
     throw std::invalid_argument(fmt::format("the training text has {} tokens; --block {} needs at least {}",
                                             c.train.size(), o.block, o.block + 1));
-  if (c.val.size() > 0 && c.val.size() < o.block + 1)
-    throw std::invalid_argument(fmt::format("the validation text has {} tokens; --block {} needs at least {} "
+  // No validation is asked only by --val-fraction 0 without --val-data: an empty split otherwise
+  // (an empty val shard, a text without tokens) would log a loss of nan at every evaluation.
+  const bool validation_asked = o.val_fraction > 0 || !o.val_data.empty();
+  if ((c.val.size() > 0 || validation_asked) && c.val.size() < o.block + 1)
+    throw std::invalid_argument(fmt::format("the validation {} of {} has {} tokens; --block {} needs at least {} "
                                             "(give more text, a larger --val-fraction, or --val-fraction 0)",
+                                            o.val_data.empty() ? "split" : "text",
+                                            fmt::join(o.val_data.empty() ? training_files(o) : o.val_data, ", "),
                                             c.val.size(), o.block, o.block + 1));
   const std::vector<std::string> folders = training_files(o);
   for (size_t k = 0; k < c.train_sources.size(); ++k)

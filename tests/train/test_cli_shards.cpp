@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "cli_run.h"
@@ -279,4 +280,71 @@ TEST_CASE("cli: several shard folders, mixed by --data-weights, resume exactly, 
   REQUIRE_THAT(run("info --ckpt " + dir.file("v.h5")).output, Catch::Contains("_val_000000.bin"));
   REQUIRE(json_of(run("eval --json --ckpt " + dir.file("v.h5") + " --data " + dir.file("B"))).find("tokens")->number ==
           static_cast<double>(b_val - 1));
+}
+
+TEST_CASE("cli: a folder of 10,000 shards trains, saves, resumes and evaluates", "[cli][shards]") {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "To be, or not to be, that is the question.\n";
+  const std::string shards = dir.file("many");
+  Result prepared = run("prepare --data " + dir.write("t.txt", text) + " --out " + shards + " --shard-tokens 200");
+  INFO(prepared.output);
+  REQUIRE(prepared.exit_code == 0);
+  // The first shard copied 9,999 times under new names: a folder of 10,000 small files (and one
+  // descriptor per file kept open would pass the usual limit of 1,024).
+  const std::string first = shards + "/tinygpt_train_000000.bin";
+  for (const auto& entry : fs::directory_iterator(shards))
+    if (entry.path().filename().string().find("_train_") != std::string::npos && entry.path() != first) fs::remove(entry);
+  for (int k = 1; k < 10'000; ++k) fs::copy_file(first, fmt::format("{}/tinygpt_train_{:06d}.bin", shards, k));
+  const std::string ckpt = dir.file("m.h5");
+  Result trained = run("train --data " + shards + " --iters 4 --eval-every 2 --out " + ckpt + kModel);
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  Result resumed = run("train --resume " + ckpt + " --iters 6");
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  REQUIRE_THAT(resumed.output, Catch::Contains("iter 6"));
+  Result scored = run("eval --ckpt " + ckpt + " --data " + shards + " --split train");
+  INFO(scored.output);
+  REQUIRE(scored.exit_code == 0);
+  REQUIRE_THAT(scored.output, Catch::Contains("loss "));
+}
+
+TEST_CASE("cli: prepare --force builds the new shards beside the folder: a failure leaves the old ones",
+          "[cli][shards]") {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "To be, or not to be, that is the question.\n";
+  const std::string corpus = dir.write("t.txt", text), shards = dir.file("sh");
+  REQUIRE(run("prepare --data " + corpus + " --out " + shards + " --shard-tokens 500").exit_code == 0);
+  dir.write("sh/notes.txt", "mine");  // not prepare's: carried into the new folder
+  auto contents = [&] {
+    std::map<std::string, std::string> files;
+    for (const auto& entry : fs::directory_iterator(shards)) files[entry.path().filename().string()] = read_file(entry.path().string());
+    return files;
+  };
+  const auto before = contents();
+  // Inputs that fail only once tokenizing has begun: the folder is as it was, nothing beside it.
+  const std::string bad = dir.write("bad.txt", "fine text\n\xC3(");
+  Result failed = run("prepare --data " + corpus + " " + bad + " --out " + shards + " --force --shard-tokens 100");
+  INFO(failed.output);
+  REQUIRE(failed.exit_code == 1);
+  REQUIRE_THAT(failed.output, Catch::Contains("not valid UTF-8"));
+  REQUIRE(contents() == before);
+  for (const auto& entry : fs::directory_iterator(dir.file("")))
+    REQUIRE(entry.path().filename().string().find(".staging-") == std::string::npos);
+  // Succeeding: the new shards only, and the file that was not prepare's.
+  Result replaced = run("prepare --data " + corpus + " --out " + shards + " --force --shard-tokens 100");
+  INFO(replaced.output);
+  REQUIRE(replaced.exit_code == 0);
+  const auto after = contents();
+  REQUIRE(after.at("notes.txt") == "mine");
+  REQUIRE(after.count("tinygpt_train_000005.bin") == 1);
+  REQUIRE(after.size() > before.size());
+  // A staging folder a killed prepare left (its process gone) is removed by the next one.
+  const std::string stale = dir.file(".sh.staging-999999999-abcdef");
+  fs::create_directories(stale);
+  dir.write(".sh.staging-999999999-abcdef/tinygpt_train_000000.bin", "partial");
+  REQUIRE(run("prepare --data " + corpus + " --out " + shards + " --force").exit_code == 0);
+  REQUIRE_FALSE(fs::exists(stale));
 }
