@@ -19,12 +19,14 @@
 namespace tinygpt::data {
 
 namespace {
-// Where a file may be cut into blocks that encode to the file's ids. SentencePiece models
-// normalize whitespace across lines and prefix each text with "▁": a file is one text.
+// Where a file may be cut into blocks that encode to the file's ids. A SentencePiece model
+// prefixes each text with "▁": a file is one text, cut only before a space the model's dummy prefix
+// stands for (SentencePieceTokenizer::cuts_at_spaces), or not at all.
 BlockCut cut_for(const Tokenizer& t) {
   if (const auto* bpe = dynamic_cast<const BpeTokenizer*>(&t))
     return bpe->split() == Split::gpt2 ? BlockCut::chunk_safe : BlockCut::whole_file;
-  if (dynamic_cast<const SentencePieceTokenizer*>(&t)) return BlockCut::whole_file;
+  if (const auto* sp = dynamic_cast<const SentencePieceTokenizer*>(&t))
+    return sp->cuts_at_spaces() ? BlockCut::before_space : BlockCut::whole_file;
   return BlockCut::anywhere;
 }
 
@@ -74,11 +76,14 @@ struct Piece {
   std::exception_ptr error;  // reading or encoding failed: delivered (thrown) in its turn
 };
 
-// The block's ids; an unknown character is placed in its file, not in the block.
-void encode_piece(const Tokenizer& tokenizer, const std::string& path, Piece& p) {
+// The block's ids; an unknown character is placed in its file, not in the block. A block cut
+// before a space is encoded without it: the dummy prefix SentencePiece adds stands for it.
+void encode_piece(const Tokenizer& tokenizer, BlockCut cut, const std::string& path, Piece& p) {
   p.ids.clear();
+  std::string_view text = p.block.text;
+  if (cut == BlockCut::before_space && p.block.byte_offset > 0) text.remove_prefix(1);
   try {
-    tokenizer.encode(p.block.text, p.ids, path);
+    tokenizer.encode(text, p.ids, path);
   } catch (const UnknownCharacter& e) {
     const TextPosition at = position_of(p.block.text, e.offset);
     throw std::invalid_argument(fmt::format("'{}': {} at line {}, column {} is not in the character vocabulary", path,
@@ -91,12 +96,13 @@ void encode_piece(const Tokenizer& tokenizer, const std::string& path, Piece& p)
 class BlockSource {
  public:
   BlockSource(const Tokenizer& tokenizer, const std::vector<std::string>& files) : cut_(cut_for(tokenizer)), files_(files) {}
+  BlockCut cut() const { return cut_; }
   // False once every file is read or an error was handed on.
   bool fill(Piece& p) {
     if (failed_) return false;
     try {
       while (file_ < files_.size()) {
-        if (!blocks_) blocks_.emplace(files_[file_], cut_, kBlockBytes);
+        if (!blocks_) blocks_.emplace(files_[file_], cut_, cut_ == BlockCut::before_space ? kSentencePieceBlockBytes : kBlockBytes);
         if (blocks_->next(p.block)) {
           p.file = file_, p.error = nullptr;
           return true;
@@ -113,6 +119,7 @@ class BlockSource {
 
  private:
   static constexpr size_t kBlockBytes = size_t{1} << 20;  // small enough that every thread gets blocks of a 10 MB file
+  static constexpr size_t kSentencePieceBlockBytes = size_t{1} << 13;  // its BPE heap stays in cache: docs/performance.md
   BlockCut cut_;
   const std::vector<std::string>& files_;
   size_t file_ = 0;
@@ -145,7 +152,7 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
           tbb::make_filter<Piece*, Piece*>(tbb::filter_mode::parallel,
                                            [&](Piece* p) {
                                              if (!p->error) try {
-                                                 encode_piece(tokenizer, files[p->file], *p);
+                                                 encode_piece(tokenizer, source.cut(), files[p->file], *p);
                                                } catch (...) {
                                                  p->error = std::current_exception();
                                                }

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "tinygpt/data/detail/sentencepiece_spec.h"
 #include "tinygpt/data/utf8.h"
 
 namespace tinygpt::data {
@@ -18,6 +19,8 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::string model_proto, const st
   if (model_proto_.size() > kMaxModelBytes)
     throw std::invalid_argument(fmt::format("{}: a SentencePiece model of {} bytes, more than {} MB", where,
                                             model_proto_.size(), kMaxModelBytes >> 20));
+  // The fields and character maps the library would follow unchecked, before it reads them.
+  cuts_at_spaces_ = detail::read_sentencepiece_spec(model_proto_, where).cuts_at_spaces;
   const auto status = processor_->sp.LoadFromSerializedProto(model_proto_);
   if (!status.ok())
     throw std::invalid_argument(fmt::format("{} is not a SentencePiece model: {}", where, status.message()));

@@ -33,6 +33,12 @@ class SentencePieceTokenizer : public Tokenizer {
   static std::string with_spaces(std::string piece);
   float score(int32_t id) const;
   std::optional<int32_t> document_token() const override;  // BOS, when the model has one
+  // Whether a text may be cut before a space between two ASCII letters or digits and the parts
+  // encoded on their own, the second without that space (the model's dummy prefix stands for it),
+  // into the ids of the whole: true for BPE, word and character models whose normalizer and pieces
+  // never join text across such a space (Llama's, llama2.c's); false for unigram models, which
+  // are encoded a file at a time.
+  bool cuts_at_spaces() const { return cuts_at_spaces_; }
 
  protected:
   void append_definition(std::string& out) const override { out += model_proto_; }  // the model's bytes
@@ -40,6 +46,7 @@ class SentencePieceTokenizer : public Tokenizer {
  private:
   struct Processor;  // the SentencePiece library's, out of this header
   std::string model_proto_;
+  bool cuts_at_spaces_ = false;
   std::unique_ptr<Processor> processor_;
 };
 

@@ -14,6 +14,7 @@ namespace tinygpt::data {
 enum class BlockCut {
   anywhere,      // at any character boundary (character tokenizer); lines preferred
   chunk_safe,    // only after a newline followed by a visible ASCII byte (a GPT-2 chunk boundary)
+  before_space,  // only before a space between two ASCII letters or digits (SentencePiece's cut)
   whole_file,    // never: the file is one block
 };
 

@@ -1,13 +1,18 @@
 // SentencePiece tokenizers: the ids and text of the SentencePiece library itself, token bytes that
-// rebuild the text, and model bytes that are not a model refused with the reason.
+// rebuild the text, model bytes that are not a model (or whose character map the library would
+// read out of bounds) refused with the reason, and texts cut into blocks encoded as the whole.
 #include <catch2/catch.hpp>
 #include <sentencepiece_processor.h>
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 #include "sentencepiece_model.h"
 #include "temp_files.h"
+#include "tinygpt/data/corpus.h"
 #include "tinygpt/data/sentencepiece_tokenizer.h"
 #include "tinygpt/io/sentencepiece_model.h"
 
@@ -73,5 +78,88 @@ TEST_CASE("sentencepiece: model bytes that are not a model are refused with the 
     } catch (const std::invalid_argument& e) {
       REQUIRE_THAT(e.what(), Catch::Contains("flipped"));
     }
+  }
+}
+
+TEST_CASE("sentencepiece: character maps the library would read out of bounds are refused before it reads them",
+          "[sentencepiece][errors]") {
+  TempDir dir;
+  const std::string good = read_file(write_sentencepiece_model(dir));  // nmt_nfkc: a character map
+  REQUIRE_NOTHROW(data::SentencePieceTokenizer(good, "good"));
+  auto trie_bytes = [](const std::string& map) {
+    uint32_t n = 0;
+    std::memcpy(&n, map.data(), 4);
+    return n;
+  };
+  auto refused = [&](const char* name, auto change, const std::string& reason) {
+    INFO(name);
+    const std::string model = with_charsmap(good, change);
+    REQUIRE_THROWS_WITH(data::SentencePieceTokenizer(model, name),
+                        Catch::Contains(name) && Catch::Contains("normalizer's character map") && Catch::Contains(reason));
+    // Through io (the child's trial, then this process): the same one line.
+    REQUIRE_THROWS_WITH(io::load_sentencepiece(model, name), Catch::Contains(reason));
+  };
+  refused("cut", [&](std::string map) { return map.substr(0, 4 + trie_bytes(map) / 2); }, "says its trie is");
+  refused("longer trie", [&](std::string map) {
+    const uint32_t n = static_cast<uint32_t>(map.size() - 2);  // below the blob's size, as the library checks
+    std::memcpy(map.data(), &n, 4);
+    return map;
+  }, "says its trie is");
+  refused("no NUL", [&](std::string map) {
+    std::replace(map.begin() + 4 + trie_bytes(map), map.end(), '\0', 'x');
+    return map;
+  }, "does not end (NUL)");
+  refused("short strings", [&](std::string map) { return map.substr(0, 4 + trie_bytes(map) + 8); },
+          "has a replacement at byte");
+  refused("far root", [&](std::string map) {
+    const uint32_t root = 0xFFFFu << 10;  // the root's children far past the end
+    std::memcpy(map.data() + 4, &root, 4);
+    return map;
+  }, "past its");
+  // Random damage to the trie: refused or still a map every text can be normalized with.
+  std::mt19937 random(5);
+  for (int i = 0; i < 40; ++i) {
+    std::string model;
+    const std::string map_bytes = with_charsmap(good, [&](std::string map) {
+      const size_t at = 4 + random() % trie_bytes(map);
+      map[at] = static_cast<char>(map[at] ^ (1 << (random() % 8)));
+      return map;
+    });
+    try {
+      const data::SentencePieceTokenizer t(map_bytes, "damaged");
+      (void)t.encode("Once upon a time ÅÅ ﬁ ① ｶ 나는 \t\x01 ...");
+    } catch (const std::invalid_argument& e) {
+      REQUIRE_THAT(e.what(), Catch::Contains("damaged"));
+    }
+  }
+}
+
+TEST_CASE("sentencepiece: a text cut before spaces encodes to the whole text's ids, where the model allows cuts",
+          "[sentencepiece][corpus]") {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; text.size() < (size_t{5} << 19); ++i)  // 2.5 MB: several 1 MB blocks
+    text += sentencepiece_text().substr(static_cast<size_t>(i % 50)) + "  Two  spaces, ended line \n\n";
+  const std::string file = dir.write("long.txt", text);
+  struct Case {
+    const char* name;
+    std::string type, extra;
+    bool cuts;
+  };
+  for (const Case& c : {Case{"llama", "bpe", "--normalization_rule_name=identity --allow_whitespace_only_pieces=true "
+                                             "--remove_extra_whitespaces=false --split_digits=true", true},
+                        Case{"nfkc", "bpe", "", true}, Case{"char", "char", "--hard_vocab_limit=false", true}, Case{"unigram", "unigram", "", false}}) {
+    INFO(c.name);
+    const auto t = io::read_sentencepiece_file(write_sentencepiece_model(dir, c.name, 400, c.type, c.extra));
+    REQUIRE(t->cuts_at_spaces() == c.cuts);
+    sentencepiece::SentencePieceProcessor sp;
+    REQUIRE(sp.Load(dir.file(std::string(c.name) + ".model")).ok());
+    std::vector<int> whole;
+    REQUIRE(sp.Encode(text, &whole).ok());
+    const data::TokenArray cut = data::tokenize_files(*t, {file});
+    REQUIRE(cut.size() == static_cast<int64_t>(whole.size()));
+    std::vector<int32_t> ids(whole.size());
+    cut.copy_to(0, cut.size(), ids.data());
+    REQUIRE(std::equal(ids.begin(), ids.end(), whole.begin()));
   }
 }
