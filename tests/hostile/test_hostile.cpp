@@ -18,6 +18,7 @@
 
 #include "checkpoint_edits.h"
 #include "gpt2_dir.h"
+#include "hostile/hostile.h"
 #include "process.h"
 #include "sentencepiece_model.h"
 #include "temp_files.h"
@@ -25,31 +26,6 @@
 using namespace tinygpt::testing;
 
 namespace {
-
-constexpr long kMemoryLimitMb = 1024;  // a tiny model's run takes tens of MB
-constexpr auto kTimeLimit = std::chrono::seconds(60);
-
-// TINYGPT_HOSTILE_SAMPLE=k keeps every k-th case (default: all): the sanitizer job's executables
-// start several times slower.
-size_t sample_every() {
-  const char* k = std::getenv("TINYGPT_HOSTILE_SAMPLE");
-  return k && std::atoi(k) > 1 ? static_cast<size_t>(std::atoi(k)) : 1;
-}
-
-template <class T>
-std::vector<T> sampled(const std::vector<T>& all) {
-  std::vector<T> out;
-  for (size_t i = 0; i < all.size(); i += sample_every()) out.push_back(all[i]);
-  return out;
-}
-
-// Every file in a folder with its size and contents: what a run must leave as it found it.
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    files[entry.path().filename().string()] = entry.is_regular_file() ? read_file(entry.path().string()) : "(not a file)";
-  return files;
-}
 
 // A valid run to spoil: a small model trained a few iterations, its checkpoint's bytes, and a text.
 class Base {
@@ -88,26 +64,6 @@ class Base {
   TempDir dir_;
   std::string corpus_, bytes_;
 };
-
-void require_no_crash(const Run& r) {
-  REQUIRE_FALSE(r.timed_out);
-  REQUIRE(r.signal == 0);
-  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
-  REQUIRE(r.peak_rss_mb < kMemoryLimitMb);
-}
-
-void require_clear_error(const Run& r, const std::string& mention) {
-  require_no_crash(r);
-  REQUIRE(r.exit_code == 1);
-  REQUIRE(r.output.rfind("tinygpt: error: ", 0) == 0);
-  REQUIRE(std::count(r.output.begin(), r.output.end(), '\n') == 1);
-  REQUIRE(r.output.find(mention) != std::string::npos);
-}
-
-std::string flip(std::string bytes, size_t at, uint8_t mask = 0x5A) {
-  bytes[at] = static_cast<char>(static_cast<uint8_t>(bytes[at]) ^ mask);
-  return bytes;
-}
 
 // Offsets just past HDF5 structure signatures (the first three of each kind: object headers,
 // B-trees, heaps, symbol tables; every global heap collection, where variable-length strings live):
@@ -372,35 +328,44 @@ TEST_CASE("hostile: a SentencePiece model damaged inside an unsealed checkpoint 
           "[hostile][sentencepiece]") {
   TempDir dir;
   const std::string model = write_sentencepiece_model(dir);
-  const Run trained = run_tinygpt(
-      words("train --data " + dir.write("stories.txt", sentencepiece_text()) + " --tokenizer sentencepiece " +
-            "--tokenizer-model " + model + " --arch llama --kv-heads 1 --layers 1 --heads 2 --embd 16 --block 16 " +
-            "--batch 2 --iters 2 --eval-every 2 --eval-iters 1 --threads 1 --out " + dir.file("sp.h5")),
-      dir.file("train.txt"));
-  INFO(trained.output);
-  REQUIRE(trained.exit_code == 0);
-  strip_seal(dir.file("sp.h5"));  // unsealed: the bytes reach every parser
-  const std::string bytes = read_file(dir.file("sp.h5")), proto = read_file(model);
-  const size_t start = bytes.find(proto.substr(0, 64));
-  REQUIRE(start != std::string::npos);
-  std::vector<size_t> positions;
-  std::mt19937_64 random(11);
-  for (size_t at : {size_t{0}, size_t{1}, size_t{2}, size_t{5}, size_t{9}, size_t{17}, size_t{33}}) positions.push_back(start + at);
-  for (int i = 0; i < 24; ++i) positions.push_back(start + random() % proto.size());
-  int errors = 0;
-  for (size_t at : sampled(positions)) {
-    const std::string path = dir.write("flipped.h5", flip(bytes, at, 0xFF));
-    for (const char* command : {"info --ckpt ", "sample --tokens 4 --prompt Once --ckpt "}) {
-      const Run r = run_tinygpt(words(command + path), dir.file("out.txt"), kTimeLimit);
-      INFO(command << "byte " << at - start << " of the model: " << r.output);
-      require_no_crash(r);
-      if (r.exit_code == 1) {
-        require_clear_error(r, "flipped.h5'");
-        ++errors;
+  // Llama-shaped through info and sample; GPT-shaped through tokens and explain (which draws GPT-2's shape).
+  for (const std::string arch : {"llama", "gpt2"}) {
+    INFO(arch);
+    const Run trained = run_tinygpt(
+        words("train --data " + dir.write("stories.txt", sentencepiece_text()) + " --tokenizer sentencepiece " +
+              "--tokenizer-model " + model + " --arch " + arch + (arch == "llama" ? " --kv-heads 1" : "") +
+              " --layers 1 --heads 2 --embd 16 --block 16 --batch 2 --iters 2 --eval-every 2 --eval-iters 1 " +
+              "--threads 1 --out " + dir.file("sp_" + arch + ".h5")),
+        dir.file("train.txt"));
+    INFO(trained.output);
+    REQUIRE(trained.exit_code == 0);
+    strip_seal(dir.file("sp_" + arch + ".h5"));  // unsealed: the bytes reach every parser
+    const std::string bytes = read_file(dir.file("sp_" + arch + ".h5")), proto = read_file(model);
+    const size_t start = bytes.find(proto.substr(0, 64));
+    REQUIRE(start != std::string::npos);
+    std::vector<size_t> positions;
+    std::mt19937_64 random(11);
+    for (size_t at : {size_t{0}, size_t{1}, size_t{2}, size_t{5}, size_t{9}, size_t{17}, size_t{33}}) positions.push_back(start + at);
+    for (int i = 0; i < 24; ++i) positions.push_back(start + random() % proto.size());
+    const std::vector<std::string> commands =
+        arch == "llama" ? std::vector<std::string>{"info --ckpt ", "sample --tokens 4 --prompt Once --ckpt "}
+                        : std::vector<std::string>{"tokens --text Once_upon --ckpt ",
+                                                   "explain --text Once --force --out " + dir.file("page.html") + " --ckpt "};
+    int errors = 0;
+    for (size_t at : sampled(positions)) {
+      const std::string path = dir.write("flipped.h5", flip(bytes, at, 0xFF));
+      for (const std::string& command : commands) {
+        const Run r = run_tinygpt(words(command + path), dir.file("out.txt"), kTimeLimit);
+        INFO(command << "byte " << at - start << " of the model: " << r.output);
+        require_no_crash(r);
+        if (r.exit_code == 1) {
+          require_clear_error(r, "flipped.h5'");
+          ++errors;
+        }
       }
     }
+    REQUIRE(errors > 0);  // the first bytes hold the model's structure: those flips are refused
   }
-  REQUIRE(errors > 0);  // the first bytes hold the model's structure: those flips are refused
 }
 
 namespace {
