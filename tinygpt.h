@@ -54,7 +54,7 @@
 #include "tinygpt/data/utf8.h"
 
 // File formats: saving modules and optimizers, safetensors and GPT-2 files in Hugging Face's
-// layout, the CSV run log, numbers from untrusted input, atomic output files (io/).
+// layout, the CSV run log, numbers from untrusted input, atomic output files and folders (io/).
 #include "tinygpt/io/hf_gpt2.h"
 #include "tinygpt/io/hf_llama.h"
 #include "tinygpt/io/llama2c.h"
@@ -64,6 +64,7 @@
 #include "tinygpt/io/safetensors.h"
 #include "tinygpt/io/save.h"
 #include "tinygpt/io/sentencepiece_model.h"
+#include "tinygpt/io/staged_folder.h"
 
 // Looking inside a model and a run: tokens, attention and its steps, the residual stream, loss
 // plots, the learner's HTML page (inspect/).
