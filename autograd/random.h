@@ -9,6 +9,9 @@
 
 namespace tinygpt {
 
+// The seed a model, a run and a sampler start from when none is given (nanoGPT's).
+inline constexpr uint64_t kDefaultSeed = 1337;
+
 // SplitMix64 step: a good 64-bit mix, also used as a counter-based hash (dropout masks).
 inline uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;

@@ -95,7 +95,7 @@ std::vector<BenchResult> run_benchmark(const BenchOptions& o, const train::Commu
   train::require_memory(train::training_bytes(o.config, o.batch, o.attention), "this benchmark");
   set_num_threads(static_cast<int>(o.threads));
   memory::Reuse reuse;  // as in training: steps take the memory earlier steps freed
-  nn::GPT model(o.config, 1337);
+  nn::GPT model(o.config, kDefaultSeed);
   model.set_attention_memory(o.attention);
   optim::AdamW optimizer(model.named_parameters(), {});
   const std::vector<Tensor> parameters = model.parameters();

@@ -213,7 +213,7 @@ const GPTConfig& validated(const GPTConfig& c) {
 GPT::GPT(const GPTConfig& c, uint64_t seed) : GPT(c, seed, Init::none) { init_weights(seed); }
 
 std::shared_ptr<GPT> GPT::unwritten(const GPTConfig& config) {
-  return std::shared_ptr<GPT>(new GPT(config, 1337, Init::none));
+  return std::shared_ptr<GPT>(new GPT(config, kDefaultSeed, Init::none));
 }
 
 GPT::GPT(const GPTConfig& c, uint64_t seed, Init init)

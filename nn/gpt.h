@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "tinygpt/autograd/random.h"
 #include "tinygpt/nn/layers.h"
 
 namespace tinygpt::nn {
@@ -147,7 +148,7 @@ struct GPTOutput {
 
 class GPT : public Module {
  public:
-  explicit GPT(const GPTConfig& config, uint64_t seed = 1337);
+  explicit GPT(const GPTConfig& config, uint64_t seed = kDefaultSeed);
   // A GPT whose parameters are allocated but not written, for a loader that fills every one (a
   // 124M model skips drawing 124M random numbers twice).
   static std::shared_ptr<GPT> unwritten(const GPTConfig& config);

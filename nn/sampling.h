@@ -52,7 +52,7 @@ struct SampleOptions {
   int64_t tokens = 200;     // how many to generate
   double temperature = 0.8; // 0: always the most likely token
   int64_t top_k = 0;        // 0: all tokens
-  uint64_t seed = 1337;
+  uint64_t seed = kDefaultSeed;
 };
 
 // Generates, calling on_text with each piece of valid UTF-8 text as soon as it is complete

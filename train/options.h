@@ -48,7 +48,7 @@ struct TrainOptions {
   int64_t sample_every = 0;  // 0: no samples in the log
   bool keep_best = false;    // also keep <out>.best.h5, the checkpoint with the lowest validation loss
   int64_t snapshot_every = 0;  // also keep <out stem>.step<N>.h5 every N iterations (0: none)
-  int64_t seed = 1337, threads = 0;
+  int64_t seed = static_cast<int64_t>(kDefaultSeed), threads = 0;
   std::string precision = "fp32";  // of the matrix products: fp32 or bf16 (autograd/precision.h)
 };
 
