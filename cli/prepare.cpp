@@ -177,13 +177,12 @@ void check_flags(const PrepareArgs& a) {
       throw std::invalid_argument("prepare tokenizes text files: a folder of shards is tokenized already");
 }
 
-// The folder may take the new shards: a folder (made if missing, in a folder that exists) whose shards and tokenizer.h5
+// The folder may take the new shards: a folder (made if missing, inside one that exists) whose shards and tokenizer.h5
 // are replaced only with --force, and only when they are what their names say; none of them an input.
 void check_out_folder(const PrepareArgs& a) {
   std::error_code ec;
-  fs::path out = fs::absolute(a.out, ec).lexically_normal();
-  if (!out.has_filename()) out = out.parent_path();  // "shards/"
-  const fs::path parent = out.parent_path();
+  const fs::path parent = fs::absolute(a.out, ec).lexically_normal().parent_path();  // --out has no trailing '/'
+
   if (!fs::is_directory(parent, ec))
     throw std::invalid_argument(fmt::format("--out '{}': there is no folder '{}' to make it in", a.out, parent.string()));
   if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec))

@@ -102,7 +102,8 @@ class BlockSource {
     if (failed_) return false;
     try {
       while (file_ < files_.size()) {
-        if (!blocks_) blocks_.emplace(files_[file_], cut_, cut_ == BlockCut::before_space ? kSentencePieceBlockBytes : kBlockBytes);
+        if (!blocks_)
+          blocks_.emplace(files_[file_], cut_, cut_ == BlockCut::before_space ? kSentencePieceBlockBytes : kBlockBytes);
         if (blocks_->next(p.block)) {
           p.file = file_, p.error = nullptr;
           return true;

@@ -69,10 +69,6 @@ std::shared_ptr<const ShardSet::OpenShard> ShardSet::open(size_t index) const {
 }
 
 namespace {
-
-}  // namespace
-
-namespace {
 constexpr const char* kKinds[] = {"char", "bpe", "sentencepiece"};  // kind k is kKinds[k - 1]
 constexpr int32_t kMaxVocab = int32_t{1} << 24;
 }  // namespace

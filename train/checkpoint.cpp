@@ -77,7 +77,7 @@ constexpr size_t kLinesInAttribute = 32 << 10;
 void put_lines(H5::Group& g, const char* name, const std::vector<std::string>& lines) {
   std::string joined;
   for (size_t k = 0; k < lines.size(); ++k) joined += (k > 0 ? "\n" : "") + lines[k];
-  if (joined.size() <= kLinesInAttribute) put(g, name, lines);
+  if (joined.size() <= kLinesInAttribute) put(g, name, joined);
   else io::hdf5::put_bytes(g, name, joined);
 }
 

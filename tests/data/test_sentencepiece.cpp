@@ -119,7 +119,6 @@ TEST_CASE("sentencepiece: character maps the library would read out of bounds ar
   // Random damage to the trie: refused or still a map every text can be normalized with.
   std::mt19937 random(5);
   for (int i = 0; i < 40; ++i) {
-    std::string model;
     const std::string map_bytes = with_charsmap(good, [&](std::string map) {
       const size_t at = 4 + random() % trie_bytes(map);
       map[at] = static_cast<char>(map[at] ^ (1 << (random() % 8)));

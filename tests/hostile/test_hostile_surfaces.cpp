@@ -46,8 +46,6 @@ void require_only(const std::string& dir, const std::vector<std::string>& names)
   }
 }
 
-std::string read_bytes(const std::string& path) { return read_file(path); }
-
 void write_bytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 }  // namespace
@@ -55,7 +53,7 @@ void write_bytes(const std::string& path, const std::string& bytes) { std::ofstr
 TEST_CASE("hostile: damaged SentencePiece model files through prepare and train", "[hostile][sentencepiece]") {
   TempDir dir;
   const std::string text = dir.write("text.txt", small_text());
-  const std::string good = read_bytes(write_sentencepiece_model(dir, "nfkc"));  // with a character map
+  const std::string good = read_file(write_sentencepiece_model(dir, "nfkc"));  // with a character map
   // The generated set: edits aimed at the character map, then seeded flips anywhere in the model.
   std::vector<std::pair<std::string, std::string>> models;  // name, bytes
   auto charsmap_edit = [&](const char* name, auto change) { models.push_back({name, with_charsmap(good, change)}); };
@@ -153,7 +151,7 @@ std::string replaced_once(std::string text, const std::string& from, const std::
 TEST_CASE("hostile: damaged Hugging Face Llama folders import to one clear error, or to a model", "[hostile][import]") {
   LlamaFiles files;
   const TempDir& dir = files.dir;
-  const std::string config = read_bytes(files.hf + "/config.json"), weights = read_bytes(files.hf + "/model.safetensors");
+  const std::string config = read_file(files.hf + "/config.json"), weights = read_file(files.hf + "/model.safetensors");
   uint64_t header = 0;
   std::memcpy(&header, weights.data(), 8);
   struct Case {
@@ -173,7 +171,7 @@ TEST_CASE("hostile: damaged Hugging Face Llama folders import to one clear error
   for (int i = 0; i < 4; ++i) cases.push_back({"model.safetensors", flip(weights, 8 + header + random() % (weights.size() - 8 - header), 0x7F)});
   cases.push_back({"model.safetensors", weights.substr(0, weights.size() - 5)});
   cases.push_back({"model.safetensors", weights.substr(0, 4)});
-  const std::string tokenizer = read_bytes(files.hf + "/tokenizer.model");
+  const std::string tokenizer = read_file(files.hf + "/tokenizer.model");
   for (int i = 0; i < 6; ++i) cases.push_back({"tokenizer.model", flip(tokenizer, random() % tokenizer.size(), 0xFF)});
 
   fs::create_directories(dir.file("work"));
@@ -203,7 +201,7 @@ TEST_CASE("hostile: damaged Hugging Face Llama folders import to one clear error
 TEST_CASE("hostile: damaged llama2.c model files import to one clear error, or to a model", "[hostile][import]") {
   LlamaFiles files;
   const TempDir& dir = files.dir;
-  const std::string bin = read_bytes(files.bin);
+  const std::string bin = read_file(files.bin);
   std::vector<std::string> cases;
   for (size_t word = 0; word < 7; ++word)
     for (int32_t value : {0, -1, 3, 1 << 20, INT32_MAX}) {
@@ -245,7 +243,7 @@ TEST_CASE("hostile: damaged shard folders train and evaluate to one clear error,
                        "--shard-tokens 400").exit_code == 0);
   const std::string model = " --layers 1 --heads 2 --embd 16 --block 16 --batch 2 --eval-every 2 --eval-iters 1 --threads 1";
   REQUIRE(run_on(dir, "train --data " + good + " --iters 2 --out " + dir.file("base.h5") + model).exit_code == 0);
-  const std::string shard = "tinygpt_train_000001.bin", bytes = read_bytes(good + "/" + shard);
+  const std::string shard = "tinygpt_train_000001.bin", bytes = read_file(good + "/" + shard);
   struct Case {
     std::string name;
     std::function<void(const std::string& folder)> damage;
@@ -254,7 +252,7 @@ TEST_CASE("hostile: damaged shard folders train and evaluate to one clear error,
   auto rewrite = [&](std::string name, std::function<std::string(std::string)> change, std::string file = "") {
     cases.push_back({name, [=](const std::string& folder) {
                        const std::string path = folder + "/" + (file.empty() ? shard : file);
-                       write_bytes(path, change(read_bytes(path)));
+                       write_bytes(path, change(read_file(path)));
                      }});
   };
   for (size_t word = 0; word < 14; ++word)
