@@ -1,6 +1,8 @@
 // tinygpt import / export: GPT-2 models in Hugging Face's layout, in and out.
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -41,6 +43,9 @@ std::shared_ptr<const data::Tokenizer> given_tokenizer(const std::string& model,
 void import_model(const std::string& from, const std::string& out, const std::string& tokenizer_model,
                   const std::string& tokenizer_from) {
   std::error_code ec;
+  if (!std::filesystem::exists(from, ec))  // neither a folder nor a file: say so, not "a llama2.c file"
+    throw std::invalid_argument(fmt::format("import: cannot read --from '{}': {}", from,
+                                            ec ? ec.message() : std::strerror(ENOENT)));
   std::shared_ptr<const data::Tokenizer> tokenizer = given_tokenizer(tokenizer_model, tokenizer_from);
   if (std::filesystem::is_directory(from, ec)) {
     if (io::is_hf_llama_dir(from)) {

@@ -359,6 +359,9 @@ TEST_CASE("cli: a GPT-2 directory imports, evaluates, tokenizes, samples, fine-t
                              "': field \"activation_function\" is \"relu\"; tinygpt's GPT-2 needs gelu_new or "
                              "gelu_pytorch_tanh\n");
   REQUIRE_FALSE(std::filesystem::exists(dir.file("relu.h5")));
+  Result missing = run("import --from " + dir.file("nothing_here") + " --out " + dir.file("m.h5"));
+  REQUIRE(missing.output == "tinygpt: error: import: cannot read --from '" + dir.file("nothing_here") +
+                                "': No such file or directory\n");
   Result full = run("export --ckpt " + ckpt + " --out " + dir.file("out"));
   REQUIRE(full.exit_code == 1);
   REQUIRE_THAT(full.output, Catch::Contains("is not empty"));
