@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "tinygpt/data/corpus.h"
 #include "tinygpt/data/json.h"
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/data/utf8.h"
@@ -43,8 +44,13 @@ void add_tokens(CLI::App& app) {
   cmd->callback([args, text, file] {
     if (!text->count() && !file->count()) throw std::invalid_argument("tokens: give --text or --file");
     const auto tokenizer = train::read_tokenizer_of(args->ckpt);
-    const std::string input = file->count() ? data::read_text_file(args->file) : args->text;
-    const std::vector<int32_t> ids = tokenizer->encode(input, file->count() ? args->file : "the text");
+    std::vector<int32_t> ids;  // a file as every command reads one: in blocks (docs/data-format.md)
+    if (file->count())
+      data::tokenize_in_order(*tokenizer, {args->file}, [&](size_t, std::span<const int32_t> got, size_t) {
+        ids.insert(ids.end(), got.begin(), got.end());
+      });
+    else
+      ids = tokenizer->encode(args->text, "the text");
     if (!args->json) {
       fmt::print("{}", inspect::token_table(inspect::token_views(*tokenizer, ids)));
       return;

@@ -19,9 +19,9 @@
 namespace tinygpt::data {
 
 namespace {
-// Where a file may be cut into blocks that encode to the file's ids. A SentencePiece model
-// prefixes each text with "▁": a file is one text, cut only before a space the model's dummy prefix
-// stands for (SentencePieceTokenizer::cuts_at_spaces), or not at all.
+// Where a file is cut into blocks: where the ids cannot change (docs/data-format.md). A
+// SentencePiece model prefixes each text with "▁": a file is cut only before a space the model's
+// dummy prefix stands for (SentencePieceTokenizer::cuts_at_spaces), or not at all.
 BlockCut cut_for(const Tokenizer& t) {
   if (const auto* bpe = dynamic_cast<const BpeTokenizer*>(&t))
     return bpe->split() == Split::gpt2 ? BlockCut::chunk_safe : BlockCut::whole_file;

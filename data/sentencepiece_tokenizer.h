@@ -34,10 +34,10 @@ class SentencePieceTokenizer : public Tokenizer {
   float score(int32_t id) const;
   std::optional<int32_t> document_token() const override;  // BOS, when the model has one
   // Whether a text may be cut before a space between two ASCII letters or digits and the parts
-  // encoded on their own, the second without that space (the model's dummy prefix stands for it),
-  // into the ids of the whole: true for BPE, word and character models whose normalizer and pieces
-  // never join text across such a space (Llama's, llama2.c's); false for unigram models, which
-  // are encoded a file at a time.
+  // encoded on their own, the second without that space (the model's dummy prefix stands for it):
+  // true when the normalizer and pieces never join text across such a space (Llama's, llama2.c's,
+  // SentencePiece's defaults). BPE, word and character models then give the ids of the whole; a
+  // unigram model gives each part's best path, which a float sum over a long text rounds coarser.
   bool cuts_at_spaces() const { return cuts_at_spaces_; }
 
  protected:

@@ -225,8 +225,6 @@ SentencePieceSpec read_sentencepiece_spec(std::string_view model_proto, const st
       r.expect(f, 2, "trainer_spec");
       for (WireReader t(f.bytes, where, "trainer_spec"); !t.done();) {
         const Field tf = t.next();
-        if (tf.number == 3 && tf.wire == 0 && tf.varint >= 1 && tf.varint <= 4)  // others: unknown, left unset
-          spec.model_type = static_cast<SentencePieceSpec::ModelType>(tf.varint);
         if (tf.number == 24) t.expect(tf, 0, "treat_whitespace_as_suffix"), spec.treat_whitespace_as_suffix = tf.varint != 0;
       }
     } else if (f.number == 3) {
@@ -243,11 +241,9 @@ SentencePieceSpec read_sentencepiece_spec(std::string_view model_proto, const st
   spec.escape_whitespaces = normalizer.escape_whitespaces;
   const bool spaces_pass = normalizer.charsmap.empty() ||
                            CharsMapCheck(normalizer.charsmap, where, "normalizer's character map").leaves_spaces_alone();
-  // Unigram's best path sums float scores along the whole text, so a cut could round a tie another
-  // way; BPE merges, words and characters never join text across a space no piece reaches across.
-  spec.cuts_at_spaces = spec.model_type != SentencePieceSpec::ModelType::unigram && spec.add_dummy_prefix &&
-                        spec.escape_whitespaces && !spec.treat_whitespace_as_suffix && spaces_pass &&
-                        !pieces_reach_across;
+  // No merge, word, character or unigram path crosses a space no piece reaches across.
+  spec.cuts_at_spaces = spec.add_dummy_prefix && spec.escape_whitespaces && !spec.treat_whitespace_as_suffix &&
+                        spaces_pass && !pieces_reach_across;
   return spec;
 }
 

@@ -17,14 +17,12 @@
 
 namespace tinygpt::data::detail {
 
-struct SentencePieceSpec {
-  enum class ModelType { unigram = 1, bpe = 2, word = 3, character = 4 };
-  ModelType model_type = ModelType::unigram;  // protobuf's defaults, for fields a file leaves out
+struct SentencePieceSpec {  // protobuf's defaults, for fields a file leaves out
   bool add_dummy_prefix = true, remove_extra_whitespaces = true, escape_whitespaces = true;
   bool treat_whitespace_as_suffix = false;
   // Whether text may be cut before a space between two ASCII letters or digits, and each part
   // encoded on its own (the part after the cut without that space, which the dummy prefix stands
-  // for) into the same ids as the whole: read_sentencepiece_spec says when.
+  // for), no path of the model crossing the cut: read_sentencepiece_spec says when.
   bool cuts_at_spaces = false;
 };
 

@@ -185,17 +185,20 @@ TEST_CASE("cli: text files and their shards give the same tokens and numbers for
   TempDir dir;
   const std::string a = dir.write("a.txt", sentencepiece_text());
   std::string other;
-  for (int i = 0; i < 30; ++i) other += "Another story, number " + std::to_string(i) + ", about an owl.\n";
+  for (int i = 0; i < 300; ++i)  // 13 KB: cut into blocks
+    other += "Another story, number " + std::to_string(i) + ", about an owl.\n";
   const std::string b = dir.write("b.txt", other);
   REQUIRE(write_gpt2_dir(dir.file("gpt2"), 1, 16, 2, 16, 5));
-  const std::string sp = write_sentencepiece_model(dir, "sp", 400);
+  const std::string sp = write_sentencepiece_model(dir, "sp", 400),
+                    unigram = write_sentencepiece_model(dir, "unigram", 400, "unigram");
   struct Case {
     std::string name, flags;
     int64_t document;  // the document token, -1 for none
   };
   for (const Case& c : {Case{"char", "--tokenizer char", -1}, Case{"bpe", "--tokenizer bpe --vocab-size 300", -1},
                         Case{"gpt2", "--tokenizer-from " + dir.file("gpt2"), 50256},
-                        Case{"sp", "--tokenizer sentencepiece --tokenizer-model " + sp, 1}}) {
+                        Case{"sp", "--tokenizer sentencepiece --tokenizer-model " + sp, 1},
+                        Case{"unigram", "--tokenizer sentencepiece --tokenizer-model " + unigram, 1}}) {
     INFO(c.name);
     const std::string shards = dir.file(c.name), from_text = dir.file(c.name + "-text.h5"),
                       from_shards = dir.file(c.name + "-shards.h5");
