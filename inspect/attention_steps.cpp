@@ -28,16 +28,17 @@ AttentionSteps attention_steps(nn::GPT& model, const data::Tokenizer& tokenizer,
   NoGradGuard no_grad;
   model.eval();
 
-  // The model's forward pass up to the block asked for (GPT::forward in eval mode: no dropout).
-  const auto no_dropout = [](const Tensor& t) { return t; };
-  Tensor x = model.embed(ids, 1, static_cast<int64_t>(ids.size()));  // [1, T, C]
-  for (int64_t l = 0; l < layer; ++l) x = model.h[l]->forward(x, no_dropout);
-  // CausalSelfAttention::forward, opened up: c_attn makes Q, K and V for every head at once (turned
-  // by position with RoPE).
-  const Tensor qkv = model.h[layer]->attn.qkv(model.h[layer]->ln_1.forward(x));  // [1, T, (nh + 2 g) d_k]
-  AttentionSteps s = head_steps(
-      qkv, causal_self_attention(qkv, config.n_head, config.kv_heads(), AttentionMemory::weights), config.n_head,
-      config.kv_heads(), head);
+  // The model's forward pass (eval mode: no dropout), watched at the layer asked for: c_attn's Q, K
+  // and V for every head at once (turned by position with RoPE), the weights and the heads' output.
+  Tensor qkv;
+  AttentionResult attended;
+  model.forward(ids, 1, static_cast<int64_t>(ids.size()), {}, [&](int64_t l, nn::Tap tap, const Tensor& value) {
+    if (l != layer) return;
+    if (tap == nn::Tap::qkv) qkv = value;  // [1, T, (nh + 2 g) d_k]
+    if (tap == nn::Tap::attn_weights) attended.weights = value;
+    if (tap == nn::Tap::attn_heads) attended.y = value;
+  });
+  AttentionSteps s = head_steps(qkv, attended, config.n_head, config.kv_heads(), head);
   s.ids = ids;
   s.tokens = token_views(tokenizer, ids);
   s.layer = layer;

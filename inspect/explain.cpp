@@ -126,7 +126,7 @@ void add_heads(Arrays& a, const std::string& prefix, const Tensor& qkv, const At
   a.add(prefix + "scaled", {n_head, T, T}, scaled);
 }
 
-// GPT::forward in eval mode, opened up: every intermediate the page shows. `full`: the main model,
+// GPT::forward in eval mode, watched: every intermediate the page shows. `full`: the main model,
 // whose layers in `detailed` keep every intermediate; a snapshot (not full) keeps its attention
 // weights, its residual norms and its logits. Every layer keeps its weights.
 std::string walk(nn::GPT& model, const std::vector<int32_t>& ids, bool full, const std::vector<bool>& detailed,
@@ -136,51 +136,53 @@ std::string walk(nn::GPT& model, const std::vector<int32_t>& ids, bool full, con
   NoGradGuard no_grad;
   model.eval();
   Arrays a;
-  Tensor x = model.embed(ids, 1, T);  // [1, T, C]
   std::vector<float> norms;  // [2 L + 2, T]: after the embedding, each attention and MLP addition, ln_f
-  append_row_norms(norms, x);
-  if (full) {
-    a.add("wte", model.wte.forward(ids, {1, T}));
-    const std::vector<int32_t> positions = [&] { std::vector<int32_t> p(T); std::iota(p.begin(), p.end(), 0); return p; }();
-    a.add("wpe", model.wpe->forward(positions, {1, T}));
-    a.add("x0", x);
-  }
-  for (int64_t l = 0; l < c.n_layer; ++l) {
-    nn::Block& block = *model.h[l];
+  Tensor x, qkv, weights;    // the residual stream into the layer; the layer's Q, K, V and weights
+  model.forward(ids, 1, T, {}, [&](int64_t l, nn::Tap tap, const Tensor& value) {
     const std::string p = fmt::format("l{}.", l);
-    const bool detail = full && detailed[l];
-    const Tensor ln1 = block.ln_1.forward(x);
-    const Tensor qkv = block.attn.c_attn.forward(ln1);  // [1, T, 3C]
-    const AttentionResult heads = causal_self_attention(qkv, c.n_head, AttentionMemory::weights);
-    add_heads(a, p, qkv, heads, c.n_head, detail);
-    const Tensor attended = block.attn.c_proj.forward(heads.y);
-    const Tensor mid = x + attended;
-    const Tensor ln2 = block.ln_2.forward(mid);
-    const Tensor hidden = gelu(block.mlp.c_fc.forward(ln2));  // [1, T, 4C]
-    const Tensor thought = block.mlp.c_proj.forward(hidden);
-    if (detail) {
-      a.add(p + "in", x);
-      a.add(p + "qkv", qkv);
-      a.add(p + "y", heads.y);
-      a.add(p + "attn", attended);
-      a.add(p + "mid", mid);
-      add_moments(a, p + "ln2", mid);
-      a.add(p + "ln2", ln2);
-      a.add(p + "gelu", hidden);
-      a.add(p + "mlp", thought);
-      a.add(p + "ln_2.weight", block.ln_2.weight);  // γ and β of the LayerNorm the page opens up
-      a.add(p + "ln_2.bias", block.ln_2.bias);
+    const bool detail = full && l >= 0 && detailed[l];
+    const nn::Block* block = l >= 0 ? model.h[l] : nullptr;
+    switch (tap) {
+      case nn::Tap::tok_emb: if (full) a.add("wte", value); break;
+      case nn::Tap::pos_emb: if (full) a.add("wpe", {1, T, c.n_embd}, value.contiguous().to_vector()); break;
+      case nn::Tap::embedding:
+        x = value;
+        append_row_norms(norms, value);
+        if (full) a.add("x0", value);
+        break;
+      case nn::Tap::ln_1: if (detail) a.add(p + "in", x); break;
+      case nn::Tap::qkv: qkv = value; if (detail) a.add(p + "qkv", value); break;
+      case nn::Tap::attn_weights: weights = value; break;
+      case nn::Tap::attn_heads:
+        add_heads(a, p, qkv, AttentionResult{value, weights}, c.n_head, detail);
+        if (detail) a.add(p + "y", value);
+        break;
+      case nn::Tap::attn: if (detail) a.add(p + "attn", value); break;
+      case nn::Tap::residual_attn:
+        append_row_norms(norms, value);
+        if (detail) a.add(p + "mid", value), add_moments(a, p + "ln2", value);
+        break;
+      case nn::Tap::ln_2: if (detail) a.add(p + "ln2", value); break;
+      case nn::Tap::mlp_act: if (detail) a.add(p + "gelu", value); break;
+      case nn::Tap::mlp: if (detail) a.add(p + "mlp", value); break;
+      case nn::Tap::residual_mlp:
+        x = value;
+        append_row_norms(norms, value);
+        if (detail) {  // γ and β of the LayerNorm the page opens up
+          a.add(p + "ln_2.weight", block->ln_2.weight);
+          a.add(p + "ln_2.bias", block->ln_2.bias);
+          a.add(p + "out", value);
+        }
+        break;
+      case nn::Tap::ln_f:
+        append_row_norms(norms, value);
+        if (full) a.add("lnf", value);
+        a.add("norms", {2 * c.n_layer + 2, T}, norms);
+        break;
+      case nn::Tap::logits: add_logits(a, value, candidates); break;  // [1, T, V]
+      default: break;
     }
-    x = mid + thought;
-    append_row_norms(norms, mid);
-    append_row_norms(norms, x);
-    if (detail) a.add(p + "out", x);
-  }
-  const Tensor final_norm = model.ln_f.forward(x);
-  append_row_norms(norms, final_norm);
-  if (full) a.add("lnf", final_norm);
-  a.add("norms", {2 * c.n_layer + 2, T}, norms);
-  add_logits(a, matmul(final_norm, model.wte.weight.transpose(0, 1)), candidates);  // [1, T, V]: tied output layer
+  });
   return a.json();
 }
 

@@ -33,23 +33,26 @@ ResidualTrace residual_trace(nn::GPT& model, const data::Tokenizer& tokenizer, c
   ResidualTrace trace{token_views(tokenizer, ids), position, {}, {}};
   NoGradGuard no_grad;
   model.eval();
-  // GPT::forward in eval mode, one addition to the residual stream at a time.
-  Tensor x = model.embed(ids, 1, T);  // [1, T, C]
-  trace.stages.push_back({model.wpe ? "embedding: wte[token] + wpe[position]" : "embedding: wte[token]", norm_at(x, position), 0});
-  for (size_t l = 0; l < model.h.size(); ++l) {
-    nn::Block& block = *model.h[l];
-    const Tensor attended = block.attn.forward(block.ln_1.forward(x));  // tokens gather context
-    x = x + attended;
-    trace.stages.push_back({fmt::format("block {} + attn(ln_1(x))", l), norm_at(x, position), norm_at(attended, position)});
-    const Tensor thought = block.mlp.forward(block.ln_2.forward(x));  // each token on its own
-    x = x + thought;
-    trace.stages.push_back({fmt::format("block {} + mlp(ln_2(x))", l), norm_at(x, position), norm_at(thought, position)});
-  }
-  const Tensor last = model.ln_f.forward(x.slice(1, position, position + 1));  // [1, 1, C]
-  trace.stages.push_back({"ln_f(x)", norm_at(last, 0), 0});
-
-  // The tied output layer, as GPT::forward: logits = ln_f(x) wteᵀ, then softmax in double.
-  const std::vector<float> logits = matmul(last, model.output_weight().transpose(0, 1)).to_vector();  // [V]
+  // GPT::forward in eval mode, watched one addition to the residual stream at a time.
+  std::vector<float> logits;  // [V] at the position followed
+  const std::string embedding = model.wpe ? "embedding: wte[token] + wpe[position]" : "embedding: wte[token]";
+  Tensor added;  // what the sublayer just added
+  model.forward(ids, 1, T, {}, [&](int64_t l, nn::Tap tap, const Tensor& value) {
+    switch (tap) {
+      case nn::Tap::embedding: trace.stages.push_back({embedding, norm_at(value, position), 0}); break;
+      case nn::Tap::attn: case nn::Tap::mlp: added = value; break;
+      case nn::Tap::residual_attn:  // tokens gather context
+        trace.stages.push_back({fmt::format("block {} + attn(ln_1(x))", l), norm_at(value, position), norm_at(added, position)});
+        break;
+      case nn::Tap::residual_mlp:  // each token on its own
+        trace.stages.push_back({fmt::format("block {} + mlp(ln_2(x))", l), norm_at(value, position), norm_at(added, position)});
+        break;
+      case nn::Tap::ln_f: trace.stages.push_back({"ln_f(x)", norm_at(value, position), 0}); break;
+      case nn::Tap::logits: logits = value.slice(1, position, position + 1).contiguous().to_vector(); break;
+      default: break;
+    }
+  });
+  // The next token's probabilities: softmax of the output layer's logits, in double.
   const double peak = *std::max_element(logits.begin(), logits.end());
   std::vector<double> p(logits.size());
   double sum = 0;

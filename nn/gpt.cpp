@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 #include <stdexcept>
 
@@ -88,6 +90,19 @@ PositionKind parse_position(const std::string& text) {
 }
 MlpKind parse_mlp(const std::string& text) { return parse_kind(text, "mlp", {MlpKind::gelu, MlpKind::swiglu}); }
 
+const char* name(Tap tap) {
+  static constexpr const char* kNames[] = {"tok_emb", "pos_emb",      "embedding", "ln_1",       "c_attn", "qkv",
+                                           "attn_weights", "attn_heads", "attn", "residual_attn", "ln_2", "mlp_fc",
+                                           "mlp_act", "mlp", "residual_mlp", "ln_f", "logits"};
+  static_assert(std::size(kNames) == static_cast<size_t>(Tap::logits) + 1);
+  return kNames[static_cast<size_t>(tap)];
+}
+
+RowScratch::RowScratch(const GPTConfig& c)
+    : normed(c.n_embd), qkv((c.n_head + 2 * c.kv_heads()) * c.head_size()), heads(c.n_embd),
+      hidden((c.mlp == MlpKind::swiglu ? 2 : 1) * c.hidden()), out(c.n_embd), scores(c.block_size),
+      angles(c.head_size()) {}
+
 std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& c) {
   const int64_t C = c.n_embd, H = c.hidden(), qkv = (c.n_head + 2 * c.kv_heads()) * c.head_size();
   const int64_t fc = c.mlp == MlpKind::swiglu ? 2 * H : H;
@@ -150,10 +165,20 @@ MLP::MLP(const GPTConfig& c, Init init)
   register_module("c_proj", c_proj);
 }
 
-Tensor MLP::forward(const Tensor& x) const {
+Tensor MLP::forward(const Tensor& x, const BlockTap& tap) const {
   const Tensor h = c_fc.forward(x);  // [B, T, H] (gelu) or [B, T, 2H]: the gate, then the up projection
   const Tensor a = kind_ == MlpKind::swiglu ? swiglu(h, Readers::products) : gelu(h, Readers::products);
-  return c_proj.forward(a);  // [B, T, H] -> [B, T, C]
+  const Tensor y = c_proj.forward(a);  // [B, T, H] -> [B, T, C]
+  if (tap) tap(Tap::mlp_fc, h), tap(Tap::mlp_act, a), tap(Tap::mlp, y);
+  return y;
+}
+
+void MLP::forward_row(const float* x, RowScratch& s, float* y) const {
+  const int64_t H = c_proj.weight.size(1);
+  c_fc.forward_row(x, s.hidden.data());  // [H] or [2H]
+  if (kind_ == MlpKind::swiglu) swiglu_row(s.hidden.data(), H, s.hidden.data());  // [2H] -> [H], in place
+  else gelu_row(s.hidden.data(), H, s.hidden.data());
+  c_proj.forward_row(s.hidden.data(), y);
 }
 
 // ---- CausalSelfAttention -----------------------------------------------------------------------
@@ -162,28 +187,61 @@ CausalSelfAttention::CausalSelfAttention(const GPTConfig& c, Init init, Tensor a
     : c_attn(c.n_embd, (c.n_head + 2 * c.kv_heads()) * c.head_size(), c.bias, 0, init),
       c_proj(c.n_embd, c.n_embd, c.bias, 0, init),
       n_head_(c.n_head),
-      n_kv_head_(c.kv_heads()) {
+      n_kv_head_(c.kv_heads()),
+      rope_theta_(c.rope_theta) {
   register_module("c_attn", c_attn);
   register_module("c_proj", c_proj);
   if (c.position == PositionKind::rope)
     rope_angles_ = angles.defined() ? angles : rope_angles(c.block_size, c.head_size(), c.rope_theta);
 }
 
-Tensor CausalSelfAttention::qkv(const Tensor& x, Readers readers) const {
-  // [B, T, (nh + 2 g) hs]: queries, keys, values side by side. Turned by RoPE, they are read by more
-  // than attention's products.
-  const Tensor qkv = c_attn.forward(x, rope_angles_.defined() ? Readers::anyone : readers);
+Tensor CausalSelfAttention::turned(const Tensor& qkv) const {
   if (!rope_angles_.defined()) return qkv;
   // Each query and key head turns by its token's position; the values pass through.
   return rope(qkv, rope_angles_.size(1), n_head_ + n_kv_head_, rope_angles_);
 }
 
-Tensor CausalSelfAttention::forward(const Tensor& x) {
+Tensor CausalSelfAttention::forward(const Tensor& x, const BlockTap& tap) {
+  // Queries, keys, values side by side; turned by RoPE, read by more than attention's products.
+  const Tensor projected = c_attn.forward(x, rope_angles_.defined() ? Readers::anyone : Readers::products);
+  const Tensor made = turned(projected);  // [B, T, (nh + 2 g) hs]
+  if (tap) tap(Tap::c_attn, projected), tap(Tap::qkv, made);
   // Each query head attends over the keys and values of its group's head; heads merged: [B, T, C].
-  AttentionResult att =
-      causal_self_attention(qkv(x, Readers::products), n_head_, n_kv_head_, memory_, Readers::products);
+  AttentionResult att = causal_self_attention(made, n_head_, n_kv_head_, tap ? AttentionMemory::weights : memory_,
+                                              Readers::products);
   weights_ = att.weights;  // [B, nh, T, T]
-  return c_proj.forward(att.y);
+  const Tensor y = c_proj.forward(att.y);
+  if (tap) tap(Tap::attn_weights, att.weights), tap(Tap::attn_heads, att.y), tap(Tap::attn, y);
+  return y;
+}
+
+void CausalSelfAttention::forward_row(const float* x, int64_t pos, KVCache& cache, RowScratch& s, float* y) const {
+  const int64_t hs = c_attn.weight.size(0) / (n_head_ + 2 * n_kv_head_), C = n_head_ * hs, KV = n_kv_head_ * hs;
+  float* qkv = s.qkv.data();
+  c_attn.forward_row(x, qkv);  // [C + 2 KV]: queries, keys, values
+  if (rope_angles_.defined()) rope_row(qkv, n_head_ + n_kv_head_, hs, pos, rope_theta_, s.angles.data());
+  std::copy_n(qkv + C, KV, cache.key(pos));
+  std::copy_n(qkv + C + KV, KV, cache.value(pos));
+  const int64_t first = std::max<int64_t>(0, pos - cache.capacity() + 1), n = pos - first + 1;  // the keys it sees
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  for (int64_t h = 0; h < n_head_; ++h) {
+    const float* q = qkv + h * hs;
+    const int64_t kvh = h / (n_head_ / n_kv_head_);  // the key/value head this query head reads
+    for (int64_t j = 0; j < n; ++j) {  // Q·Kᵀ ÷ √d_k over the cached keys, oldest first
+      const float* k = cache.key(first + j) + kvh * hs;
+      float dot = 0.0f;
+      for (int64_t d = 0; d < hs; ++d) dot += q[d] * k[d];
+      s.scores[j] = dot * scale;
+    }
+    softmax_row(s.scores.data(), n, s.scores.data());  // the attention weights
+    float* out = s.heads.data() + h * hs;
+    std::fill(out, out + hs, 0.0f);
+    for (int64_t j = 0; j < n; ++j) {  // weights · V
+      const float* v = cache.value(first + j) + kvh * hs;
+      for (int64_t d = 0; d < hs; ++d) out[d] += s.scores[j] * v[d];
+    }
+  }
+  c_proj.forward_row(s.heads.data(), y);
 }
 
 // ---- Block -------------------------------------------------------------------------------------
@@ -196,9 +254,27 @@ Block::Block(const GPTConfig& c, Init init, Tensor rope_angles)
   register_module("mlp", mlp);
 }
 
-Tensor Block::forward(const Tensor& x, const std::function<Tensor(const Tensor&)>& residual_dropout) {
-  const Tensor r = x + residual_dropout(attn.forward(ln_1.forward(x)));  // tokens gather context
-  return r + residual_dropout(mlp.forward(ln_2.forward(r)));             // each token thinks alone
+Tensor Block::forward(const Tensor& x, const std::function<Tensor(const Tensor&)>& residual_dropout,
+                      const BlockTap& tap) {
+  const Tensor n1 = ln_1.forward(x);
+  if (tap) tap(Tap::ln_1, n1);
+  const Tensor r = x + residual_dropout(attn.forward(n1, tap));  // tokens gather context
+  if (tap) tap(Tap::residual_attn, r);
+  const Tensor n2 = ln_2.forward(r);
+  if (tap) tap(Tap::ln_2, n2);
+  const Tensor out = r + residual_dropout(mlp.forward(n2, tap));  // each token thinks alone
+  if (tap) tap(Tap::residual_mlp, out);
+  return out;
+}
+
+void Block::forward_row(float* x, int64_t position, KVCache& cache, RowScratch& s) const {
+  const auto C = static_cast<int64_t>(s.out.size());
+  ln_1.forward_row(x, s.normed.data());
+  attn.forward_row(s.normed.data(), position, cache, s, s.out.data());
+  for (int64_t j = 0; j < C; ++j) x[j] += s.out[j];
+  ln_2.forward_row(x, s.normed.data());
+  mlp.forward_row(s.normed.data(), s, s.out.data());
+  for (int64_t j = 0; j < C; ++j) x[j] += s.out[j];
 }
 
 // ---- GPT ---------------------------------------------------------------------------------------
@@ -262,7 +338,7 @@ Tensor GPT::dropout_(const Tensor& x) {
   return dropout(x, config_.dropout, splitmix64(dropout_seed_ + dropout_counter_++), true);
 }
 
-Tensor GPT::embed(std::span<const int32_t> idx, int64_t B, int64_t T) {
+Tensor GPT::embed(std::span<const int32_t> idx, int64_t B, int64_t T, const ForwardTap& tap) {
   if (B <= 0 || T <= 0 || static_cast<int64_t>(idx.size()) != B * T)
     throw std::invalid_argument(fmt::format("GPT: {} token ids for a batch of B={} rows of T={}", idx.size(), B, T));
   if (T > config_.block_size)
@@ -272,21 +348,50 @@ Tensor GPT::embed(std::span<const int32_t> idx, int64_t B, int64_t T) {
     if (idx[i] < 0 || idx[i] >= config_.vocab_size)
       throw std::out_of_range(fmt::format("GPT: token id {} at position {} is out of range for vocab_size {}",
                                           idx[i], i, config_.vocab_size));
-  if (!wpe) return dropout_(wte.forward(idx, {B, T}));  // RoPE: positions enter inside attention
-  memory::Vector<int32_t> positions(T);
-  std::iota(positions.begin(), positions.end(), 0);
-  return dropout_(wte.forward(idx, {B, T}) + wpe->forward(positions, {T}));  // [B, T, C]
+  const Tensor tokens = wte.forward(idx, {B, T});  // [B, T, C]
+  if (tap) tap(-1, Tap::tok_emb, tokens);
+  Tensor x = tokens;  // RoPE: positions enter inside attention
+  if (wpe) {
+    memory::Vector<int32_t> positions(T);
+    std::iota(positions.begin(), positions.end(), 0);
+    const Tensor places = wpe->forward(positions, {T});  // [T, C]
+    if (tap) tap(-1, Tap::pos_emb, places);
+    x = tokens + places;
+  }
+  x = dropout_(x);
+  if (tap) tap(-1, Tap::embedding, x);
+  return x;
 }
 
-GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets) {
-  Tensor x = embed(idx, B, T);  // [B, T, C]
+void GPT::embed_row(int32_t token, int64_t position, float* x) const {
+  const int64_t C = config_.n_embd;
+  const float* row = wte.weight.data() + token * C;
+  if (!wpe) return void(std::copy_n(row, C, x));
+  const float* place = wpe->weight.data() + position * C;
+  for (int64_t j = 0; j < C; ++j) x[j] = row[j] + place[j];
+}
+
+void GPT::logits_row(const float* x, RowScratch& s, float* logits) const {
+  ln_f.forward_row(x, s.normed.data());
+  matvec(output_weight().data(), nullptr, s.normed.data(), logits, config_.vocab_size, config_.n_embd);
+}
+
+GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets,
+                       const ForwardTap& tap) {
+  Tensor x = embed(idx, B, T, tap);  // [B, T, C]
   auto residual_dropout = [this](const Tensor& t) { return dropout_(t); };
-  for (auto& block : h) x = block->forward(x, residual_dropout);
+  for (size_t l = 0; l < h.size(); ++l) {
+    BlockTap block_tap;
+    if (tap) block_tap = [&tap, l](Tap t, const Tensor& v) { tap(static_cast<int64_t>(l), t, v); };
+    x = h[l]->forward(x, residual_dropout, block_tap);
+  }
   x = ln_f.forward(x);
+  if (tap) tap(-1, Tap::ln_f, x);
   GPTOutput out;
   // [B, T, V]: x Wᵀ with W = wte [V, C] (tied) or lm_head's, read in place, and its gradient
   // written straight into W's (a transposed view would pass it through a [C, V] copy).
   out.logits = linear(x, output_weight(), Tensor());
+  if (tap) tap(-1, Tap::logits, out.logits);
   if (!targets.empty()) {
     if (static_cast<int64_t>(targets.size()) != B * T)
       throw std::invalid_argument(fmt::format("GPT: {} targets for {} positions", targets.size(), B * T));

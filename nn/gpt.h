@@ -75,6 +75,55 @@ MlpKind parse_mlp(const std::string& name);
 // building one: a checkpoint's datasets are checked against them before a model is allocated.
 std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& config);
 
+// ---- What a forward pass shows -----------------------------------------------------------------
+// The intermediates of a forward pass, in the order they are made. A view of the model (explain,
+// attention --steps and --trace) watches the one forward pass through a tap; none computes its own.
+enum class Tap {
+  tok_emb,        // wte[idx] [B, T, C]
+  pos_emb,        // wpe[0..T-1] [T, C]; learned positions only
+  embedding,      // x: the residual stream's start [B, T, C]
+  ln_1,           // [B, T, C]
+  c_attn,         // c_attn(ln_1(x)): every head's query, key and value [B, T, (nh + 2 g) hs]
+  qkv,            // the same, queries and keys turned by RoPE (c_attn's own tensor without RoPE)
+  attn_weights,   // softmax(mask(Q Kᵀ / √d_k)) [B, nh, T, T]
+  attn_heads,     // weights V, the heads side by side [B, T, C]
+  attn,           // c_proj(heads) [B, T, C]
+  residual_attn,  // x + attn [B, T, C]
+  ln_2,           // [B, T, C]
+  mlp_fc,         // c_fc(ln_2(x)): [B, T, H] (gelu) or [B, T, 2H] (swiglu: the gate, then up)
+  mlp_act,        // gelu(fc), or silu(gate) * up [B, T, H]
+  mlp,            // c_proj(act) [B, T, C]
+  residual_mlp,   // x + mlp: the block's output [B, T, C]
+  ln_f,           // [B, T, C]
+  logits,         // [B, T, V]
+};
+const char* name(Tap tap);  // "ln_1", "attn_weights", ...
+// Receives each intermediate as it is made; layer: the block's index, -1 outside the blocks. A
+// forward pass with a tap keeps every layer's attention weights, whatever the context.
+using ForwardTap = std::function<void(int64_t layer, Tap tap, const Tensor& value)>;
+using BlockTap = std::function<void(Tap tap, const Tensor& value)>;  // a block's, its index bound
+
+// ---- Decoding one position at a time (Generator) ----------------------------------------------
+// One layer's keys and values, a row of n_kv_head hs per position, for `capacity` positions in a
+// ring: once full, each new position overwrites the oldest.
+class KVCache {
+ public:
+  KVCache(int64_t capacity, int64_t width) : keys_(capacity * width), values_(capacity * width), capacity_(capacity), width_(width) {}
+  float* key(int64_t position) { return keys_.data() + (position % capacity_) * width_; }
+  float* value(int64_t position) { return values_.data() + (position % capacity_) * width_; }
+  int64_t capacity() const { return capacity_; }
+
+ private:
+  std::vector<float> keys_, values_;
+  int64_t capacity_, width_;
+};
+
+// The rows one position's pass writes into, sized for a config once: no allocation per token.
+struct RowScratch {
+  explicit RowScratch(const GPTConfig& config);
+  std::vector<float> normed, qkv, heads, hidden, out, scores, angles;
+};
+
 // The normalization before each sublayer and at the end: LayerNorm (GPT-2's; with a bias when
 // the config has biases) or RMSNorm (Llama's: weight only).
 class Norm : public Module {
@@ -97,7 +146,8 @@ class Norm : public Module {
 class MLP : public Module {
  public:
   explicit MLP(const GPTConfig& config, Init init = Init::pytorch);
-  Tensor forward(const Tensor& x) const;  // [B, T, C] -> [B, T, C]
+  Tensor forward(const Tensor& x, const BlockTap& tap = {}) const;  // [B, T, C] -> [B, T, C]
+  void forward_row(const float* x, RowScratch& scratch, float* y) const;  // one position: [C] -> [C]
   MlpKind kind() const { return kind_; }
   Linear c_fc, c_proj;
 
@@ -113,10 +163,11 @@ class CausalSelfAttention : public Module {
   // rope_angles: the model's table (rope_angles(block_size, hs, theta), shared by its layers); made
   // here when the config has RoPE and none is given.
   explicit CausalSelfAttention(const GPTConfig& config, Init init = Init::pytorch, Tensor rope_angles = {});
-  Tensor forward(const Tensor& x);          // [B, T, C] -> [B, T, C]
-  // The queries, keys and values the heads attend with: c_attn(x), turned by RoPE where the config
-  // says so. [B, T, (n_head + 2 n_kv_head) hs]. readers: precision.h (forward: attention's products).
-  Tensor qkv(const Tensor& x, Readers readers = Readers::anyone) const;
+  Tensor forward(const Tensor& x, const BlockTap& tap = {});  // [B, T, C] -> [B, T, C]
+  // One position's attention over the positions `cache` holds (its own key and value added first):
+  // x the normalized row [C], y [C]. Position `position` counts from the text's start; a RoPE
+  // model turns by it, past block_size too.
+  void forward_row(const float* x, int64_t position, KVCache& cache, RowScratch& scratch, float* y) const;
   const Tensor& weights() const { return weights_; }  // [B, nh, T, T] of the last forward
   // automatic: the weights are kept below T = 512 and recomputed in backward from there on
   // (ops.h); weights: always kept, so that weights() can show them.
@@ -124,7 +175,9 @@ class CausalSelfAttention : public Module {
   Linear c_attn, c_proj;
 
  private:
+  Tensor turned(const Tensor& qkv) const;  // c_attn's product, queries and keys turned by RoPE
   int64_t n_head_, n_kv_head_;
+  float rope_theta_;
   Tensor rope_angles_;  // [block_size, hs]; undefined without RoPE
   AttentionMemory memory_ = AttentionMemory::automatic;
   Tensor weights_;
@@ -134,7 +187,10 @@ class CausalSelfAttention : public Module {
 class Block : public Module {
  public:
   explicit Block(const GPTConfig& config, Init init = Init::pytorch, Tensor rope_angles = {});
-  Tensor forward(const Tensor& x, const std::function<Tensor(const Tensor&)>& residual_dropout);
+  Tensor forward(const Tensor& x, const std::function<Tensor(const Tensor&)>& residual_dropout,
+                 const BlockTap& tap = {});
+  // forward for one position, x [C] updated in place (no dropout: decoding).
+  void forward_row(float* x, int64_t position, KVCache& cache, RowScratch& scratch) const;
   Norm ln_1;
   CausalSelfAttention attn;
   Norm ln_2;
@@ -159,12 +215,18 @@ class GPT : public Module {
   void init_weights(uint64_t seed);
   void reset_parameters(uint64_t seed) override { init_weights(seed); }
 
-  // idx, targets: B*T token ids, row-major [B, T]; 1 <= T <= block_size.
-  GPTOutput forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets = {});
+  // idx, targets: B*T token ids, row-major [B, T]; 1 <= T <= block_size. `tap` sees every
+  // intermediate (Tap) as it is made.
+  GPTOutput forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets = {},
+                    const ForwardTap& tap = {});
   // The residual stream's start, forward's first step: x = wte[idx] + wpe[0..T-1], [B, T, C]
   // (wte[idx] alone with RoPE; dropout applied while training). The blocks, ln_f and the output
   // layer follow.
-  Tensor embed(std::span<const int32_t> idx, int64_t B, int64_t T);
+  Tensor embed(std::span<const int32_t> idx, int64_t B, int64_t T, const ForwardTap& tap = {});
+  // The row forms of embed and of the end of forward, for one position (Generator): x [C] of
+  // `token` at `position` (below block_size with learned positions); logits [V] of the row x.
+  void embed_row(int32_t token, int64_t position, float* x) const;
+  void logits_row(const float* x, RowScratch& scratch, float* logits) const;
 
   // After a forward pass: the attention weights of `layer`, [B, nh, T, T]; row i of head h of
   // batch row b is how much query i drew from each key j <= i. Contexts of 512 tokens or more

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tinygpt/autograd/inference.h"
 #include "tinygpt/nn/init.h"
 
 namespace tinygpt::nn {
@@ -20,6 +21,10 @@ void Linear::reset_parameters(uint64_t seed) {
 }
 
 Tensor Linear::forward(const Tensor& x, Readers readers) const { return linear(x, weight, bias, readers); }
+
+void Linear::forward_row(const float* x, float* y) const {
+  matvec(weight.data(), bias.defined() ? bias.data() : nullptr, x, y, weight.size(0), weight.size(1));
+}
 
 Embedding::Embedding(int64_t num, int64_t dim, std::optional<uint64_t> seed, Init init) {
   weight = register_parameter("weight", Tensor::empty({num, dim}));

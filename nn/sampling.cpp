@@ -88,7 +88,9 @@ std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, con
       if (on_text) on_text(piece);
     }
     if (n + 1 == o.tokens) break;
-    logits = gen.length() < block ? &gen.feed(next) : &refill(block);  // slide when full
+    // Past the block a RoPE model's cache slides on; a learned-position one keeps the last half of
+    // the block, re-encoded from position 0, and fills the other half again.
+    logits = gen.length() < block || gen.slides() ? &gen.feed(next) : &refill(std::max<int64_t>(1, block / 2));
   }
   if (!pending.empty()) {
     const std::string piece = data::sanitize_utf8(pending);

@@ -2,7 +2,7 @@
 // Sampling text from a GPT, in one place: the key/value cache that decodes one position at a time
 // (each new token costs one position, not a forward pass over the whole context), the choice of
 // the next token from the logits (temperature, top-k, a uniform draw), and text generation with a
-// seed (same seed, same text) that slides the context past block_size.
+// seed (same seed, same text) that goes on past block_size.
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -14,26 +14,27 @@
 
 namespace tinygpt::nn {
 
-// Incremental decoding over the model's weights with the ops' own row functions (no graph, no
-// gradients).
+// Incremental decoding over the model's weights, one position at a time, through the modules' row
+// forms (Block::forward_row and the rest: GPT::forward's arithmetic for one row, no graph).
 class Generator {
  public:
   explicit Generator(const GPT& model);  // reads `model` as it lives: it must outlive the generator
   explicit Generator(GPT&& model) = delete;
-  // Appends `token` at the next position (at most block_size) and returns the logits [V] of the
-  // token that follows it.
+  // Appends `token` at the next position and returns the logits [V] of the token that follows it.
+  // Past block_size positions a RoPE model goes on, each position attending over the last
+  // block_size (the oldest keys dropped, those kept as they were made); a learned-position model
+  // throws there (its positions are fixed: reset and feed the text again).
   const std::vector<float>& feed(int32_t token);
+  bool slides() const;  // whether feed goes on past block_size (RoPE)
   int64_t length() const { return length_; }
   void reset() { length_ = 0; }
 
  private:
-  void attend(int64_t layer);  // x += c_proj(attention of this position over the cache)
-  void feed_forward(int64_t layer);
-
   const GPT& model_;
   int64_t length_ = 0;
-  std::vector<std::vector<float>> keys_, values_;  // per layer: [block_size, n_kv_head hs]
-  std::vector<float> x_, normed_, qkv_, heads_, angles_, hidden_, out_, scores_, logits_;
+  std::vector<KVCache> caches_;  // per layer
+  RowScratch scratch_;
+  std::vector<float> x_, logits_;  // [C] the residual stream, [V]
 };
 
 // Choosing the next token from a model's logits [V]. The caller draws `uniform` in [0, 1) (from
@@ -57,6 +58,9 @@ struct SampleOptions {
 
 // Generates, calling on_text with each piece of valid UTF-8 text as soon as it is complete
 // (a BPE token may end inside a character). Returns the generated text (without the prompt).
+// Past block_size a RoPE model's context slides a token at a time (Generator::feed); a learned-
+// position model's, once full, drops to its last block_size / 2 tokens, encoded again from
+// position 0, and fills up again.
 std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& options,
                      const std::function<void(const std::string&)>& on_text = {});
 

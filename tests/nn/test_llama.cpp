@@ -156,3 +156,55 @@ TEST_CASE("llama pieces: invalid settings are refused with the reason", "[gpt][l
   REQUIRE(GPTConfig{}.gpt2_shaped());
   REQUIRE_FALSE(llama_style(GPTConfig{}).gpt2_shaped());
 }
+
+TEST_CASE("llama pieces: a tapped forward shows what it computes, in order, and the same logits",
+          "[gpt][llama][tap]") {
+  for (const auto& [label, c] : variants()) {
+    INFO(label);
+    GPT model(c, 5);
+    spread(model, 50);
+    const std::vector<int32_t> ids = random_ids(c.block_size, c.vocab_size, 6);
+    NoGradGuard no_grad;
+    const std::vector<float> plain = model.forward(ids, 1, c.block_size).logits.to_vector();
+    std::vector<std::string> seen;
+    Tensor logits, residual, added, last;
+    const std::vector<float> tapped =
+        model.forward(ids, 1, c.block_size, {}, [&](int64_t l, Tap tap, const Tensor& v) {
+          seen.push_back(std::to_string(l) + name(tap));
+          if (tap == Tap::embedding || tap == Tap::residual_attn) residual = v;
+          if (tap == Tap::attn || tap == Tap::mlp) added = v;
+          if (tap == Tap::residual_attn || tap == Tap::residual_mlp)  // each residual is what it adds
+            REQUIRE(v.to_vector() == (last + added).to_vector());
+          if (tap == Tap::embedding || tap == Tap::residual_attn || tap == Tap::residual_mlp) last = v;
+          if (tap == Tap::logits) logits = v;
+        }).logits.to_vector();
+    REQUIRE(tapped == plain);
+    REQUIRE(logits.to_vector() == plain);
+    REQUIRE(seen.front() == "-1tok_emb");
+    REQUIRE(seen.back() == "-1logits");
+    // Every block shows its 12 intermediates.
+    REQUIRE(seen.size() == static_cast<size_t>(2 + (c.position == PositionKind::learned) + 12 * c.n_layer + 2));
+  }
+}
+
+TEST_CASE("llama pieces: past block_size a RoPE model's cache slides on, attending over the last block",
+          "[gpt][llama][sample]") {
+  for (auto [label, c] : variants()) {
+    if (c.position != PositionKind::rope) continue;
+    INFO(label);
+    c.n_layer = 1;  // its keys are its tokens' own: no earlier layer mixes in the dropped token
+    GPT model(c, 7);
+    spread(model, 71);
+    const std::vector<int32_t> ids = random_ids(c.block_size + 1, c.vocab_size, 9);
+    NoGradGuard no_grad;
+    Generator gen(model);
+    REQUIRE(gen.slides());
+    std::vector<float> last;
+    for (const int32_t id : ids) last = gen.feed(id);
+    // So the last logits are the forward pass's over the last block_size tokens (RoPE: relative).
+    const std::vector<float> full =
+        model.forward(std::span(ids).subspan(1), 1, c.block_size).logits.to_vector();
+    for (int64_t v = 0; v < c.vocab_size; ++v)
+      REQUIRE(last[v] == Approx(full[(c.block_size - 1) * c.vocab_size + v]).margin(1e-4));
+  }
+}
