@@ -19,7 +19,7 @@
 namespace tinygpt::data {
 
 namespace {
-// Where a file is cut into blocks: where the ids cannot change (docs/data-format.md). A
+// Where a file is cut into blocks, by the fixed rule docs/data-format.md gives. A
 // SentencePiece model prefixes each text with "▁": a file is cut only before a space the model's
 // dummy prefix stands for (SentencePieceTokenizer::cuts_at_spaces), or not at all.
 BlockCut cut_for(const Tokenizer& t) {
@@ -120,7 +120,7 @@ class BlockSource {
 
  private:
   static constexpr size_t kBlockBytes = size_t{1} << 20;  // small enough that every thread gets blocks of a 10 MB file
-  static constexpr size_t kSentencePieceBlockBytes = size_t{1} << 13;  // its BPE heap stays in cache: docs/performance.md
+  static constexpr size_t kSentencePieceBlockBytes = size_t{1} << 13;  // a BPE heap or unigram lattice stays in cache: docs/performance.md
   BlockCut cut_;
   const std::vector<std::string>& files_;
   size_t file_ = 0;

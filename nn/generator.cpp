@@ -18,8 +18,8 @@ bool Generator::slides() const { return model_.config().position == PositionKind
 const std::vector<float>& Generator::feed(int32_t token) {
   const GPTConfig& c = model_.config();
   if (length_ >= c.block_size && !slides())
-    throw std::logic_error(fmt::format("Generator: the cache is full ({} positions, learned: reset and feed the text "
-                                       "again)",
+    throw std::logic_error(fmt::format("Generator: the cache is full ({} positions; learned positions end there: "
+                                       "reset and feed the text again)",
                                        c.block_size));
   if (token < 0 || token >= c.vocab_size)
     throw std::out_of_range(fmt::format("Generator: token id {} is out of range for vocab_size {}", token, c.vocab_size));

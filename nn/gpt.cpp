@@ -220,15 +220,17 @@ void CausalSelfAttention::forward_row(const float* x, int64_t pos, KVCache& cach
   float* qkv = s.qkv.data();
   c_attn.forward_row(x, qkv);  // [C + 2 KV]: queries, keys, values
   if (rope_angles_.defined()) rope_row(qkv, n_head_ + n_kv_head_, hs, pos, rope_theta_, s.angles.data());
-  std::copy_n(qkv + C, KV, cache.key(pos));
-  std::copy_n(qkv + C + KV, KV, cache.value(pos));
+  const int64_t here = cache.slot(pos);
+  std::copy_n(qkv + C, KV, cache.key(here));
+  std::copy_n(qkv + C + KV, KV, cache.value(here));
   const int64_t first = std::max<int64_t>(0, pos - cache.capacity() + 1), n = pos - first + 1;  // the keys it sees
+  const int64_t oldest = cache.slot(first), slots = cache.capacity();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   for (int64_t h = 0; h < n_head_; ++h) {
     const float* q = qkv + h * hs;
     const int64_t kvh = h / (n_head_ / n_kv_head_);  // the key/value head this query head reads
-    for (int64_t j = 0; j < n; ++j) {  // Q·Kᵀ ÷ √d_k over the cached keys, oldest first
-      const float* k = cache.key(first + j) + kvh * hs;
+    for (int64_t j = 0, slot = oldest; j < n; ++j, slot = slot + 1 == slots ? 0 : slot + 1) {  // Q·Kᵀ ÷ √d_k, oldest first
+      const float* k = cache.key(slot) + kvh * hs;
       float dot = 0.0f;
       for (int64_t d = 0; d < hs; ++d) dot += q[d] * k[d];
       s.scores[j] = dot * scale;
@@ -236,8 +238,8 @@ void CausalSelfAttention::forward_row(const float* x, int64_t pos, KVCache& cach
     softmax_row(s.scores.data(), n, s.scores.data());  // the attention weights
     float* out = s.heads.data() + h * hs;
     std::fill(out, out + hs, 0.0f);
-    for (int64_t j = 0; j < n; ++j) {  // weights · V
-      const float* v = cache.value(first + j) + kvh * hs;
+    for (int64_t j = 0, slot = oldest; j < n; ++j, slot = slot + 1 == slots ? 0 : slot + 1) {  // weights · V
+      const float* v = cache.value(slot) + kvh * hs;
       for (int64_t d = 0; d < hs; ++d) out[d] += s.scores[j] * v[d];
     }
   }

@@ -105,12 +105,14 @@ using BlockTap = std::function<void(Tap tap, const Tensor& value)>;  // a block'
 
 // ---- Decoding one position at a time (Generator) ----------------------------------------------
 // One layer's keys and values, a row of n_kv_head hs per position, for `capacity` positions in a
-// ring: once full, each new position overwrites the oldest.
+// ring: position p lives in slot p % capacity, so once full each new position overwrites the oldest.
 class KVCache {
  public:
-  KVCache(int64_t capacity, int64_t width) : keys_(capacity * width), values_(capacity * width), capacity_(capacity), width_(width) {}
-  float* key(int64_t position) { return keys_.data() + (position % capacity_) * width_; }
-  float* value(int64_t position) { return values_.data() + (position % capacity_) * width_; }
+  KVCache(int64_t capacity, int64_t width)
+      : keys_(capacity * width), values_(capacity * width), capacity_(capacity), width_(width) {}
+  float* key(int64_t slot) { return keys_.data() + slot * width_; }
+  float* value(int64_t slot) { return values_.data() + slot * width_; }
+  int64_t slot(int64_t position) const { return position % capacity_; }
   int64_t capacity() const { return capacity_; }
 
  private:
