@@ -60,19 +60,22 @@ class Arrays {
   std::string members_;
 };
 
-// Row i of a [1, T, C] tensor's mean and (biased) variance, in double: what LayerNorm normalizes by.
-void add_moments(Arrays& a, const std::string& name, const Tensor& x) {
+// Row i of a [1, T, C] tensor's statistics, in double, as its norm divides by them: LayerNorm's
+// mean and (biased) variance, RMSNorm's mean of squares.
+void add_moments(Arrays& a, const std::string& name, const Tensor& x, nn::NormKind kind) {
   const int64_t T = x.size(1), C = x.size(2);
   const std::vector<float> v = x.contiguous().to_vector();
-  std::vector<float> mean(T), var(T);
+  std::vector<float> mean(T), var(T), square(T);
   for (int64_t t = 0; t < T; ++t) {
-    double s = 0, ss = 0;
-    for (int64_t c = 0; c < C; ++c) s += v[t * C + c];
+    double s = 0, ss = 0, sq = 0;
+    for (int64_t c = 0; c < C; ++c) s += v[t * C + c], sq += static_cast<double>(v[t * C + c]) * v[t * C + c];
     const double m = s / C;
     for (int64_t c = 0; c < C; ++c) ss += (v[t * C + c] - m) * (v[t * C + c] - m);
     mean[t] = static_cast<float>(m);
     var[t] = static_cast<float>(ss / C);
+    square[t] = static_cast<float>(sq / C);
   }
+  if (kind == nn::NormKind::rmsnorm) return a.add(name + ".ms", {T}, square);
   a.add(name + ".mean", {T}, mean);
   a.add(name + ".var", {T}, var);
 }
@@ -112,13 +115,13 @@ void add_logits(Arrays& a, const Tensor& logits, std::vector<int32_t>& candidate
 // One layer's attention, every head, [H, T, T] each: the weights, and with `steps` the scores Q·Kᵀ
 // and ÷√d_k, taken apart as attention --steps does (head_steps).
 void add_heads(Arrays& a, const std::string& prefix, const Tensor& qkv, const AttentionResult& result, int64_t n_head,
-               bool steps) {
+               int64_t n_kv_head, bool steps) {
   const int64_t T = qkv.size(1);
   a.add(prefix + "weights", {n_head, T, T}, result.weights.contiguous().to_vector());  // [1, nh, T, T]
   if (!steps) return;
   std::vector<float> scores, scaled;
   for (int64_t h = 0; h < n_head; ++h) {
-    const AttentionSteps s = head_steps(qkv, result, n_head, n_head, h);
+    const AttentionSteps s = head_steps(qkv, result, n_head, n_kv_head, h);
     scores.insert(scores.end(), s.scores.begin(), s.scores.end());
     scaled.insert(scaled.end(), s.scaled.begin(), s.scaled.end());
   }
@@ -149,28 +152,31 @@ std::string walk(nn::GPT& model, const std::vector<int32_t>& ids, bool full, con
         x = value;
         append_row_norms(norms, value);
         if (full) a.add("x0", value);
+        if (full && c.position == nn::PositionKind::rope) a.add("rope", rope_angles(T, c.head_size(), c.rope_theta));
         break;
       case nn::Tap::ln_1: if (detail) a.add(p + "in", x); break;
+      case nn::Tap::c_attn: if (detail && c.position == nn::PositionKind::rope) a.add(p + "c_attn", value); break;
       case nn::Tap::qkv: qkv = value; if (detail) a.add(p + "qkv", value); break;
       case nn::Tap::attn_weights: weights = value; break;
       case nn::Tap::attn_heads:
-        add_heads(a, p, qkv, AttentionResult{value, weights}, c.n_head, detail);
+        add_heads(a, p, qkv, AttentionResult{value, weights}, c.n_head, c.kv_heads(), detail);
         if (detail) a.add(p + "y", value);
         break;
       case nn::Tap::attn: if (detail) a.add(p + "attn", value); break;
       case nn::Tap::residual_attn:
         append_row_norms(norms, value);
-        if (detail) a.add(p + "mid", value), add_moments(a, p + "ln2", value);
+        if (detail) a.add(p + "mid", value), add_moments(a, p + "ln2", value, c.norm);
         break;
       case nn::Tap::ln_2: if (detail) a.add(p + "ln2", value); break;
-      case nn::Tap::mlp_act: if (detail) a.add(p + "gelu", value); break;
+      case nn::Tap::mlp_fc: if (detail && c.mlp == nn::MlpKind::swiglu) a.add(p + "fc", value); break;  // gate, up
+      case nn::Tap::mlp_act: if (detail) a.add(p + "act", value); break;
       case nn::Tap::mlp: if (detail) a.add(p + "mlp", value); break;
       case nn::Tap::residual_mlp:
         x = value;
         append_row_norms(norms, value);
-        if (detail) {  // γ and β of the LayerNorm the page opens up
+        if (detail) {  // γ (and β) of the norm the page opens up
           a.add(p + "ln_2.weight", block->ln_2.weight);
-          a.add(p + "ln_2.bias", block->ln_2.bias);
+          if (block->ln_2.bias.defined()) a.add(p + "ln_2.bias", block->ln_2.bias);
           a.add(p + "out", value);
         }
         break;
@@ -230,6 +236,15 @@ std::string candidate_labels_json(const data::Tokenizer& tokenizer, std::vector<
   return "{" + out + "}";
 }
 
+// The pieces the page draws differently: "norm", "position", "mlp", "n_kv_head", "hidden", "bias",
+// "tie", "norm_eps", "rope_theta".
+std::string architecture_json(const nn::GPTConfig& c) {
+  return fmt::format("\"norm\": \"{}\", \"position\": \"{}\", \"mlp\": \"{}\", \"n_kv_head\": {}, \"hidden\": {}, "
+                     "\"bias\": {}, \"tie\": {}, \"norm_eps\": {}, \"rope_theta\": {}",
+                     nn::name(c.norm), nn::name(c.position), nn::name(c.mlp), c.kv_heads(), c.hidden(), c.bias,
+                     c.tie_embeddings, c.norm_eps, c.rope_theta);
+}
+
 std::string model_json(const ExplainModel& m, const std::string& arrays) {
   return fmt::format("{{\"name\": {}, \"iteration\": {}, \"arrays\": {}}}", data::json::quote(m.name), m.iteration,
                      arrays);
@@ -275,8 +290,11 @@ std::vector<int64_t> explain_layers(const nn::GPTConfig& c, int64_t T, int64_t s
   std::sort(asked.begin(), asked.end());
   asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
   if (!asked.empty()) return asked;
-  // A layer in full: Q, K, V; scores and ÷√d_k of every head; seven [T, C] rows; the GELU's [T, 4C].
-  const int64_t per_layer = page_bytes(T * 3 * C + 2 * H * T * T + 7 * T * C + 4 * T * C);
+  // A layer in full: Q, K, V (and before RoPE); scores and ÷√d_k of every head; seven [T, C] rows;
+  // the MLP's hidden rows (and SwiGLU's gate and up).
+  const int64_t qkv = (H + 2 * c.kv_heads()) * c.head_size() * (c.position == nn::PositionKind::rope ? 2 : 1);
+  const int64_t hidden = c.hidden() * (c.mlp == nn::MlpKind::swiglu ? 3 : 1);
+  const int64_t per_layer = page_bytes(T * qkv + 2 * H * T * T + 7 * T * C + T * hidden);
   // Every model: its maps and its logits (or each position's candidates and their ids); wte, wpe, x.
   const int64_t logits = T * (c.vocab_size <= kFullVocab ? c.vocab_size : 2 * kTopCandidates);
   const int64_t always = page_bytes((1 + snapshots) * (H * T * T * L + logits) + 3 * T * C);
@@ -289,12 +307,6 @@ std::vector<int64_t> explain_layers(const nn::GPTConfig& c, int64_t T, int64_t s
 ExplainPage explain_page(const ExplainInput& in) {
   nn::GPT& model = *in.main.model;
   const nn::GPTConfig& c = model.config();
-  if (!c.gpt2_shaped())  // the page draws wpe, LayerNorm's γ and β, GELU and full heads
-    throw std::invalid_argument(fmt::format(
-        "explain: the page opens up GPT-2-shaped models; this one has norm {}, position {}, mlp {}, {} key/value "
-        "heads, bias {}, tied output {} (attention --steps and --trace show every model)",
-        nn::name(c.norm), nn::name(c.position), nn::name(c.mlp), c.kv_heads(), c.bias ? "on" : "off",
-        c.tie_embeddings ? "yes" : "no"));
   ExplainPage page;
   std::vector<int32_t> ids = in.tokenizer->encode(in.text, "--text");
   if (ids.empty()) throw std::invalid_argument("explain: --text is empty: give at least one character");
@@ -329,11 +341,11 @@ ExplainPage explain_page(const ExplainInput& in) {
   for (const std::string& n : page.notes) notes += (notes.empty() ? "" : ", ") + data::json::quote(n);
   const std::string data = fmt::format(
       "{{\"format\": \"tinygpt-explain\", \"version\": 1, \"language\": {}, \"text\": {}, \"config\": {{\"vocab_size\": {}, "
-      "\"block_size\": {}, \"n_layer\": {}, \"n_head\": {}, \"n_embd\": {}, \"d_k\": {}}}, \"tokenizer\": \"{}\", "
+      "\"block_size\": {}, \"n_layer\": {}, \"n_head\": {}, \"n_embd\": {}, \"d_k\": {}, {}}}, \"tokenizer\": \"{}\", "
       "\"detail_layers\": [{}], \"tokens\": {}, \"vocab\": {}, \"candidate_labels\": {}, \"notes\": [{}], \"loss\": {}, "
       "\"model\": {}, \"snapshots\": [{}]}}",
       data::json::quote(in.language), data::json::quote(data::sanitize_utf8(in.tokenizer->decode(ids))), c.vocab_size,
-      c.block_size, c.n_layer, c.n_head, c.n_embd, c.n_embd / c.n_head, in.tokenizer->kind(), fmt::join(layers, ", "),
+      c.block_size, c.n_layer, c.n_head, c.n_embd, c.head_size(), architecture_json(c), in.tokenizer->kind(), fmt::join(layers, ", "),
       tokens_json(token_views(*in.tokenizer, ids)), vocab_json(*in.tokenizer, c.vocab_size), labels, notes,
       loss_json(in.loss), model_json(in.main, main_arrays), snapshots);
 

@@ -5,6 +5,9 @@
   const D = JSON.parse(document.getElementById("tinygpt-data").textContent);
   const C = D.config, T = D.tokens.length, H = C.n_head, L = C.n_layer, dk = C.d_k, E = C.n_embd;
   const DETAILED = D.detail_layers;  // the layers shown in full; every layer has its maps
+  // The architecture's pieces: GPT-2's (LayerNorm, learned positions, GELU) or the Llama family's.
+  const G = C.n_kv_head, ROPE = C.position === "rope", RMS = C.norm === "rmsnorm", SWIGLU = C.mlp === "swiglu";
+  const kvOf = (h) => Math.floor(h / (H / G));  // the key/value head query head h reads
   const SVGNS = "http://www.w3.org/2000/svg";
   const $ = (id) => document.getElementById(id);
 
@@ -19,8 +22,8 @@
       "p.embed": "Each token starts as its token vector (wte[id]) plus its position vector (wpe[position]): one row of colours per token. Below: the length |x| of the chosen token's vector in the residual stream after each step.",
       "p.attention": "In each head, every token makes a query (what it looks for), a key (what it offers) and a value (what it passes on). Step through: scores Q·Kᵀ, divided by √d_k, the causal mask (a token cannot see later ones), softmax, and the weighted sum of values.",
       "p.maps": "The attention weights of every head: a row is a query token, a column a key token. Choose one to open it above (* marks a layer this page holds as maps only).",
-      "p.block": "After attention, the heads are put side by side and projected (c_proj), added to the residual stream, normalized (LayerNorm) and passed through the feed-forward network (c_fc, GELU, c_proj), which is added again.",
-      "p.output": "At the chosen position, the final LayerNorm and the output layer (the token embeddings, tied) give a score for every token; softmax with a temperature turns them into probabilities.",
+      "p.block": "After attention, the heads are put side by side and projected (c_proj), added to the residual stream, normalized ({norm}) and passed through the feed-forward network ({mlp}), which is added again.",
+      "p.output": "At the chosen position, the final {norm} and the output layer ({head}) give a score for every token; softmax with a temperature turns them into probabilities.",
       "p.training": "Snapshots saved during training (train --snapshot-every): move the slider to see the attention maps and the probabilities at each.",
       layer: "layer", head: "head", prev: "◀ previous", next: "next ▶", "copy.csv": "copy as CSV", "copy.json": "copy as JSON",
       "save.svg": "save as SVG", temperature: "temperature", topk: "top-k (0: all)",
@@ -35,8 +38,22 @@
       "maps.only": "layer {l} is in this page as maps only: run explain with --layers {l} to take it apart",
       "norm.title": "|x| of the chosen token after each step", copied: "copied", "model.line": "{L} layers, {H} heads, {E} embd (d_k = {dk}), vocab {V}, {T} tokens",
       residual: "residual stream in (x)", "heads.concat": "heads side by side (y)", proj: "projected: c_proj(y)",
-      mid: "x + attention", ln2: "ln_2(x): (x − mean) / √(var + 1e-5) · γ + β", gelu: "GELU(c_fc(ln_2(x)))", mlp: "mlp: c_proj(GELU(...))",
+      mid: "x + attention", ln2: "ln_2(x): (x − mean) / √(var + {eps}) · γ{beta}", gelu: "GELU(c_fc(ln_2(x)))", mlp: "mlp: c_proj(GELU(...))",
       out: "x + mlp: the block's output", mean: "mean", variance: "variance", gamma: "γ (ln_2.weight)", beta: "β (ln_2.bias)",
+      "p.embed.rope": "Each token starts as its token vector (wte[id]) alone: this model has no position vectors. Positions enter inside attention, where RoPE turns each query and key by its position (section 3). Below: the length |x| of the chosen token's vector in the residual stream after each step.",
+      "mlp.gelu": "c_fc, GELU, c_proj", "mlp.swiglu": "c_fc makes a gate and an up projection; silu(gate)·up; c_proj",
+      "head.tied": "the token embeddings, tied", "head.own": "lm_head, a matrix of its own",
+      "ln2.rms": "ln_2(x): x / √(mean(x²) + {eps}) · γ", "mean.square": "mean(x²)",
+      "act.swiglu": "silu(gate)·up", gate: "gate: c_fc(ln_2(x)), first half", up: "up: c_fc(ln_2(x)), second half",
+      "mlp.out.swiglu": "mlp: c_proj(silu(gate)·up)",
+      "h.rope": "RoPE: queries and keys turned by their position",
+      "p.rope": "RoPE cuts each head's query and key into pairs of dimensions (2p, 2p+1) and turns pair p of the token at position i by the angle a = i·θ^(−2p/d_k), θ = {theta}: (x₀, x₁) → (x₀·cos a − x₁·sin a, x₀·sin a + x₁·cos a). Values are not turned. Because the query and the key are both turned, Q[i]·K[j] depends on how far apart i and j are, not on where they are. The table: the chosen token's pairs in this layer and head; the arrows: its first pairs of q, each drawn to the circle, before (grey) and after (blue).",
+      "rope.of": "{token} at position {i}, layer {l}, head {h} (key/value head {g})", pair: "pair p", angle: "angle a",
+      before: "before", after: "after", "rope.turn": "RoPE turns pair {p} of position {i} by a = {i}·{theta}^(−{twop}/{dk}) = {a}",
+      "before.rope": "before RoPE (c_attn)", "kv.share": "query heads sharing key/value head {g}: {qs}",
+      "arch.layernorm": "LayerNorm", "arch.rmsnorm": "RMSNorm", "arch.learned": "learned positions", "arch.rope": "RoPE",
+      "arch.gelu": "GELU", "arch.swiglu": "SwiGLU", "arch.kv": "{G} key/value heads", "arch.kv1": "1 key/value head", "arch.bias": "biases", "arch.nobias": "no biases",
+      "arch.tied": "tied output", "arch.own": "lm_head",
     },
     ko: {
       title: "tinygpt: 모델이 이 글을 읽는 방법",
@@ -46,8 +63,8 @@
       "p.embed": "각 토큰은 토큰 벡터(wte[id])와 위치 벡터(wpe[위치])의 합으로 시작합니다: 토큰마다 한 줄의 색. 아래: 고른 토큰의 벡터 길이 |x|가 단계마다 어떻게 바뀌는지.",
       "p.attention": "헤드마다 각 토큰은 쿼리(찾는 것), 키(내보이는 것), 값(전달하는 것)을 만듭니다. 단계별로: 점수 Q·Kᵀ, √d_k로 나누기, 인과 마스크(뒤의 토큰은 볼 수 없음), 소프트맥스, 값의 가중합.",
       "p.maps": "모든 헤드의 어텐션 가중치: 행은 쿼리 토큰, 열은 키 토큰입니다. 하나를 고르면 위에서 열립니다(*: 이 페이지에 지도로만 있는 층).",
-      "p.block": "어텐션 뒤에 헤드들을 나란히 붙여 투영(c_proj)하고, 잔차 스트림에 더하고, 정규화(LayerNorm)한 뒤 피드포워드 신경망(c_fc, GELU, c_proj)을 거쳐 다시 더합니다.",
-      "p.output": "고른 위치에서 마지막 LayerNorm과 출력층(토큰 임베딩을 공유)이 모든 토큰의 점수를 내고, 온도를 둔 소프트맥스가 확률로 바꿉니다.",
+      "p.block": "어텐션 뒤에 헤드들을 나란히 붙여 투영(c_proj)하고, 잔차 스트림에 더하고, 정규화({norm})한 뒤 피드포워드 신경망({mlp})을 거쳐 다시 더합니다.",
+      "p.output": "고른 위치에서 마지막 {norm}과 출력층({head})이 모든 토큰의 점수를 내고, 온도를 둔 소프트맥스가 확률로 바꿉니다.",
       "p.training": "학습 중 저장한 스냅숏(train --snapshot-every): 슬라이더를 움직여 각 시점의 어텐션 지도와 확률을 봅니다.",
       layer: "층", head: "헤드", prev: "◀ 이전", next: "다음 ▶", "copy.csv": "CSV로 복사", "copy.json": "JSON으로 복사",
       "save.svg": "SVG로 저장", temperature: "온도", topk: "top-k (0: 전부)",
@@ -62,8 +79,22 @@
       "maps.only": "{l}층은 이 페이지에 지도로만 있습니다: explain에 --layers {l}을 주면 자세히 봅니다",
       "norm.title": "단계마다 고른 토큰의 |x|", copied: "복사됨", "model.line": "{L}층, 헤드 {H}개, 임베딩 {E} (d_k = {dk}), 어휘 {V}, 토큰 {T}개",
       residual: "들어오는 잔차 스트림 (x)", "heads.concat": "나란히 붙인 헤드 (y)", proj: "투영: c_proj(y)",
-      mid: "x + 어텐션", ln2: "ln_2(x): (x − 평균) / √(분산 + 1e-5) · γ + β", gelu: "GELU(c_fc(ln_2(x)))", mlp: "mlp: c_proj(GELU(...))",
+      mid: "x + 어텐션", ln2: "ln_2(x): (x − 평균) / √(분산 + {eps}) · γ{beta}", gelu: "GELU(c_fc(ln_2(x)))", mlp: "mlp: c_proj(GELU(...))",
       out: "x + mlp: 블록의 출력", mean: "평균", variance: "분산", gamma: "γ (ln_2.weight)", beta: "β (ln_2.bias)",
+      "p.embed.rope": "각 토큰은 토큰 벡터(wte[id]) 하나로 시작합니다: 이 모델에는 위치 벡터가 없습니다. 위치는 어텐션 안에서 들어옵니다: RoPE가 쿼리와 키를 그 위치만큼 돌립니다(3절). 아래: 고른 토큰의 벡터 길이 |x|가 단계마다 어떻게 바뀌는지.",
+      "mlp.gelu": "c_fc, GELU, c_proj", "mlp.swiglu": "c_fc가 게이트와 업 투영을 만들고, silu(게이트)·업, c_proj",
+      "head.tied": "토큰 임베딩을 공유", "head.own": "따로 있는 행렬 lm_head",
+      "ln2.rms": "ln_2(x): x / √(mean(x²) + {eps}) · γ", "mean.square": "제곱의 평균 mean(x²)",
+      "act.swiglu": "silu(게이트)·업", gate: "게이트: c_fc(ln_2(x))의 앞 절반", up: "업: c_fc(ln_2(x))의 뒤 절반",
+      "mlp.out.swiglu": "mlp: c_proj(silu(게이트)·업)",
+      "h.rope": "RoPE: 위치만큼 돌린 쿼리와 키",
+      "p.rope": "RoPE는 헤드의 쿼리와 키를 차원 쌍 (2p, 2p+1)으로 나누고, 위치 i에 있는 토큰의 p번째 쌍을 각 a = i·θ^(−2p/d_k)만큼 돌립니다(θ = {theta}): (x₀, x₁) → (x₀·cos a − x₁·sin a, x₀·sin a + x₁·cos a). 값(V)은 돌리지 않습니다. 쿼리와 키를 모두 돌리므로 Q[i]·K[j]는 두 토큰이 어디에 있는지가 아니라 얼마나 떨어져 있는지에 달려 있습니다. 표: 이 층과 헤드에서 고른 토큰의 쌍들. 화살표: 그 토큰 q의 앞쪽 쌍들을 원의 크기로, 돌리기 전(회색)과 후(파랑).",
+      "rope.of": "위치 {i}의 {token}, {l}층, 헤드 {h} (키/값 헤드 {g})", pair: "쌍 p", angle: "각 a",
+      before: "전", after: "후", "rope.turn": "RoPE가 위치 {i}의 쌍 {p}를 돌리는 각: a = {i}·{theta}^(−{twop}/{dk}) = {a}",
+      "before.rope": "RoPE 전 (c_attn)", "kv.share": "함께 쓰는 쿼리 헤드: {qs} (키/값 헤드 {g})",
+      "arch.layernorm": "LayerNorm", "arch.rmsnorm": "RMSNorm", "arch.learned": "학습된 위치", "arch.rope": "RoPE",
+      "arch.gelu": "GELU", "arch.swiglu": "SwiGLU", "arch.kv": "키/값 헤드 {G}개", "arch.kv1": "키/값 헤드 1개", "arch.bias": "편향 있음", "arch.nobias": "편향 없음",
+      "arch.tied": "출력층 공유", "arch.own": "lm_head 따로",
     },
   };
   const state = { lang: D.language === "ko" ? "ko" : "en", layer: 0, head: 0, step: 0, pos: T - 1, t: 1, k: 0, snap: -1, cell: [T - 1, 0] };
@@ -97,6 +128,7 @@
     }
     return String(x);
   }
+  const factor = (x) => (x < 0 ? `(${exact(x)})` : exact(x));  // a product's factor: "a·(−b)", never "+ -b"
   const short = (x) => (Math.abs(x) >= 1e4 || (Math.abs(x) < 1e-3 && x !== 0) ? x.toExponential(2) : x.toFixed(4));
   const tokenLabel = (i) => D.tokens[i].label;
   const vocabLabel = (id) => (D.vocab ? D.vocab[id] : (D.candidate_labels || {})[id]) || "#" + id;
@@ -196,12 +228,18 @@
 
   // ---- attention: one layer and head, step by step ---------------------------------------------
   const at = (arr, ...idx) => { let o = 0; for (let k = 0; k < idx.length; ++k) o = o * arr.shape[k] + idx[k]; return arr.v[o]; };
-  const qkv = (l, which, i, c) => at(A[`l${l}.qkv`], 0, i, which * E + state.head * dk + c);
+  // c_attn's row: n_head query heads, then G key heads, then G value heads, d_k columns each; query
+  // head h reads key/value head kvOf(h). "qkv" is what attention uses, "c_attn" the same before RoPE.
+  const column = (which, h, c) => (which === 0 ? h * dk : (H + (which - 1) * G) * dk + kvOf(h) * dk) + c;
+  const qkv = (l, which, i, c, name = "qkv") => at(A[`l${l}.${name}`], 0, i, column(which, state.head, c));
   const square = (name) => (i, j) => at(A[`l${state.layer}.${name}`], state.head, i, j);
   const output = (i, c) => at(A[`l${state.layer}.y`], 0, i, state.head * dk + c);
   const rootDk = Math.sqrt(dk);
   const STEPS = [
-    { formula: () => `Q = ln_1(x)·W_q + b_q,  K = ln_1(x)·W_k + b_k,  V = ln_1(x)·W_v + b_v    [T, d_k] = [${T}, ${dk}]`,
+    { formula: () => {
+        const made = (n) => `ln_1(x)·W_${n}${C.bias ? " + b_" + n : ""}`, turned = (n) => (ROPE ? `rope(${made(n)}, position)` : made(n));
+        return `Q = ${turned("q")},  K = ${turned("k")},  V = ${made("v")}    [T, d_k] = [${T}, ${dk}]`;
+      },
       figures: () => ["Q", "K", "V"].map((n, w) => ({ name: n, rows: T, cols: dk, value: (i, c) => qkv(state.layer, w, i, c), kind: "signed" })) },
     { formula: () => `scores = Q·Kᵀ    [T, T]: row i, column j = Σ_c Q[i,c]·K[j,c]  (${dk} products)`,
       figures: () => [{ name: "scores", rows: T, cols: T, value: square("scores"), kind: "signed" }] },
@@ -216,13 +254,16 @@
   ];
   function how(name, i, j) {
     const p = tr("query") + " " + i + " " + JSON.stringify(tokenLabel(i));
-    if (name === "Q" || name === "K" || name === "V")
-      return `${name}[${i},${j}]: ${p}, ${tr("dims")} ${j}\n= ln_1(x)[${i}] · W_${name.toLowerCase()}[:, ${j}] + b (c_attn)`;
+    if (name === "Q" || name === "K" || name === "V") {
+      const row = `${name}[${i},${j}]: ${tr("token")} ${i} ${JSON.stringify(tokenLabel(i))}, ${tr("dims")} ${j}`;
+      const made = `ln_1(x)[${i}] · W_${name.toLowerCase()}[:, ${j}]${C.bias ? " + b" : ""} (c_attn)`;
+      return name === "V" || !ROPE ? `${row}\n= ${made}` : `${row}\n${ropeHow(name === "Q" ? 0 : 1, i, j)}`;
+    }
     if (name === "masked" && j > i) return tr("masked", { i, j });
     const s = square("scores")(i, j);
     if (name === "scores") {
       const terms = [];
-      for (let c = 0; c < dk; ++c) terms.push(`${exact(qkv(state.layer, 0, i, c))}·${exact(qkv(state.layer, 1, j, c))}`);
+      for (let c = 0; c < dk; ++c) terms.push(`${factor(qkv(state.layer, 0, i, c))}·${factor(qkv(state.layer, 1, j, c))}`);
       return `${p}, ${tr("key")} ${j} ${JSON.stringify(tokenLabel(j))}\nΣ of ${dk} products Q[${i},c]·K[${j},c]:\n${terms.join(" + ")}\n= ${exact(s)}`;
     }
     if (name === "scaled" || name === "masked") return `${exact(s)} / √${dk} = ${exact(s)} / ${exact(Math.fround(rootDk))} = ${exact(square("scaled")(i, j))}`;
@@ -235,11 +276,54 @@
     }
     if (name === "output") {
       const terms = [];
-      for (let k = 0; k <= i; ++k) terms.push(`${exact(square("weights")(i, k))}·${exact(qkv(state.layer, 2, k, j))}`);
+      for (let k = 0; k <= i; ++k) terms.push(`${factor(square("weights")(i, k))}·${factor(qkv(state.layer, 2, k, j))}`);
       return `Σ_{j≤${i}} weights[${i},j]·V[j,${j}]:\n${terms.join(" + ")}`;
     }
     return "";
   }
+  // ---- RoPE: pair p of position i turned by a = i·θ^(−2p/d_k) ----------------------------------
+  const ropeCos = (i, p) => at(A.rope, i, 2 * p), ropeSin = (i, p) => at(A.rope, i, 2 * p + 1);
+  // Q (which 0) or K (which 1) of position i, column c: before RoPE, the turn, after.
+  function ropeHow(which, i, c) {
+    const p = Math.floor(c / 2), x0 = qkv(state.layer, which, i, 2 * p, "c_attn"), x1 = qkv(state.layer, which, i, 2 * p + 1, "c_attn");
+    const cs = ropeCos(i, p), sn = ropeSin(i, p), a = i * Math.pow(C.rope_theta, (-2 * p) / dk);
+    const made = c % 2 === 0 ? `${factor(x0)}·${factor(cs)} − ${factor(x1)}·${factor(sn)}` : `${factor(x0)}·${factor(sn)} + ${factor(x1)}·${factor(cs)}`;
+    return `${tr("before.rope")}: (x₀, x₁) = (${exact(x0)}, ${exact(x1)})\n` +
+      `${tr("rope.turn", { p, i, theta: C.rope_theta, twop: 2 * p, dk, a: a.toPrecision(7) })}\ncos a = ${exact(cs)}, sin a = ${exact(sn)}\n` +
+      `= ${made} = ${exact(qkv(state.layer, which, i, c))}`;
+  }
+  // The chosen token's pairs: a table of every pair and arrows for the first few.
+  function drawRope() {
+    const box = $("rope");
+    box.hidden = !ROPE;
+    if (!ROPE) return;
+    const figs = $("rope-figures"), i = state.pos, l = state.layer, pairs = dk / 2;
+    figs.textContent = "";
+    const value = (which, c, name) => qkv(l, which, i, c, name);
+    const head = [tr("pair"), "θ^(−2p/d_k)", tr("angle"), "cos a", "sin a", `q ${tr("before")}`, `q ${tr("after")}`, `k ${tr("before")}`, `k ${tr("after")}`];
+    const table = el("table", { class: "rope", id: "rope-table" }, [
+      el("caption", { class: "muted", text: tr("rope.of", { token: JSON.stringify(tokenLabel(i)), i, l, h: state.head, g: kvOf(state.head) }) }),
+      el("tr", {}, head.map((t) => el("th", { text: t })))]);
+    const pair = (which, p, name) => `(${short(value(which, 2 * p, name))}, ${short(value(which, 2 * p + 1, name))})`;
+    for (let p = 0; p < pairs; ++p) {
+      const freq = Math.pow(C.rope_theta, (-2 * p) / dk);
+      table.appendChild(el("tr", { "data-pair": p }, [p, freq.toPrecision(5), (i * freq).toPrecision(5), short(ropeCos(i, p)), short(ropeSin(i, p)),
+        pair(0, p, "c_attn"), pair(0, p, "qkv"), pair(1, p, "c_attn"), pair(1, p, "qkv")].map((t) => el("td", { text: String(t) }))));
+    }
+    figs.appendChild(el("div", { class: "rope-pairs" }, [table]));
+    // q's first pairs as arrows from the origin, before (grey) and after (blue); each pair drawn to
+    // the circle's radius, as the turn keeps its length.
+    const shown = Math.min(pairs, 4), r = 44, svg = el("svg", { xmlns: SVGNS, width: shown * (2 * r + 16), height: 2 * r + 30, id: "rope-arrows", role: "img", "aria-label": tr("h.rope") });
+    for (let p = 0; p < shown; ++p) {
+      const cx = p * (2 * r + 16) + r + 4, cy = r + 4, k = (r - 4) / (Math.hypot(value(0, 2 * p, "c_attn"), value(0, 2 * p + 1, "c_attn")) || 1);
+      svg.appendChild(el("circle", { cx, cy, r, fill: "none", stroke: "#d0d0d0" }));
+      for (const [name, colour] of [["c_attn", "#9a9a9a"], ["qkv", "#3b6fb6"]])
+        svg.appendChild(el("line", { x1: cx, y1: cy, x2: cx + k * value(0, 2 * p, name), y2: cy - k * value(0, 2 * p + 1, name), stroke: colour, "stroke-width": 2 }));
+      svg.appendChild(el("text", { x: cx, y: 2 * r + 24, "font-size": 11, "text-anchor": "middle", text: `p = ${p}, a = ${(i * Math.pow(C.rope_theta, (-2 * p) / dk)).toFixed(3)}` }));
+    }
+    figs.appendChild(svg);
+  }
+
   let current = [];  // the step's figures: {spec, map}
   function drawStep() {
     const step = STEPS[state.step];
@@ -258,6 +342,9 @@
     const [ci, cj] = state.cell;
     const first = current[0];
     first.map.select(Math.min(ci, first.spec.rows - 1), Math.min(cj, first.spec.cols - 1));
+    drawRope();
+    const sharing = [...Array(H).keys()].filter((h) => kvOf(h) === kvOf(state.head));
+    $("kv-share").textContent = G < H ? tr("kv.share", { g: kvOf(state.head), qs: sharing.join(", ") }) : "";
     updateHash();
   }
   function showCell(spec, i, j) {
@@ -326,22 +413,36 @@
     m.svg.id = "strip-" + name;
     return figure(caption, m.svg);
   }
+  // Columns [half·n, (half + 1)·n) of a [1, T, 2n] array (SwiGLU's gate: half 0, up: half 1) as [1, T, n].
+  function halfOf(arr, half) {
+    const n = arr.shape[2] / 2, out = new Float32Array(T * n);
+    for (let i = 0; i < T; ++i) out.set(arr.v.subarray(i * 2 * n + half * n, i * 2 * n + (half + 1) * n), i * n);
+    return { shape: [1, T, n], v: out };
+  }
   function drawBlock() {
     const box = $("block");
     box.textContent = "";
     const l = state.layer, p = state.pos, pre = `l${l}.`;
     box.appendChild(el("p", { class: "muted", text: `${tr("layer")} ${l}, ${tr("token")} ${p} ${JSON.stringify(tokenLabel(p))}` }));
-    const inx = A[pre + "in"];
-    const mean = A[pre + "ln2.mean"].v[p], variance = A[pre + "ln2.var"].v[p];
+    const inx = A[pre + "in"], bias = A[pre + "ln_2.bias"], eps = exact(Math.fround(C.norm_eps));
+    // RMSNorm divides by √(mean(x²) + eps); LayerNorm subtracts the mean and divides by √(var + eps).
+    const stats = RMS
+      ? (() => { const ms = A[pre + "ln2.ms"].v[p]; return `${tr("mean.square")} = ${exact(ms)}, 1/√(mean(x²) + ${eps}) = ${(1 / Math.sqrt(ms + C.norm_eps)).toPrecision(7)}`; })()
+      : (() => { const mean = A[pre + "ln2.mean"].v[p], variance = A[pre + "ln2.var"].v[p];
+          return `${tr("mean")} = ${exact(mean)}, ${tr("variance")} = ${exact(variance)}, 1/√(var + ${eps}) = ${(1 / Math.sqrt(variance + C.norm_eps)).toPrecision(7)}`; })();
+    const mlp = SWIGLU
+      ? [strip("gate", halfOf(A[pre + "fc"], 0), p, 520, tr("gate")), strip("up", halfOf(A[pre + "fc"], 1), p, 520, tr("up")),
+         strip("act", A[pre + "act"], p, 520, tr("act.swiglu")), strip("mlp", A[pre + "mlp"], p, 520, tr("mlp.out.swiglu"))]
+      : [strip("act", A[pre + "act"], p, 520, tr("gelu")), strip("mlp", A[pre + "mlp"], p, 520, tr("mlp"))];
     const rows = [
       strip("x", inx, p, 520, tr("residual")), strip("y", A[pre + "y"], p, 520, tr("heads.concat")),
       strip("attn", A[pre + "attn"], p, 520, tr("proj")), strip("mid", A[pre + "mid"], p, 520, tr("mid")),
-      el("p", { class: "formula", text: `${tr("mean")} = ${exact(mean)}, ${tr("variance")} = ${exact(variance)}, 1/√(var + 1e-5) = ${(1 / Math.sqrt(variance + 1e-5)).toPrecision(7)}` }),
-      strip("gamma", A[pre + "ln_2.weight"], 0, 520, tr("gamma")), strip("beta", A[pre + "ln_2.bias"], 0, 520, tr("beta")),
-      strip("ln2", A[pre + "ln2"], p, 520, tr("ln2")), strip("gelu", A[pre + "gelu"], p, 520, tr("gelu")),
-      strip("mlp", A[pre + "mlp"], p, 520, tr("mlp")), strip("out", A[pre + "out"], p, 520, tr("out")),
+      el("p", { class: "formula", id: "norm-stats", text: stats }),
+      strip("gamma", A[pre + "ln_2.weight"], 0, 520, tr("gamma")), bias ? strip("beta", bias, 0, 520, tr("beta")) : null,
+      strip("ln2", A[pre + "ln2"], p, 520, RMS ? tr("ln2.rms", { eps }) : tr("ln2", { eps, beta: bias ? " + β" : "" })),
+      ...mlp, strip("out", A[pre + "out"], p, 520, tr("out")),
       el("div", { class: "detail", id: "block-value" }),
-    ];
+    ].filter((r) => r);
     rows.forEach((r) => box.appendChild(r));
   }
 
@@ -351,7 +452,8 @@
     box.textContent = "";
     // Pixels, not an SVG element per cell: T x C is 98k cells for GPT-2's width and 128 tokens.
     const cw = Math.max(1, Math.floor(360 / E)), ch = Math.max(2, Math.min(8, Math.floor(300 / T)));
-    for (const [name, caption] of [["wte", "wte[id]"], ["wpe", "wpe[position]"], ["x0", "x = wte[id] + wpe[position]"]]) {
+    const shown = ROPE ? [["wte", "wte[id]"], ["x0", "x = wte[id]"]] : [["wte", "wte[id]"], ["wpe", "wpe[position]"], ["x0", "x = wte[id] + wpe[position]"]];
+    for (const [name, caption] of shown) {
       const arr = A[name], value = (i, j) => arr.v[i * E + j];
       const scale = scaleFor(arr.v, "signed");
       const canvas = pixels(T, E, value, scale, E * cw, T * ch);
@@ -453,6 +555,21 @@
   }
 
   // ---- self-check: the model's numbers hold what they must --------------------------------------
+  // Every query and key pair the model turned is c_attn's pair turned by the page's cos and sin; the
+  // values are c_attn's own.
+  function ropeProblems(l) {
+    const out = [], before = A[`l${l}.c_attn`], after = A[`l${l}.qkv`], width = after.shape[2];
+    for (let i = 0; i < T; ++i)
+      for (let c = 0; c < width; c += 2) {
+        const x0 = at(before, 0, i, c), x1 = at(before, 0, i, c + 1), p = (c % dk) / 2;
+        const turned = c < (H + G) * dk;
+        const want0 = turned ? x0 * ropeCos(i, p) - x1 * ropeSin(i, p) : x0, want1 = turned ? x0 * ropeSin(i, p) + x1 * ropeCos(i, p) : x1;
+        const tol = 1e-6 * (Math.abs(x0) + Math.abs(x1)) + 1e-30;
+        if (Math.abs(at(after, 0, i, c) - want0) > tol || Math.abs(at(after, 0, i, c + 1) - want1) > tol)
+          out.push(`l${l} RoPE of position ${i}, columns ${c}, ${c + 1}: page (${want0}, ${want1}) vs model (${at(after, 0, i, c)}, ${at(after, 0, i, c + 1)})`);
+      }
+    return out;
+  }
   function selfCheck() {
     const problems = [];
     for (let l = 0; l < L; ++l)
@@ -473,6 +590,7 @@
             if (Math.abs(mine - model) > 2e-6) problems.push(`l${l} h${h} weight [${i},${j}]: page ${mine} vs model ${model}`);
           }
         }
+    if (ROPE) for (const l of DETAILED) problems.push(...ropeProblems(l));
     const probs = probabilities(A, T - 1).reduce((s, c) => s + c.p, 0);
     if (Math.abs(probs - 1) > 1e-6) problems.push(`probabilities sum to ${probs}`);
     const box = $("self-check");
@@ -488,7 +606,7 @@
     D.tokens.forEach((t, i) => {
       const b = el("button", { type: "button", class: "token" + (t.partial ? " partial" : ""), "aria-pressed": String(i === state.pos), "data-pos": i,
         title: `${tr("id")} ${t.id}, ${tr("position")} ${i}, ${tr("bytes")} ${t.bytes}`,
-        onclick: () => { state.pos = i; drawTokens(); drawNorms(); drawBlock(); drawProbs(); updateHash(); } },
+        onclick: () => { state.pos = i; drawTokens(); drawNorms(); drawRope(); drawBlock(); drawProbs(); updateHash(); } },
         [el("span", { class: "t", text: t.partial ? `‹${t.bytes}›` : t.text }), el("span", { class: "meta", text: `${t.id} · ${i}` })]);
       box.appendChild(b);
     });
@@ -496,9 +614,14 @@
   function syncSelectors() { $("layer").value = state.layer; $("head").value = state.head; }
   function translate() {
     document.documentElement.lang = state.lang;
-    document.querySelectorAll("[data-i18n]").forEach((e) => (e.textContent = tr(e.dataset.i18n)));
+    const normName = tr("arch." + C.norm);
+    const vars = { norm: normName, mlp: tr("mlp." + C.mlp), head: tr(C.tie ? "head.tied" : "head.own"), theta: C.rope_theta };
+    const variant = (key) => (key === "p.embed" && ROPE ? "p.embed.rope" : key);
+    document.querySelectorAll("[data-i18n]").forEach((e) => (e.textContent = tr(variant(e.dataset.i18n), vars)));
     $("lang").textContent = state.lang === "en" ? "한국어" : "English";
-    $("model-line").textContent = tr("model.line", { L, H, E, dk, V: C.vocab_size, T });
+    const arch = [normName, tr("arch." + C.position), tr("arch." + C.mlp), G < H ? tr(G === 1 ? "arch.kv1" : "arch.kv", { G }) : null, tr(C.bias ? "arch.bias" : "arch.nobias"),
+      tr(C.tie ? "arch.tied" : "arch.own")];
+    $("model-line").textContent = [tr("model.line", { L, H, E, dk, V: C.vocab_size, T }), ...arch.filter((a) => a)].join(" · ");
     [...$("steps").children].forEach((b, k) => (b.textContent = tr("step" + k)));
   }
   function drawAll() { translate(); drawTokens(); drawEmbed(); drawStep(); drawMaps(); drawBlock(); drawProbs(); drawTraining(); selfCheck(); }

@@ -1,12 +1,15 @@
 // `tinygpt explain`'s page in a real browser (Debian's chromium, headless, driven by playwright-core):
 // a model trained here with snapshots, its page loaded from file://, then used as a learner would.
-// Usage: node explain_page.js TINYGPT WORK_DIR PLAYWRIGHT_CORE_DIR. Exits non-zero on the first failure.
+// A Llama-shaped model (RMSNorm, RoPE, SwiGLU, grouped heads, its own lm_head) with a SentencePiece
+// tokenizer gets the same checks on the pieces it draws differently.
+// Usage: node explain_page.js TINYGPT WORK_DIR PLAYWRIGHT_CORE_DIR WRITE_SENTENCEPIECE_MODEL. Exits
+// non-zero on the first failure.
 "use strict";
 const { execFileSync } = require("child_process");
 const fs = require("fs");
 const path = require("path");
 
-const [tinygpt, work, playwrightDir] = process.argv.slice(2);
+const [tinygpt, work, playwrightDir, writeSentencePiece] = process.argv.slice(2);
 const { chromium } = require(path.resolve(playwrightDir));
 const run = (...args) => execFileSync(tinygpt, args, { cwd: work, encoding: "utf8" });
 function check(ok, what) {
@@ -147,9 +150,74 @@ async function main() {
     const syllables = await ko.$$eval("#tokens .token .t", (ts) => ts.map((t) => t.textContent));
     check(JSON.stringify(syllables) === JSON.stringify([..."안녕하세요"]), "the Korean page shows one token per syllable: " + syllables.join(" "));
     check((await ko.$eval("h2", (e) => e.textContent)).includes("토큰"), "the Korean page opens in Korean");
+
+    await llamaPage(context, errors);
   } finally {
     await browser.close();
   }
+}
+
+// A Llama-shaped model with a SentencePiece tokenizer: the page shows the pieces it has, and its
+// numbers are the model's (attention --steps --json).
+async function llamaPage(context, errors) {
+  execFileSync(writeSentencePiece, [path.join(work, "sp.model"), path.join(work, "sp_corpus.txt")]);
+  run("train", "--data", "sp_corpus.txt", "--tokenizer", "sentencepiece", "--tokenizer-model", "sp.model", "--out", "llama.h5",
+      "--arch", "llama", "--kv-heads", "1", "--no-tie", "--iters", "20", "--layers", "2", "--heads", "2", "--embd", "32",
+      "--block", "32", "--batch", "4", "--threads", "1");
+  const text = "Once upon a time, Tom said";
+  const steps = JSON.parse(run("attention", "--ckpt", "llama.h5", "--text", text, "--steps", "--json", "--layer", "1", "--head", "1"));
+  run("explain", "--ckpt", "llama.h5", "--text", text, "--out", "llama.html");
+  const page = await context.newPage();
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  await page.goto("file://" + path.join(work, "llama.html") + "#layer=1&head=1");
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
+  check(await page.$eval("#self-check", (e) => e.className.includes("ok") && e.dataset.problems === "0"),
+        "the Llama page's self-check passes (its RoPE turns included)");
+  const line = await page.$eval("#model-line", (e) => e.textContent);
+  check(["RMSNorm", "RoPE", "SwiGLU", "1 key/value head ·", "no biases", "lm_head"].every((w) => line.includes(w)),
+        "the model line names the pieces: " + line);
+  check(await page.$("#embed-wpe") === null && await page.$("#embed-wte") !== null, "no position table is drawn, the token vectors are");
+  check((await page.$eval("#kv-share", (e) => e.textContent)) === "query heads sharing key/value head 0: 0, 1",
+        "the stepper says which query heads share the key/value head");
+  check((await page.$eval("#formula", (e) => e.textContent)).startsWith("Q = rope(ln_1(x)·W_q, position)"), "Q's formula turns it, without a bias");
+  const [i, j] = [5, 3];
+  await page.hover(`#map-Q rect[data-i="${i}"][data-j="${j}"]`);
+  check(f32(await page.$eval("#cell-value", (e) => e.dataset.value)) === f32(steps.q[i][j]), "a hovered Q cell is the model's turned query");
+  const how = await page.$eval("#cell-how", (e) => e.textContent);
+  check(how.includes("before RoPE (c_attn)") && how.includes("cos a = ") && how.includes(`position ${i} by a = ${i}·`),
+        "the Q cell shows its turn with numbers: " + how.split("\n").join(" | "));
+  await page.hover(`#map-K rect[data-i="${i}"][data-j="${j}"]`);
+  check(f32(await page.$eval("#cell-value", (e) => e.dataset.value)) === f32(steps.k[i][j]), "a hovered K cell is key/value head 0's turned key");
+  await page.click('#steps button[data-step="1"]');
+  await page.hover(`#map-scores rect[data-i="${i}"][data-j="2"]`);
+  check(f32(await page.$eval("#cell-value", (e) => e.dataset.value)) === f32(steps.scores[i][2]), "a hovered score is the C++ value");
+  check(await page.$eval("#rope", (e) => !e.hidden) && (await page.$$eval("#rope-table tr[data-pair]", (r) => r.length)) === 16 / 2 &&
+        (await page.$$eval("#rope-arrows line", (l) => l.length)) === 8, "the RoPE box lists the head's 8 pairs and draws the first 4 turned");
+  const captions = await page.$$eval("#block figcaption", (f) => f.map((e) => e.textContent));
+  check(captions.some((c) => c.startsWith("gate")) && captions.some((c) => c.startsWith("up")) && captions.includes("silu(gate)·up") &&
+        captions.some((c) => c.includes("√(mean(x²) + 0.00001) · γ")) && !captions.some((c) => c.includes("β")),
+        "the block shows RMSNorm without β and SwiGLU's gate, up and product");
+  check((await page.$eval("#s-output p", (e) => e.textContent)).includes("final RMSNorm and the output layer (lm_head"),
+        "the output section names the final RMSNorm and the lm_head");
+  await page.click("#lang");
+  check((await page.$eval("#rope h3", (e) => e.textContent)).startsWith("RoPE: 위치만큼") &&
+        (await page.$eval("#kv-share", (e) => e.textContent)).startsWith("함께 쓰는 쿼리 헤드"), "the Llama pieces are in Korean too");
+  check(errors.length === 0, "no error on the Llama page (" + errors.join(" | ") + ")");
+
+  // The self-check catches a turn that is not the model's: one cosine of the page's table changed.
+  const html = fs.readFileSync(path.join(work, "llama.html"), "utf8");
+  const marker = '<script type="application/json" id="tinygpt-data">';
+  const start = html.indexOf(marker) + marker.length, end = html.indexOf("</script>", start);
+  const data = JSON.parse(html.slice(start, end));
+  const cs = new Float32Array(Uint8Array.from(Buffer.from(data.model.arrays.rope.f32, "base64")).buffer);
+  cs[5 * 16 + 2] += 0.01;  // position 5, pair 1's cosine
+  data.model.arrays.rope.f32 = Buffer.from(cs.buffer).toString("base64");
+  fs.writeFileSync(path.join(work, "tampered.html"), html.slice(0, start) + JSON.stringify(data).split("</").join("<\\/") + html.slice(end));
+  await page.goto("file://" + path.join(work, "tampered.html"));
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
+  check(await page.$eval("#self-check", (e) => e.className.includes("bad") && Number(e.dataset.problems) > 0 && e.textContent.includes("RoPE of position 5")),
+        "a changed cosine fails the self-check, naming the position");
 }
 
 main().catch((e) => {

@@ -156,7 +156,7 @@ TEST_CASE("explain: layers left out of full detail keep their maps and say how t
   const data::json::Value& arrays = *page.data.find("model")->find("arrays");
   for (const char* name : {"l0.weights", "l1.weights", "l2.weights", "l2.qkv", "l2.scaled", "l2.in", "l2.out", "norms"})
     REQUIRE(arrays.find(name));
-  for (const char* name : {"l0.qkv", "l1.scaled", "l0.in", "l1.gelu"}) REQUIRE_FALSE(arrays.find(name));
+  for (const char* name : {"l0.qkv", "l1.scaled", "l0.in", "l1.act"}) REQUIRE_FALSE(arrays.find(name));
   REQUIRE(page.data.find("detail_layers")->array->size() == 1);
   REQUIRE_THAT(page.notes.at(0), Catch::Contains("layer 2 shown in full") && Catch::Contains("--layers"));
   // l2.in is the residual stream after layer 1, as the norms saw it.
@@ -164,4 +164,65 @@ TEST_CASE("explain: layers left out of full detail keep their maps and say how t
   double sum = 0;
   for (int c = 0; c < 4; ++c) sum += double(x[c]) * x[c];
   REQUIRE(static_cast<float>(std::sqrt(sum)) == norms[4 * 8]);  // stage 4: after block 1's MLP, token 0
+}
+
+TEST_CASE("explain: a Llama-shaped model's page carries its RoPE turns, shared heads, RMSNorm and SwiGLU", "[explain]") {
+  const std::string text = "to be or not to be, that is";
+  const data::CharTokenizer tokenizer = data::CharTokenizer::from_text(text);
+  nn::GPTConfig config = nn::llama_style(
+      nn::GPTConfig{.vocab_size = tokenizer.vocab_size(), .block_size = 16, .n_layer = 2, .n_head = 4, .n_embd = 16});
+  config.n_kv_head = 2;
+  config.tie_embeddings = false;
+  nn::GPT model{config, 5};
+  const std::string shown = text.substr(0, 12);
+  const Page page = page_of({shown, &tokenizer, {"llama.h5", 10, &model}, {}, {}, "en"});
+  const data::json::Value& c = *page.data.find("config");
+  REQUIRE(c.find("norm")->text == "rmsnorm");
+  REQUIRE(c.find("position")->text == "rope");
+  REQUIRE(c.find("mlp")->text == "swiglu");
+  REQUIRE(c.find("n_kv_head")->number == 2);
+  REQUIRE_FALSE(c.find("bias")->boolean);
+  REQUIRE_FALSE(c.find("tie")->boolean);
+  const data::json::Value& arrays = *page.data.find("model")->find("arrays");
+  // Every head's steps are attention --steps' (query heads 2 and 3 read key/value head 1).
+  const int64_t T = 12, d = 4, H = config.hidden();
+  for (int64_t layer = 0; layer < 2; ++layer)
+    for (int64_t head = 0; head < 4; ++head) {
+      const inspect::AttentionSteps s = inspect::attention_steps(model, tokenizer, shown, layer, head);
+      REQUIRE(s.kv_head == head / 2);
+      for (const auto& [name, expected] : {std::pair{"scores", &s.scores}, {"weights", &s.weights}}) {
+        const std::vector<float> all = floats(arrays, fmt::format("l{}.{}", layer, name));
+        REQUIRE(std::vector<float>(all.begin() + head * T * T, all.begin() + (head + 1) * T * T) == *expected);
+      }
+    }
+  // The queries and keys the model used are c_attn's turned by the page's cos and sin; values are not
+  // turned. Width: 4 query heads, 2 key heads, 2 value heads of 4.
+  const std::vector<float> before = floats(arrays, "l1.c_attn"), after = floats(arrays, "l1.qkv"), cs = floats(arrays, "rope");
+  REQUIRE(before.size() == size_t(T * 8 * d));
+  REQUIRE(cs.size() == size_t(T * d));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t col = 0; col < 8 * d; col += 2) {
+      const float x0 = before[t * 8 * d + col], x1 = before[t * 8 * d + col + 1];
+      const float cos = cs[t * d + col % d], sin = cs[t * d + col % d + 1];
+      const bool turned = col < 6 * d;
+      REQUIRE(after[t * 8 * d + col] == Approx(turned ? x0 * cos - x1 * sin : x0).margin(1e-6));
+      REQUIRE(after[t * 8 * d + col + 1] == Approx(turned ? x0 * sin + x1 * cos : x1).margin(1e-6));
+    }
+  REQUIRE(cs[5 * d + 2] == static_cast<float>(std::cos(5 * std::pow(10000.0, -2.0 / d))));  // position 5, pair 1
+  // SwiGLU: the gate and the up projection side by side, and silu(gate) * up.
+  const std::vector<float> fc = floats(arrays, "l0.fc"), act = floats(arrays, "l0.act");
+  REQUIRE(fc.size() == size_t(T * 2 * H));
+  for (int64_t j = 0; j < H; ++j) {
+    const float gate = fc[3 * 2 * H + j], up = fc[3 * 2 * H + H + j];
+    REQUIRE(act[3 * H + j] == Approx(gate / (1 + std::exp(-gate)) * up).margin(1e-6));
+  }
+  // RMSNorm's mean of squares, no mean or variance, no β; no position table.
+  const std::vector<float> mid = floats(arrays, "l0.mid"), ms = floats(arrays, "l0.ln2.ms");
+  double square = 0;
+  for (int64_t j = 0; j < 16; ++j) square += double(mid[2 * 16 + j]) * mid[2 * 16 + j];
+  REQUIRE(ms[2] == static_cast<float>(square / 16));
+  for (const char* name : {"wpe", "l0.ln2.mean", "l0.ln_2.bias"}) REQUIRE_FALSE(arrays.find(name));
+  // The logits are the forward pass's, through its own lm_head.
+  NoGradGuard no_grad;
+  REQUIRE(floats(arrays, "logits") == model.forward(tokenizer.encode(shown), 1, T).logits.to_vector());
 }
