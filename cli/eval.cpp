@@ -41,7 +41,7 @@ void add_eval(CLI::App& app) {
   add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
   cmd->callback([args, split] {
     set_num_threads(static_cast<int>(args->threads));
-    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    const train::Checkpoint ck = train::read_checkpoint(args->ckpt, train::CheckpointPart::weights);
     train::require_memory(train::inference_bytes(ck.config, args->batch) + train::corpus_bytes(args->data),
                           "this evaluation");
     const bool shards = train::data_kind(args->data, "--data") == train::DataKind::shard_folders;

@@ -94,7 +94,7 @@ void add_attention(CLI::App& app) {
   cmd->callback([args, cmd] {
     if (!args->out.empty())  // before any work
       train::refuse_replacing(args->out, io::OutputKind::svg, {.force = args->force, .inputs = {args->ckpt}});
-    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    const train::Checkpoint ck = train::read_checkpoint(args->ckpt, train::CheckpointPart::weights);
     const auto write_svg = [&](const std::string& svg) {
       io::write_output_file(args->out, io::OutputKind::svg, svg);
       if (!args->json) fmt::print("wrote {}\n", args->out);
@@ -184,11 +184,11 @@ void add_explain(CLI::App& app) {
     std::vector<std::string> inputs = args->ckpts;
     inputs.insert(inputs.end(), {args->ckpt, args->file, args->log});
     train::refuse_replacing(args->out, io::OutputKind::html, {.force = args->force, .inputs = inputs});  // before any work
-    const train::Checkpoint main = train::read_checkpoint(args->ckpt);
+    const train::Checkpoint main = train::read_checkpoint(args->ckpt, train::CheckpointPart::weights);
     inspect::ExplainInput in{file->count() ? data::read_text_file(args->file) : args->text, main.tokenizer.get(),
                              explain_model(args->ckpt, main), {}, {}, args->lang, args->layers};
     std::vector<train::Checkpoint> snapshots;
-    for (const std::string& path : args->ckpts) snapshots.push_back(train::read_checkpoint(path));
+    for (const std::string& path : args->ckpts) snapshots.push_back(train::read_checkpoint(path, train::CheckpointPart::weights));
     for (size_t i = 0; i < snapshots.size(); ++i) in.snapshots.push_back(explain_model(args->ckpts[i], snapshots[i]));
     std::stable_sort(in.snapshots.begin(), in.snapshots.end(),
                      [](const auto& a, const auto& b) { return a.iteration < b.iteration; });

@@ -74,7 +74,7 @@ void import_model(const std::string& from, const std::string& out, const std::st
 
 template <class Args>
 void export_llama2c(const Args& a) {
-  const train::Checkpoint ck = train::read_checkpoint(a.ckpt);
+  const train::Checkpoint ck = train::read_checkpoint(a.ckpt, train::CheckpointPart::weights);
   io::check_llama2c_exportable(*ck.model);  // before any file is touched
   const auto* sp = a.weights_only ? nullptr : dynamic_cast<const data::SentencePieceTokenizer*>(ck.tokenizer.get());
   if (!sp && !a.weights_only)
@@ -156,7 +156,7 @@ void add_export(CLI::App& app) {
   cmd->callback([args] {
     if (args->format == "llama2c") return export_llama2c(*args);
     if (!args->tokenizer_out.empty()) throw std::invalid_argument("--tokenizer-out is for --format llama2c");
-    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    const train::Checkpoint ck = train::read_checkpoint(args->ckpt, train::CheckpointPart::weights);
     const auto with = args->weights_only ? io::ExportTokenizer::omitted : io::ExportTokenizer::required;
     const bool llama = !ck.config.gpt2_shaped();  // Hugging Face's Llama layout
     const std::vector<std::string> files =

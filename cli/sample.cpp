@@ -32,7 +32,7 @@ void add_sample(CLI::App& app) {
   add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
   cmd->callback([args] {
     set_num_threads(static_cast<int>(args->threads));
-    const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    const train::Checkpoint ck = train::read_checkpoint(args->ckpt, train::CheckpointPart::weights);
     if (!args->sample.prompt.empty()) ck.tokenizer->encode(args->sample.prompt, "the prompt");  // fails before output
     std::fputs(args->sample.prompt.c_str(), stdout);
     nn::generate(*ck.model, *ck.tokenizer, args->sample, [](const std::string& piece) {

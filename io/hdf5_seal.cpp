@@ -12,7 +12,7 @@
 
 #include "tinygpt/data/input_file.h"
 #include "tinygpt/io/detail/isolated.h"
-#include "tinygpt/train/memory_budget.h"
+#include "tinygpt/autograd/machine.h"
 #include "tinygpt/data/sha256.h"
 
 namespace tinygpt::io::hdf5 {
@@ -130,7 +130,10 @@ CheckpointImage read_checkpoint_image(const std::string& path) {
   return image;
 }
 
-File open_checkpoint_image(CheckpointImage image, const std::string& path) {
+namespace {
+
+// libhdf5 reads unsealed bytes whole in a child process first: a crash or hang there is an error here.
+void check_in_child(CheckpointImage& image, const std::string& path) {  // bytes moved only in the child
   if (!image.sealed) {
     const int64_t size = static_cast<int64_t>(image.bytes.size());
     // libhdf5 reads a small checkpoint in milliseconds: 2 s, plus 1 s per 50 MB, is ample on a
@@ -142,8 +145,40 @@ File open_checkpoint_image(CheckpointImage image, const std::string& path) {
     if (end.how != ChildEnd::How::returned)
       damaged(path, fmt::format("libhdf5 {} reading it (the file has no tinygpt seal to check it by)", end.describe()));
   }
+}
+
+}  // namespace
+
+File open_checkpoint_image(CheckpointImage image, const std::string& path) {
+  check_in_child(image, path);
   try {
     return File(std::move(image.bytes));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("checkpoint '{}': {}", path, e.what()));
+  }
+}
+
+
+OpenedCheckpoint open_checkpoint_streamed(const std::string& path) {
+  data::InputFile in(path, "checkpoint");
+  std::string head(static_cast<size_t>(std::min<int64_t>(kUserBlockBytes, in.size())), '\0');
+  if (in.read(head.data(), head.size()) != head.size()) in.fail("the file shrank while it was read");
+  std::string hex;
+  int64_t length = 0;
+  if (!parse_seal(head, path, hex, length)) {  // no seal to check by: whole, first in a child process
+    CheckpointImage image = read_checkpoint_image(path);
+    check_in_child(image, path);
+    return {std::make_unique<File>(std::move(image.bytes)), false};
+  }
+  if (length != in.size()) damaged(path, fmt::format("it has {} bytes, its seal says {}", in.size(), length));
+  data::Sha256 sha;
+  std::vector<char> buffer(size_t{1} << 20);
+  int64_t read = static_cast<int64_t>(head.size());
+  for (size_t n; (n = in.read(buffer.data(), buffer.size())) > 0; read += static_cast<int64_t>(n)) sha.update(buffer.data(), n);
+  if (read != length) damaged(path, fmt::format("it has {} bytes, its seal says {}", read, length));
+  if (sha.hex_digest() != hex) damaged(path, "checksum mismatch");
+  try {
+    return {std::make_unique<File>(in), true};
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fmt::format("checkpoint '{}': {}", path, e.what()));
   }

@@ -290,13 +290,31 @@ int64_t Dataset::count() const {
 
 File::File(data::FileBytes image) : image_(std::move(image)) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as return values, not printed
+  if (image_.size() == 0) fail("/", "the file is empty");
+  file_ = owned(open_image(image_), "/", "open");
+  read_tree(static_cast<int64_t>(image_.size()));
+}
+
+File::File(const data::InputFile& verified) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  if (verified.size() == 0) fail("/", "the file is empty");
+  // The descriptor's own file, not whatever its path names by now.
+  const std::string path = fmt::format("/proc/self/fd/{}", verified.descriptor());
+  const hid_t access = H5Pcreate(H5P_FILE_ACCESS);
+  hid_t file = -1;
+  if (access >= 0 && H5Pset_fapl_sec2(access) >= 0 && H5Pset_file_locking(access, false, true) >= 0)
+    file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, access);
+  if (access >= 0) H5Pclose(access);
+  file_ = owned(file, "/", "open");
+  read_tree(verified.size());
+}
+
+void File::read_tree(int64_t file_bytes) {
   const std::string root = "/";
-  if (image_.size() == 0) fail(root, "the file is empty");
-  file_ = owned(open_image(image_), root, "open");
   const Handle group(checked(H5Gopen2(file_->id(), "/", H5P_DEFAULT), root, "open the root group"));
   H5O_info_t oi;
   checked(H5Oget_info2(group.id(), &oi, H5O_INFO_BASIC | H5O_INFO_NUM_ATTRS), root, "object info");
-  Walker walker(static_cast<int64_t>(image_.size()), oi.addr);
+  Walker walker(file_bytes, oi.addr);
   walker.attributes(group.id(), oi.num_attrs, root, root_.attributes);
   walker.group(group.id(), root, root_, 0);
 }

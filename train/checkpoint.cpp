@@ -272,7 +272,8 @@ std::shared_ptr<const data::Tokenizer> read_tokenizer(const io::hdf5::Reader& r,
   return tokenizer;
 }
 
-void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck) {
+// The optimizer's settings, and its moments' names and shapes; their values only for `everything`.
+void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck, CheckpointPart part) {
   const io::hdf5::Group& g = r.group("/optim");
   auto hyper = [&](const char* name, const Range& range) { return r.number(g, "/optim", name, range); };
   auto single = [&](const char* name, const Range& range) { return static_cast<float>(hyper(name, range)); };
@@ -282,6 +283,7 @@ void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck) {
   ck.optim_step = r.integer(g, "/optim", "step", Range{0, kMany});
   check_model_datasets(r, ck.config, "/optim/m");
   check_model_datasets(r, ck.config, "/optim/v");
+  if (part == CheckpointPart::weights) return ck.optim.reset();
   for (const auto& [name, p] : ck.model->named_parameters()) {
     ck.m[name] = Tensor::empty(p.shape());
     ck.v[name] = Tensor::empty(p.shape());
@@ -372,7 +374,7 @@ TrainState read_train_state(const io::hdf5::Reader& r) {
   return s;
 }
 
-Checkpoint read_file(const io::hdf5::Reader& r, bool sealed) {
+Checkpoint read_file(const io::hdf5::Reader& r, bool sealed, CheckpointPart part) {
   const io::hdf5::Group& root = r.group("/");
   if (!root.attributes.count("format") || r.text(root, "/", "format") != "tinygpt")
     r.fail("not a tinygpt checkpoint (the root attribute format is not \"tinygpt\")");
@@ -390,7 +392,7 @@ Checkpoint read_file(const io::hdf5::Reader& r, bool sealed) {
                        ck.config.vocab_size));
   ck.model = nn::GPT::unwritten(ck.config);  // its size is bounded: every weight is in the file
   for (auto& [name, p] : ck.model->named_parameters()) r.floats("/model/" + name, p);
-  if (r.find_group("/optim")) read_optimizer(r, ck);
+  if (r.find_group("/optim")) read_optimizer(r, ck, part);
   if (r.find_group("/train")) ck.train = read_train_state(r);
   return ck;
 }
@@ -402,13 +404,22 @@ void write_checkpoint(const std::string& path, const nn::GPT& model, const data:
   io::hdf5::write_sealed(path, "checkpoint", [&](H5::H5File& file) { write_file(file, model, tokenizer, optimizer, state); });
 }
 
-Checkpoint read_checkpoint(const std::string& path) {
+Checkpoint read_checkpoint(const std::string& path, CheckpointPart part) {
+  if (part == CheckpointPart::weights) {
+    const io::hdf5::OpenedCheckpoint opened = io::hdf5::open_checkpoint_streamed(path);
+    const io::hdf5::Reader reader("checkpoint", path, *opened.file);
+    try {
+      return read_file(reader, opened.sealed, part);
+    } catch (const std::invalid_argument& e) {
+      reader.fail(e.what());
+    }
+  }
   io::hdf5::CheckpointImage image = io::hdf5::read_checkpoint_image(path);
   const bool sealed = image.sealed;
   const io::hdf5::File file = io::hdf5::open_checkpoint_image(std::move(image), path);
   const io::hdf5::Reader reader("checkpoint", path, file);
   try {
-    return read_file(reader, sealed);
+    return read_file(reader, sealed, part);
   } catch (const std::invalid_argument& e) {  // e.g. a tokenizer whose data does not make sense
     reader.fail(e.what());
   }

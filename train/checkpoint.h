@@ -61,7 +61,13 @@ void write_checkpoint(const std::string& path, const nn::GPT& model, const data:
 // parses it; a file without a seal is parsed first in a child process), every size and number
 // against its range, /config against the datasets' shapes before the model is built, weights and
 // moments finite, generator states non-zero. Any problem is one error naming the file and item.
-Checkpoint read_checkpoint(const std::string& path);
+//
+// CheckpointPart::weights reads the model, its tokenizer and the run's state but not the optimizer's
+// moments (their names and shapes are checked; optim stays absent, m and v empty), and lets libhdf5 read them from disk: memory holds the
+// weights, not the file (a sealed file's seal is checked by streaming it; one without a seal is
+// still read whole).
+enum class CheckpointPart { everything, weights };
+Checkpoint read_checkpoint(const std::string& path, CheckpointPart part = CheckpointPart::everything);
 
 // A tokenizer alone, in a checkpoint's /tokenizer layout under a root whose format is
 // "tinygpt-tokenizer": the file `tinygpt prepare` leaves beside its shards (docs/data-format.md).

@@ -11,7 +11,7 @@
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/autograd/tensor.h"
 #include "tinygpt/io/detail/hdf5_tree.h"
-#include "tinygpt/train/options.h"
+#include "tinygpt/io/numbers.h"
 
 namespace tinygpt::io::hdf5 {
 

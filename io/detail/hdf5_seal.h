@@ -6,6 +6,7 @@
 // Checked by hand: `tail -c +513 run.h5 | sha256sum`. Reading checks the seal before libhdf5 sees
 // a byte, so that a damaged file is refused instead of crashing or hanging inside libhdf5.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "tinygpt/data/input_file.h"
@@ -33,5 +34,15 @@ CheckpointImage read_checkpoint_image(const std::string& path);
 // libhdf5's tree of the bytes. Bytes without a seal are first read whole in a child process under
 // a time and memory limit, so that a crash or hang inside libhdf5 ends in an error here.
 File open_checkpoint_image(CheckpointImage image, const std::string& path);
+
+// A checkpoint whose datasets libhdf5 reads from disk when asked, so that reading part of it (a
+// model's weights without its optimizer's moments) keeps only that part in memory. The seal is
+// checked by streaming the file through SHA-256 a megabyte at a time. A file without a seal is
+// read whole, as by read_checkpoint_image and open_checkpoint_image.
+struct OpenedCheckpoint {
+  std::unique_ptr<File> file;
+  bool sealed = false;
+};
+OpenedCheckpoint open_checkpoint_streamed(const std::string& path);
 
 }  // namespace tinygpt::io::hdf5

@@ -4,8 +4,8 @@
 // on request). It reads only what it can bound: hard links (no soft or external links, no data
 // kept in other files), at most 32 levels and 100,000 objects, and every attribute and dataset
 // size is checked against the file's size before anything is allocated. libhdf5 itself can still
-// crash or hang on damaged metadata: checkpoint_file.h walks unverified bytes in a child process
-// first (read_everything).
+// crash or hang on damaged metadata: hdf5_seal.h walks unverified bytes in a child process first
+// (read_everything).
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -53,6 +53,9 @@ class File {
   // Opens `image` (a whole HDF5 file, user block included) and reads its tree. Throws
   // std::runtime_error naming the item and libhdf5's innermost complaint.
   explicit File(data::FileBytes image);
+  // Opens the file `verified` holds open (its seal checked: hdf5_seal.h), read by libhdf5 from disk
+  // as datasets are asked for, so that memory holds only what is read.
+  explicit File(const data::InputFile& verified);
   ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
@@ -69,7 +72,8 @@ class File {
   void read_everything() const;
 
  private:
-  data::FileBytes image_;  // libhdf5 reads these bytes in place: they outlive every handle below
+  void read_tree(int64_t file_bytes);
+  data::FileBytes image_;  // libhdf5 reads these bytes in place (when opened from them): they outlive every handle below
   std::shared_ptr<Handle> file_;
   Group root_;
 };

@@ -219,6 +219,15 @@ TEST_CASE("checkpoint: every group round-trips", "[checkpoint]") {
   REQUIRE(ck.train->options.tokenizer == "bpe");
   REQUIRE(ck.train->dropout_counter == t.model().dropout_counter());
   REQUIRE(ck.train->train_tokens == t.corpus().train.size());
+  // The weights alone: the same model, tokenizer and run, the moments' values not read.
+  const Checkpoint w = read_checkpoint(o.out, CheckpointPart::weights);
+  REQUIRE(w.sealed);
+  REQUIRE(weights(*w.model) == weights(t.model()));
+  REQUIRE(w.tokenizer->identity() == ck.tokenizer->identity());
+  REQUIRE(w.train->iteration == 3);
+  REQUIRE(w.train->options.lr == o.lr);
+  REQUIRE_FALSE(w.optim.has_value());
+  REQUIRE((w.m.empty() && w.v.empty()));
 }
 
 TEST_CASE("train: Llama-family runs resume bitwise, and their checkpoints hold format_version 3's fields",
@@ -379,25 +388,31 @@ TEST_CASE("checkpoint: the seal is checked before libhdf5 reads a byte", "[check
   std::ifstream in(o.out, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), {});
   REQUIRE(bytes.rfind("tinygpt checkpoint seal 1\nsha256 ", 0) == 0);
-  for (size_t at : {size_t{600}, bytes.size() / 2, bytes.size() - 1}) {  // one flipped bit anywhere after the seal
-    std::string flipped = bytes;
-    flipped[at] = static_cast<char>(flipped[at] ^ 0x10);
-    REQUIRE_THROWS_WITH(read_checkpoint(dir.write("flipped.h5", flipped)),
-                        Catch::Equals("checkpoint '" + dir.file("flipped.h5") + "' is damaged: checksum mismatch"));
+  // The whole file in memory, or streamed through the digest with libhdf5 reading from disk after.
+  for (const CheckpointPart part : {CheckpointPart::everything, CheckpointPart::weights}) {
+    INFO((part == CheckpointPart::weights ? "weights" : "everything"));
+    for (size_t at : {size_t{600}, bytes.size() / 2, bytes.size() - 1}) {  // one flipped bit anywhere after the seal
+      std::string flipped = bytes;
+      flipped[at] = static_cast<char>(flipped[at] ^ 0x10);
+      REQUIRE_THROWS_WITH(read_checkpoint(dir.write("flipped.h5", flipped), part),
+                          Catch::Equals("checkpoint '" + dir.file("flipped.h5") + "' is damaged: checksum mismatch"));
+    }
+    std::string seal = bytes;
+    seal[40] = seal[40] == 'a' ? 'b' : 'a';  // one of the digest's hex digits
+    REQUIRE_THROWS_WITH(read_checkpoint(dir.write("digest.h5", seal), part), Catch::Contains("is damaged: checksum mismatch"));
+    seal = bytes;
+    seal[26] = 'S';  // "sha256" in the seal's second line
+    REQUIRE_THROWS_WITH(read_checkpoint(dir.write("seal.h5", seal), part), Catch::Contains("is damaged: its seal is unreadable"));
+    REQUIRE_THROWS_WITH(read_checkpoint(dir.write("longer.h5", bytes + "x"), part), Catch::Contains("its seal says"));
+    REQUIRE_THROWS_WITH(read_checkpoint(dir.write("short.h5", bytes.substr(0, 300)), part),
+                        Catch::Contains("truncated inside its seal"));
+    // Without a seal (h5py, older files) the same bytes still load, marked unverified.
+    const std::string plain = dir.write("plain.h5", bytes);
+    strip_seal(plain);
+    const Checkpoint ck = read_checkpoint(plain, part);
+    REQUIRE_FALSE(ck.sealed);
+    REQUIRE(weights(*ck.model) == weights(*read_checkpoint(o.out).model));
   }
-  std::string seal = bytes;
-  seal[40] = seal[40] == 'a' ? 'b' : 'a';  // one of the digest's hex digits
-  REQUIRE_THROWS_WITH(read_checkpoint(dir.write("digest.h5", seal)), Catch::Contains("is damaged: checksum mismatch"));
-  seal = bytes;
-  seal[26] = 'S';  // "sha256" in the seal's second line
-  REQUIRE_THROWS_WITH(read_checkpoint(dir.write("seal.h5", seal)), Catch::Contains("is damaged: its seal is unreadable"));
-  REQUIRE_THROWS_WITH(read_checkpoint(dir.write("longer.h5", bytes + "x")), Catch::Contains("its seal says"));
-  // Without a seal (h5py, older files) the same bytes still load, marked unverified.
-  const std::string plain = dir.write("plain.h5", bytes);
-  strip_seal(plain);
-  const Checkpoint ck = read_checkpoint(plain);
-  REQUIRE_FALSE(ck.sealed);
-  REQUIRE(weights(*ck.model) == weights(*read_checkpoint(o.out).model));
 }
 
 TEST_CASE("checkpoint: values from the file are range-checked before they are used", "[checkpoint][errors]") {
