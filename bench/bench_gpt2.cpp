@@ -2,6 +2,8 @@
 // sampling with the key/value cache against the bound of reading every weight once per token, and
 // evaluation at block 1024 against the GEMM peak, for 1 and 2 threads.
 //   bench_gpt2 [--layers 12 --heads 12 --embd 768 --block 1024 --vocab-size 50257 --tokens 64]
+//   bench_gpt2 --past 1 [--rope 1] [sizes]   (only sampling over one block inside the context
+//       against the next block past it, where the cache slides (RoPE) or is encoded again)
 //   bench_gpt2 --write-hf DIR --tokenizer TOKDIR   (only writes the random model in Hugging Face's
 //       layout, with GPT-2's tokenizer files from TOKDIR: input for tinygpt import, eval, sample)
 #include <fmt/format.h>
@@ -75,17 +77,52 @@ double gemm_peak(int64_t T, int64_t C, int rounds) {
   return best;
 }
 
+// Tokens/s of greedy sampling over positions 0 .. block - 1, and over the next block_size tokens,
+// past the context: best of `rounds`.
+std::pair<double, double> inside_and_past_context(const nn::GPT& model, int rounds) {
+  const int64_t block = model.config().block_size;
+  nn::Generator gen(model);
+  double inside = 0, past = 0;
+  for (int round = 0; round < rounds; ++round) {
+    gen.reset();
+    int32_t next = 0;
+    auto run = [&] {
+      for (int64_t k = 0; k < block; ++k) {
+        const std::vector<float>& logits = gen.feed(next);
+        next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      }
+    };
+    inside = std::max(inside, static_cast<double>(block) / seconds_of(run));
+    past = std::max(past, static_cast<double>(block) / seconds_of(run));
+  }
+  return {inside, past};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::map<std::string, bench::Integer> flags = {{"--tokens", {64, {1, 1 << 16}}}};
+  std::map<std::string, bench::Integer> flags = {
+      {"--tokens", {64, {1, 1 << 16}}}, {"--past", {0, {0, 1}}}, {"--rope", {0, {0, 1}}}};
   bench::add_model_flags(flags, {.vocab_size = 50257, .block_size = 1024, .n_layer = 12, .n_head = 12, .n_embd = 768});
   std::map<std::string, std::string> texts = {{"--write-hf", ""}, {"--tokenizer", ""}};
   bench::parse_flags(argc, argv, flags, texts);
-  const nn::GPTConfig c = bench::model_config(flags);
+  nn::GPTConfig c = bench::model_config(flags);
+  if (flags["--rope"].value) c.position = nn::PositionKind::rope;
   const int64_t tokens = flags["--tokens"].value;
   nn::GPT model(c, 1);
   model.eval();
+  if (flags["--past"].value) {
+    fmt::print("machine: {}, vector path {}\nGPT: {} layers, {} heads, n_embd {}, block {}, vocab {}, {} positions\n",
+               cpu_model(), vector_path(), c.n_layer, c.n_head, c.n_embd, c.block_size, c.vocab_size, nn::name(c.position));
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      const auto [inside, past] = inside_and_past_context(model, 3);
+      fmt::print("threads {}: sample over the block inside the context {:.1f} tokens/s, over the next block past it "
+                 "{:.1f} tokens/s = {:.2f}x\n",
+                 threads, inside, past, past / inside);
+    }
+    return 0;
+  }
   if (const std::string dir = texts["--write-hf"]; !dir.empty()) {
     const data::BpeTokenizer tokenizer = data::read_gpt2_tokenizer(texts["--tokenizer"]);
     io::export_hf_gpt2(model, tokenizer, dir);

@@ -59,22 +59,16 @@ std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, con
   if (context.empty()) context = start_of_text(tokenizer);
   const int64_t block = model.config().block_size;
   Generator gen(model);
-  // Fills the cache with the last tokens of the context (at most block_size - 1 of them, so that
-  // one more fits) and returns the logits after the last one.
-  auto refill = [&](size_t keep) -> const std::vector<float>& {
-    gen.reset();
-    const std::vector<float>* logits = nullptr;
-    for (size_t i = context.size() - keep; i < context.size(); ++i) logits = &gen.feed(context[i]);
-    return *logits;
-  };
-  const std::vector<float>* logits = &refill(std::min<size_t>(context.size(), block));
+  // A prompt longer than the block: its last block_size tokens.
+  const std::vector<float>* logits = nullptr;
+  for (size_t i = context.size() - std::min<size_t>(context.size(), block); i < context.size(); ++i)
+    logits = &gen.feed(context[i]);
   Rng rng(o.seed);
   std::string text, pending;  // pending: bytes of a character not yet complete
   for (int64_t n = 0; n < o.tokens; ++n) {
     // Rows past the tokenizer's last token are padding that no text produces: never picked.
     const auto tokens = std::span<const float>(*logits).first(static_cast<size_t>(tokenizer.vocab_size()));
     const int32_t next = pick_token(tokens, o.temperature, o.top_k, rng.uniform());
-    context.push_back(next);
     pending += tokenizer.token_bytes(next);
     size_t valid = 0;  // the longest prefix of whole characters
     for (size_t i = 0; i < pending.size();) {
@@ -88,9 +82,7 @@ std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, con
       if (on_text) on_text(piece);
     }
     if (n + 1 == o.tokens) break;
-    // Past the block a RoPE model's cache slides on; a learned-position one keeps the last half of
-    // the block, re-encoded from position 0, and fills the other half again.
-    logits = gen.length() < block || gen.slides() ? &gen.feed(next) : &refill(std::max<int64_t>(1, block / 2));
+    logits = &gen.feed(next);
   }
   if (!pending.empty()) {
     const std::string piece = data::sanitize_utf8(pending);

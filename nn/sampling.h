@@ -22,16 +22,19 @@ class Generator {
   explicit Generator(GPT&& model) = delete;
   // Appends `token` at the next position and returns the logits [V] of the token that follows it.
   // Past block_size positions a RoPE model goes on, each position attending over the last
-  // block_size (the oldest keys dropped, those kept as they were made); a learned-position model
-  // throws there (its positions are fixed: reset and feed the text again).
+  // block_size (the oldest keys dropped, those kept as they were made). A learned-position model,
+  // whose positions end at block_size, keeps its last block_size / 2 tokens (this one the last of
+  // them), encodes them again from position 0 and goes on from there.
   const std::vector<float>& feed(int32_t token);
-  bool slides() const;  // whether feed goes on past block_size (RoPE)
-  int64_t length() const { return length_; }
-  void reset() { length_ = 0; }
+  bool slides() const;  // whether the cache slides past block_size (RoPE), or is encoded again
+  int64_t length() const { return length_; }  // positions in the cache
+  void reset() { length_ = 0, tokens_.clear(); }
 
  private:
+  void advance(int32_t token);  // one position through the blocks: x_ is its last residual stream
   const GPT& model_;
   int64_t length_ = 0;
+  std::vector<int32_t> tokens_;  // those in the cache of a learned-position model, to encode again
   std::vector<KVCache> caches_;  // per layer
   RowScratch scratch_;
   std::vector<float> x_, logits_;  // [C] the residual stream, [V]
@@ -58,9 +61,7 @@ struct SampleOptions {
 
 // Generates, calling on_text with each piece of valid UTF-8 text as soon as it is complete
 // (a BPE token may end inside a character). Returns the generated text (without the prompt).
-// Past block_size a RoPE model's context slides a token at a time (Generator::feed); a learned-
-// position model's, once full, drops to its last block_size / 2 tokens, encoded again from
-// position 0, and fills up again.
+// Past block_size the context goes on as Generator::feed keeps it.
 std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& options,
                      const std::function<void(const std::string&)>& on_text = {});
 
