@@ -12,6 +12,16 @@ namespace tinygpt {
 // The seed a model, a run and a sampler start from when none is given (nanoGPT's).
 inline constexpr uint64_t kDefaultSeed = 1337;
 
+// FNV-1a over a sequence of units (a name's bytes, the bits of floats), folded in one at a time.
+class Fnv1a {
+ public:
+  void add(uint64_t unit) { hash_ = (hash_ ^ unit) * 0x100000001b3ULL; }
+  uint64_t value() const { return hash_; }
+
+ private:
+  uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
 // SplitMix64 step: a good 64-bit mix, also used as a counter-based hash (dropout masks).
 inline uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;

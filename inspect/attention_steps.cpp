@@ -88,11 +88,15 @@ std::string head_table(const AttentionSteps& s, const std::vector<float>& m, int
   });
 }
 
-// A [T, T] matrix; keys after the query shown as ×, or every cell.
-std::string square_table(const AttentionSteps& s, const std::vector<float>& m, bool masked, bool row_sums = false) {
+// Which cells of a [T, T] table show: every one, or those a query sees (keys after it as ×), with
+// or without each row's sum.
+enum class Cells { all, seen, seen_and_sums };
+
+std::string square_table(const AttentionSteps& s, const std::vector<float>& m, Cells cells) {
   const int64_t T = s.size();
+  const bool masked = cells != Cells::all;
   std::vector<std::string> cols = token_labels(s.tokens);
-  if (row_sums) cols.push_back("| sum");
+  if (cells == Cells::seen_and_sums) cols.push_back("| sum");
   return text_table(token_labels(s.tokens), cols, [&](int64_t i, int64_t j) -> std::string {
     if (j == T) {
       double sum = 0;
@@ -146,15 +150,15 @@ std::string attention_steps_text(const AttentionSteps& s, int64_t dims) {
   const std::string kernel = "autograd/ops/attention.cpp, weights_strip";
   out += heading(fmt::format("2. scores = Q Kᵀ   [T, T] = [{}, {}]   (row i, column j: how well query i matches key j)", T, T),
                  kernel + " (one small_gemm computes steps 2 and 3 together, for the keys a query can see)") +
-         square_table(s, s.scores, false);
+         square_table(s, s.scores, Cells::all);
   out += heading(fmt::format("3. scaled = scores / √d_k = scores / {:.4f}   (keeps the softmax from saturating as d_k grows)",
                              root),
                  kernel + " (the 1/√d_k factor of the same small_gemm)") +
-         square_table(s, s.scaled, false);
+         square_table(s, s.scaled, Cells::all);
   out += heading("4. weights = softmax(mask(scaled))   mask: a key after its query (×) is -∞, so its weight is 0",
                  kernel + " and softmax_row (the masked keys are never scored; their weights are set to 0)") +
-         "   the scaled scores, masked:\n" + square_table(s, s.scaled, true) +
-         "   the weights: each row sums to 1 over the keys it sees\n" + square_table(s, s.weights, true, true);
+         "   the scaled scores, masked:\n" + square_table(s, s.scaled, Cells::seen) +
+         "   the weights: each row sums to 1 over the keys it sees\n" + square_table(s, s.weights, Cells::seen_and_sums);
   out += heading(fmt::format("5. output = weights V   [{}, {}]   (each query's weighted mix of the values)", T, s.d_k),
                  "autograd/ops/attention.cpp, attend (small_gemm y = P V); then the heads are put side by side "
                  "and c_proj mixes them (nn/gpt.cpp, CausalSelfAttention::forward)") +

@@ -407,8 +407,9 @@ const Tensor& GPT::attention_weights(int64_t layer) const {
     throw std::out_of_range(fmt::format("GPT: layer {} out of range for n_layer {}", layer, config_.n_layer));
   const Tensor& w = h[layer]->attn.weights();
   if (!w.defined())
-    throw std::logic_error("GPT: attention weights are read after a forward pass (for contexts of 512 tokens or "
-                           "more, one made after set_attention_memory(AttentionMemory::weights))");
+    throw std::logic_error(fmt::format("GPT: attention weights are read after a forward pass (for contexts of {} "
+                                       "tokens or more, one made after set_attention_memory(AttentionMemory::weights))",
+                                       kTiledAttentionFrom));
   return w;
 }
 

@@ -171,7 +171,7 @@ class CausalSelfAttention : public Module {
   // model turns by it, past block_size too.
   void forward_row(const float* x, int64_t position, KVCache& cache, RowScratch& scratch, float* y) const;
   const Tensor& weights() const { return weights_; }  // [B, nh, T, T] of the last forward
-  // automatic: the weights are kept below T = 512 and recomputed in backward from there on
+  // automatic: the weights are kept below T = kTiledAttentionFrom and recomputed in backward from there on
   // (ops.h); weights: always kept, so that weights() can show them.
   void set_attention_memory(AttentionMemory memory) { memory_ = memory; }
   Linear c_attn, c_proj;
@@ -231,7 +231,7 @@ class GPT : public Module {
   void logits_row(const float* x, RowScratch& scratch, float* logits) const;
 
   // After a forward pass: the attention weights of `layer`, [B, nh, T, T]; row i of head h of
-  // batch row b is how much query i drew from each key j <= i. Contexts of 512 tokens or more
+  // batch row b is how much query i drew from each key j <= i. Contexts of kTiledAttentionFrom tokens or more
   // keep them only after set_attention_memory(AttentionMemory::weights).
   const Tensor& attention_weights(int64_t layer) const;
   void set_attention_memory(AttentionMemory memory);  // for every layer (ops.h)

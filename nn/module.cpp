@@ -17,9 +17,9 @@ constexpr uintptr_t kMaxMemberOffset = uintptr_t{1} << 16;
 }  // namespace
 
 uint64_t child_seed(uint64_t seed, const std::string& name) {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a of the name
-  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ULL;
-  return splitmix64(seed ^ h);
+  Fnv1a name_hash;
+  for (const unsigned char c : name) name_hash.add(c);
+  return splitmix64(seed ^ name_hash.value());
 }
 
 Module::Module(Module&& other) noexcept { *this = std::move(other); }

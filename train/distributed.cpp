@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/autograd/random.h"
 
 #ifdef TINYGPT_HAVE_MPI
 #define OMPI_SKIP_MPICXX 1  // the C API only: the deprecated C++ bindings need another library
@@ -255,17 +256,17 @@ void Communicator::require_same(uint64_t value, const std::string& what) const {
 }
 
 uint64_t parameter_checksum(const std::vector<Tensor>& params) {
-  uint64_t h = 0xcbf29ce484222325ULL;
+  Fnv1a hash;
   for (const Tensor& p : params) {
     const Tensor c = p.contiguous();
     const float* x = c.data();
     for (int64_t i = 0; i < c.numel(); ++i) {
       uint32_t bits;
       std::memcpy(&bits, x + i, sizeof bits);
-      h = (h ^ bits) * 0x100000001b3ULL;
+      hash.add(bits);
     }
   }
-  return h;
+  return hash.value();
 }
 
 }  // namespace tinygpt::train

@@ -269,7 +269,7 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
   require_run_memory(ck.config, options_);
   const std::string owner = fmt::format("the checkpoint '{}'", path);
   check_folders_tokenizer(options_, *ck.tokenizer, owner);  // before the bytes: a tokenizer never changes
-  check_data(changes.given.count("data") || changes.given.count("val-data"), changes.force);
+  check_data({.data_given = changes.given.count("data") > 0 || changes.given.count("val-data") > 0, .force = changes.force});
   corpus_ = load_run_corpus(options_, ck.tokenizer, owner);
   if (!changes.force && (corpus_.train.size() != state_.train_tokens || corpus_.val.size() != state_.val_tokens))
     throw std::invalid_argument(fmt::format(
@@ -326,8 +326,9 @@ void Trainer::apply(const Resume& changes) {
 }
 
 // The text is where the checkpoint says (or where --data now points) and holds the same bytes;
-// moved text is recorded, changed text refused unless `force` (then recorded too).
-void Trainer::check_data(bool given, bool force) {
+// moved text is recorded, changed text refused unless forced (then recorded too).
+void Trainer::check_data(DataCheck check) {
+  const bool given = check.data_given, force = check.force;
   const std::vector<std::string> files = training_files(options_);
   if (!given)
     for (const std::string& f : files)

@@ -89,7 +89,11 @@ class Trainer {
   // The lock, then what may be written (trainer.cpp); `read` lists what the run reads besides its text.
   void claim_outputs(Claim claim, bool force, const std::vector<std::string>& read = {});
   void apply(const Resume& changes);              // the resumed settings, each change recorded
-  void check_data(bool given, bool force);        // the text is the checkpoint's (or forced and recorded)
+  struct DataCheck {
+    bool data_given = false;  // --data or --val-data on the command line: the text may have moved there
+    bool force = false;       // changed text is recorded rather than refused
+  };
+  void check_data(DataCheck check);  // the text is the checkpoint's (or forced and recorded)
   void save_to(const std::string& path);
   void log_sample(Progress& progress);
 
