@@ -1,4 +1,4 @@
-// tinygpt eval: the loss of a checkpoint on text, by SPEC.md's evaluation rule.
+// tinygpt eval: the loss of a checkpoint on text, by the evaluation rule (docs/checkpoint-format.md).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

@@ -67,7 +67,7 @@ std::string tokenizer_json(const data::Tokenizer& tokenizer) {
   return "{" + fields + "}";
 }
 
-// The architecture's pieces (SPEC.md's format_version 3 fields), GPT-2's defaults included.
+// The architecture's pieces (format_version 3's /config fields, docs/checkpoint-format.md), GPT-2's defaults included.
 std::string architecture_text(const nn::GPTConfig& c) {
   return fmt::format("{} (eps {}), {} positions{}, {} feed-forward of {}, {} key/value heads of {}, {}, {}",
                      nn::name(c.norm), c.norm_eps, nn::name(c.position),

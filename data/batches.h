@@ -1,5 +1,5 @@
 #pragma once
-// Training batches (random windows) and evaluation windows (SPEC.md's rule).
+// Training batches (random windows) and evaluation windows (the evaluation rule, docs/checkpoint-format.md).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -2,7 +2,7 @@
 // SentencePiece tokenizers (Llama's, TinyStories'): text <-> ids exactly as the SentencePiece
 // library computes them for a model file (the model's own normalization, pieces and byte
 // fallback; encode adds no BOS or EOS). The model's bytes are the tokenizer: a checkpoint stores
-// them (SPEC.md, /tokenizer kind "sentencepiece", dataset model_proto), so it needs no other file.
+// them (docs/checkpoint-format.md, /tokenizer kind "sentencepiece", dataset model_proto), so it needs no other file.
 #include <memory>
 #include <string>
 

@@ -68,7 +68,7 @@ nn::GPTConfig read_config(const std::string& path) {
   c.n_head = size("n_head", nn::kMaxHeads);
   c.n_embd = size("n_embd", nn::kMaxEmbd);
   text("model_type", {"gpt2"});
-  text("activation_function", {"gelu_new", "gelu_pytorch_tanh"});  // both GELU's tanh form, as SPEC.md
+  text("activation_function", {"gelu_new", "gelu_pytorch_tanh"});  // both GELU's tanh form, as tinygpt's
   if (const Value* eps = doc.find("layer_norm_epsilon"); eps && !(eps->type == Value::Type::number && eps->number == 1e-5))
     fail(fmt::format("field \"layer_norm_epsilon\" is {}; tinygpt's LayerNorm uses 1e-5",
                      eps->type == Value::Type::number ? eps->text : eps->type_name()));

@@ -1,5 +1,5 @@
 #pragma once
-// The GPT model, as nanoGPT with bias=True (../shared/SPEC.md):
+// The GPT model, as nanoGPT with bias=True (docs/architectures.md, the model):
 //   x = wte[idx] + wpe[0..T-1]
 //   per block: x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
 //   logits = ln_f(x) wteᵀ  (the output layer is tied to the token embedding)
@@ -38,7 +38,7 @@ struct GPTConfig {
   int64_t n_head = 4;
   int64_t n_embd = 128;
   float dropout = 0.0f;
-  // The Llama family's settings (SPEC.md, format_version 3); each default is GPT-2's.
+  // The Llama family's settings (docs/checkpoint-format.md, format_version 3); each default is GPT-2's.
   NormKind norm = NormKind::layernorm;
   float norm_eps = 1e-5f;
   PositionKind position = PositionKind::learned;

@@ -60,7 +60,7 @@ void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
       std::vector<std::string> texts;
       for (const data::SpecialToken& s : b->specials()) ids.push_back(s.id), texts.push_back(s.text);
       put_ints(g, "special_ids", ids, {ids.size()});
-      // An attribute as SPEC.md's first form while it fits in 64 KiB (16 bytes a string), else a dataset.
+      // An attribute as the layout's first form while it fits in 64 KiB (16 bytes a string), else a dataset.
       constexpr size_t kSpecialsInAttribute = 2048;
       if (texts.size() <= kSpecialsInAttribute) io::hdf5::put_texts(g, "special_tokens", texts);
       else io::hdf5::put_text_dataset(g, "special_tokens", texts);

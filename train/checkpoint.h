@@ -1,5 +1,5 @@
 #pragma once
-// HDF5 checkpoints in the layout of ../shared/SPEC.md (documented in docs/checkpoint-format.md):
+// HDF5 checkpoints in the layout of docs/checkpoint-format.md:
 //   /                 format = "tinygpt", format_version = 1
 //   /config           vocab_size, block_size, n_layer, n_head, n_embd
 //   /model/<name>     float32, nanoGPT's state_dict names and PyTorch's [out, in] layout

@@ -1,5 +1,5 @@
 #pragma once
-// SPEC.md's evaluation rule: the text's N tokens are cut into windows w = 0, 1, ... with inputs
+// The evaluation rule (docs/checkpoint-format.md): the text's N tokens are cut into windows w = 0, 1, ... with inputs
 // tokens[wT, wT + T) and targets shifted by one (the last window possibly shorter); the loss is
 // the sum of cross-entropy over all targets divided by their number.
 #include <cstdint>

@@ -14,7 +14,7 @@ namespace tinygpt::train {
 // The Debian `fortunes` package's plain-text files: the corpus used when --data is not given.
 constexpr const char* kDefaultCorpusDir = "/usr/share/games/fortunes";
 
-// The model's architecture (SPEC.md's format_version 3 fields): --arch sets the pieces' defaults,
+// The model's architecture (format_version 3's /config fields): --arch sets the pieces' defaults,
 // and a piece given on its own wins (apply_arch).
 struct ArchOptions {
   std::string arch = "gpt2";

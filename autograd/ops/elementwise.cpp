@@ -194,7 +194,7 @@ Tensor clamp(const Tensor& x, float lo, float hi) {  // the gradient passes wher
                [lo, hi](float v, float) { return v >= lo && v <= hi ? 1.0f : 0.0f; });
 }
 
-// GELU, tanh approximation (SPEC.md): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+// GELU, tanh approximation (docs/architectures.md, the model): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
 // Its own loops with vector_tanh: std::tanh would keep them scalar, and GELU is a large share of a step.
 void gelu_row(const float* x, int64_t n, float* y) {
   constexpr float kS = 0.7978845608028654f, kC = 0.044715f;

@@ -1,6 +1,6 @@
 #pragma once
 // Reading tinygpt's HDF5 files (checkpoints, saved modules and optimizers) from their verified
-// tree (checkpoint_file.h, hdf5_tree.h): every value range-checked before it is used, with errors
+// tree (hdf5_seal.h, hdf5_tree.h): every value range-checked before it is used, with errors
 // that name the file and the item: "checkpoint 'run.h5': attribute 'n_layer' of /config must be at
 // most 1024 (got 300000)".
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 // Writing tinygpt's HDF5 files (checkpoints, saved modules and optimizers): attributes as our
 // readers expect them, float tensors refused when not finite, and the whole file written beside
-// its target, sealed (checkpoint_file.h), flushed and renamed over it, so that a crash never
+// its target, sealed (hdf5_seal.h), flushed and renamed over it, so that a crash never
 // leaves a half-written file where a good one was.
 #include <H5Cpp.h>
 

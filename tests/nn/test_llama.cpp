@@ -1,5 +1,5 @@
 // The GPT model with the Llama family's pieces: a plain-loop model in double (an independent
-// implementation of SPEC.md's formulas) against the forward, finite differences on every
+// implementation of docs/architectures.md's formulas) against the forward, finite differences on every
 // parameter, the key/value-cache decoder against the forward, and the parameter list.
 #include <catch2/catch.hpp>
 

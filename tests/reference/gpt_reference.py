@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""An independent NumPy (float64) implementation of the GPT in ../shared/SPEC.md, forward and a
+"""An independent NumPy (float64) implementation of the GPT in docs/architectures.md, forward and a
 hand-written backward, for a fixed tiny model and batch. It writes gpt_tiny.txt, the fixture that
 tests/nn/test_gpt_reference.cpp compares tinygpt against (the test suite itself needs no Python).
 

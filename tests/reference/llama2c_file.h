@@ -1,7 +1,7 @@
 #pragma once
 // llama2.c's model file read the way its run.c reads it (the legacy version-0 layout, offsets as
 // run.c's memory_map_weights), written independently of tinygpt's importer: the tensors, renamed
-// to SPEC.md's names (c_attn = wq, wk, wv stacked; c_fc = w1, w3), for the plain model.
+// to the checkpoint's names (c_attn = wq, wk, wv stacked; c_fc = w1, w3), for the plain model.
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>

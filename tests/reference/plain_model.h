@@ -1,5 +1,5 @@
 #pragma once
-// SPEC.md's model written out as plain loops in double, from parameters by their SPEC names: the
+// docs/architectures.md's model written out as plain loops in double, from parameters by their checkpoint names: the
 // independent yardstick for the GPT's forward with every Llama piece (tests/nn/test_llama.cpp) and
 // for llama2.c's and Hugging Face's Llama files (tests/train/test_llama2c.cpp, test_hf_llama.cpp).
 #include <algorithm>
@@ -19,11 +19,11 @@ using nn::PositionKind;
 
 using Matrix = std::vector<std::vector<double>>;  // [rows][cols]
 
-// SPEC.md's model for one sequence, in double, from the parameters by name.
+// The model for one sequence, in double, from the parameters by name.
 struct PlainModel {
   GPTConfig c;
   std::map<std::string, std::vector<float>> p;
-  // RoPE's pairs: (2i, 2i+1) as SPEC.md and llama2.c, or (i, i + hs/2) as Hugging Face's
+  // RoPE's pairs: (2i, 2i+1) as tinygpt and llama2.c, or (i, i + hs/2) as Hugging Face's
   // rotate_half, which its Llama files' q_proj and k_proj rows are permuted for.
   bool rotate_half = false;
 
@@ -131,7 +131,7 @@ struct PlainModel {
 };
 
 
-// SPEC.md's evaluation rule: windows of block_size tokens, the last possibly shorter, every target
+// The evaluation rule (docs/checkpoint-format.md): windows of block_size tokens, the last possibly shorter, every target
 // counted once; the mean natural-log cross-entropy.
 inline double plain_eval_loss(const PlainModel& model, const std::vector<int32_t>& tokens) {
   const auto T = static_cast<size_t>(model.c.block_size);

@@ -17,7 +17,7 @@ namespace {
 
 using Rows = std::vector<std::vector<double>>;  // [rows][columns]
 
-// The GPT of SPEC.md with plain loops in double, from a model's parameters.
+// The GPT of docs/architectures.md with plain loops in double, from a model's parameters.
 struct Reference {
   std::map<std::string, std::vector<double>> p;
   int64_t C, nh, d, V;

@@ -92,7 +92,7 @@ TEST_CASE("cli: a stories260K-shaped model: its exported llama2.c file scores th
   INFO(exported.output);
   REQUIRE(exported.exit_code == 0);
   REQUIRE(fs::exists(dir.file("tokenizer.bin")));
-  // The loss of a held-out text: tinygpt's eval against SPEC's rule in double on the file's tensors,
+  // The loss of a held-out text: tinygpt's eval against the evaluation rule in double on the file's tensors,
   // with the SentencePiece library's own ids.
   std::string held_out;
   for (int i = 0; i < 12; ++i) held_out += "The fox named Tom ate " + std::to_string(i * 13) + " apples and slept.\n";

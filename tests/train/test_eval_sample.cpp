@@ -41,7 +41,7 @@ TEST_CASE("eval: equals the sum of per-window losses computed directly", "[eval]
     double sum = 0;
     int64_t count = 0;
     NoGradGuard no_grad;
-    for (int64_t start = 0; start + 1 < n; start += 8) {  // SPEC.md's rule, one window at a time
+    for (int64_t start = 0; start + 1 < n; start += 8) {  // the evaluation rule, one window at a time
       const int64_t len = std::min<int64_t>(8, n - 1 - start);
       std::vector<int32_t> x(len), y(len);
       tokens.copy_to(start, len, x.data());

@@ -30,7 +30,7 @@ std::shared_ptr<nn::GPT> hf_llama_model(bool tied) {
   return model;
 }
 
-// The folder's tensors under SPEC's names, rows as Hugging Face wrote them (q and k permuted).
+// The folder's tensors under the checkpoint's names, rows as Hugging Face wrote them (q and k permuted).
 PlainModel plain_from_hf(const std::string& dir, const nn::GPTConfig& c) {
   const io::SafetensorsFile st((fs::path(dir) / "model.safetensors").string());
   PlainModel m;

@@ -365,7 +365,7 @@ TEST_CASE("checkpoint: thousands of special tokens are stored as a dataset and r
   const train::Checkpoint ck = train::read_checkpoint(dir.file("many.h5"));
   REQUIRE(dynamic_cast<const data::BpeTokenizer&>(*ck.tokenizer).specials() == specials);
   REQUIRE(ck.tokenizer->encode("a<|special 4999|>") == std::vector<int32_t>{'a', 256 + 4999});
-  // A few stay an attribute (SPEC.md's first form), as other readers expect.
+  // A few stay an attribute (the layout's first form), as other readers expect.
   train::write_checkpoint(dir.file("few.h5"), *ck.model,
                           data::BpeTokenizer({}, data::Split::gpt2, {}, {{"<|endoftext|>", 300}}), nullptr, nullptr);
   H5::H5File f(dir.file("few.h5"), H5F_ACC_RDONLY);
