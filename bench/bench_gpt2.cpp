@@ -79,7 +79,7 @@ double gemm_peak(int64_t T, int64_t C, int rounds) {
 
 // Tokens/s of greedy sampling over positions 0 .. block - 1, and over the next block_size tokens,
 // past the context: best of `rounds`.
-std::pair<double, double> inside_and_past_context(const nn::GPT& model, int rounds) {
+std::pair<double, double> inside_and_past_context(nn::GPT& model, int rounds) {
   const int64_t block = model.config().block_size;
   nn::Generator gen(model);
   double inside = 0, past = 0;

@@ -48,7 +48,7 @@ std::vector<int32_t> start_of_text(const data::Tokenizer& tokenizer) {
   return {0};
 }
 
-std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& o,
+std::string generate(nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& o,
                      const std::function<void(const std::string&)>& on_text) {
   if (o.temperature < 0) throw std::invalid_argument(fmt::format("--temperature {} must not be negative", o.temperature));
   if (o.top_k < 0) throw std::invalid_argument(fmt::format("--top-k {} must not be negative", o.top_k));

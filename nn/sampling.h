@@ -18,13 +18,16 @@ namespace tinygpt::nn {
 // forms (Block::forward_row and the rest: GPT::forward's arithmetic for one row, no graph).
 class Generator {
  public:
-  explicit Generator(const GPT& model);  // reads `model` as it lives: it must outlive the generator
+  // Reads `model` as it lives: it must outlive the generator. Encoding again (below) runs the
+  // model's own forward pass in eval mode without a graph, then gives it back its mode.
+  explicit Generator(GPT& model);
   explicit Generator(GPT&& model) = delete;
   // Appends `token` at the next position and returns the logits [V] of the token that follows it.
   // Past block_size positions a RoPE model goes on, each position attending over the last
   // block_size (the oldest keys dropped, those kept as they were made). A learned-position model,
   // whose positions end at block_size, keeps its last block_size / 2 tokens (this one the last of
-  // them), encodes them again from position 0 and goes on from there.
+  // them), encodes them again from position 0 (the ones before this in one batched forward pass,
+  // as GPT::forward computes them) and goes on from there.
   const std::vector<float>& feed(int32_t token);
   bool slides() const;  // whether the cache slides past block_size (RoPE), or is encoded again
   int64_t length() const { return length_; }  // positions in the cache
@@ -32,7 +35,8 @@ class Generator {
 
  private:
   void advance(int32_t token);  // one position through the blocks: x_ is its last residual stream
-  const GPT& model_;
+  void encode_again();          // tokens_ from position 0, in one forward pass: their keys and values
+  GPT& model_;
   int64_t length_ = 0;
   std::vector<int32_t> tokens_;  // those in the cache of a learned-position model, to encode again
   std::vector<KVCache> caches_;  // per layer
@@ -62,7 +66,7 @@ struct SampleOptions {
 // Generates, calling on_text with each piece of valid UTF-8 text as soon as it is complete
 // (a BPE token may end inside a character). Returns the generated text (without the prompt).
 // Past block_size the context goes on as Generator::feed keeps it.
-std::string generate(const nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& options,
+std::string generate(nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& options,
                      const std::function<void(const std::string&)>& on_text = {});
 
 }  // namespace tinygpt::nn

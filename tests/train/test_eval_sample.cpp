@@ -67,25 +67,32 @@ TEST_CASE("sample: the key/value cache gives the full forward pass's logits, and
     const std::vector<float>& step = gen.feed(ids[t]);
     for (int64_t v = 0; v < 13; ++v) REQUIRE(step[v] == Approx(full[t * 13 + v]).margin(1e-5));
   }
-  // Past the block, learned positions start again: the last 3 tokens (block 6 / 2) encoded from
-  // position 0, bit for bit what a fresh cache fed those tokens gives, and the forward pass's.
+  // Past the block, learned positions start again: the last 3 tokens (block 6 / 2) from position
+  // 0, the two before this one in one batched forward pass. The logits are the forward pass's over
+  // that window, and the model is left in the mode it was in.
+  model.train();
+  auto window_logits = [&](const std::vector<int32_t>& window) {
+    const std::vector<float> all = model.forward(window, 1, static_cast<int64_t>(window.size())).logits.to_vector();
+    return std::vector<float>(all.end() - 13, all.end());
+  };
   const std::vector<float> past = gen.feed(9);
-  nn::Generator fresh(model);
-  std::vector<float> expected;
-  for (const int32_t id : {0, 7, 9}) expected = fresh.feed(id);
-  REQUIRE(past == expected);
+  REQUIRE(model.training());
   REQUIRE(gen.length() == 3);
-  const std::vector<float> window = model.forward(std::vector<int32_t>{0, 7, 9}, 1, 3).logits.to_vector();
-  for (int64_t v = 0; v < 13; ++v) REQUIRE(past[v] == Approx(window[2 * 13 + v]).margin(1e-5));
-  for (const int32_t id : {3, 4, 11}) gen.feed(id);  // full again: 0 7 9 3 4 11
-  nn::Generator again(model);
-  for (const int32_t id : {4, 11}) again.feed(id);
-  REQUIRE(gen.feed(2) == again.feed(2));  // the next start: 4 11 2
+  model.eval();
+  std::vector<float> expected = window_logits({0, 7, 9});
+  for (int64_t v = 0; v < 13; ++v) REQUIRE(past[v] == Approx(expected[v]).margin(1e-5));
+  for (const int32_t id : {3, 4}) gen.feed(id);
+  const std::vector<float> again = gen.feed(11);  // full again: 0 7 9 3 4 11, still the forward's
+  expected = window_logits({0, 7, 9, 3, 4, 11});
+  for (int64_t v = 0; v < 13; ++v) REQUIRE(again[v] == Approx(expected[v]).margin(1e-5));
+  const std::vector<float> next = gen.feed(2);  // the next start: 4 11 2
+  expected = window_logits({4, 11, 2});
+  for (int64_t v = 0; v < 13; ++v) REQUIRE(next[v] == Approx(expected[v]).margin(1e-5));
 }
 
 TEST_CASE("sample: the cache's vector matrix-vector products, at widths with every kind of tail", "[sample]") {
   // n_embd 52: AVX-512 walks 32 + 16 + 4 of it, AVX2 48 + 4, the portable path 52; 4C = 208; 37
-  // rows of wte in fours and one left over. Bits equal for any thread count.
+  // rows of wte in fours and one left over. Bits equal for any thread count, past the block too.
   auto m = std::make_unique<nn::GPT>(nn::GPTConfig{.vocab_size = 37, .block_size = 5, .n_layer = 1, .n_head = 4,
                                                    .n_embd = 52}, 3);
   NoGradGuard no_grad;
@@ -103,6 +110,10 @@ TEST_CASE("sample: the cache's vector matrix-vector products, at widths with eve
       for (int64_t v = 0; v < 37; ++v) REQUIRE(step[v] == Approx(full[t * 37 + v]).margin(1e-5));
       by_threads.back().insert(by_threads.back().end(), step.begin(), step.end());
     }
+    for (const int32_t id : {5, 6, 7, 9}) {  // past the block: encoded again (a batched pass) twice
+      const std::vector<float>& step = gen.feed(id);
+      by_threads.back().insert(by_threads.back().end(), step.begin(), step.end());
+    }
   }
   set_num_threads(0);
   REQUIRE(by_threads[0] == by_threads[1]);
@@ -111,7 +122,7 @@ TEST_CASE("sample: the cache's vector matrix-vector products, at widths with eve
 
 TEST_CASE("sample: same seed same text, slides past block_size, top-k and greedy", "[sample]") {
   const auto owned = small_model(5, 4);
-  const nn::GPT& model = *owned;
+  nn::GPT& model = *owned;
   const data::CharTokenizer tok(std::vector<int32_t>{'\n', 'a', 'b', 'c', 'd'});
   nn::SampleOptions o{.prompt = "ab", .tokens = 20, .temperature = 1.0, .top_k = 0, .seed = 4};
   std::string streamed;
