@@ -12,11 +12,11 @@
 #include "tinygpt/autograd/machine.h"
 #include "tinygpt/autograd/memory.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/precision.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/autograd/shape.h"
 #include "tinygpt/autograd/tensor.h"
+#include "tinygpt/autograd/threads.h"
 
 // Modules, layers and the GPT (nn/).
 #include "tinygpt/nn/activations.h"

@@ -1,4 +1,4 @@
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 
 #include <tbb/global_control.h>
 #include <tbb/info.h>

@@ -8,7 +8,7 @@
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/kernels/strided.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/random.h"
 
 namespace tinygpt {

@@ -17,7 +17,7 @@
 #include "tinygpt/autograd/machine.h"
 #include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/memory.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/autograd/tensor.h"
 #include "tinygpt/train/options.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/cli/benchmark.h"

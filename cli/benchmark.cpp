@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "tinygpt/autograd/kernels/gemm.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/autograd/detail/profile.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/optim/adamw.h"

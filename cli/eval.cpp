@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/data/corpus.h"
 #include "tinygpt/data/shards.h"
 #include "tinygpt/train/checkpoint.h"

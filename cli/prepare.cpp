@@ -12,7 +12,7 @@
 #include <set>
 #include <span>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"
 #include "tinygpt/data/corpus.h"

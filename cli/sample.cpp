@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"

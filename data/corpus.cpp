@@ -9,7 +9,7 @@
 
 #include <tbb/parallel_pipeline.h>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/data/sentencepiece_tokenizer.h"

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 
 namespace tinygpt::optim {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 
 namespace tinygpt::optim {
 

@@ -15,7 +15,7 @@
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/data/shards.h"
 #include "tinygpt/io/sentencepiece_model.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/autograd/precision.h"
 #include "tinygpt/optim/grad_clip.h"
 #include "tinygpt/train/memory_budget.h"

@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt {

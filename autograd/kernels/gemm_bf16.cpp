@@ -25,7 +25,7 @@
 #include "tinygpt/autograd/kernels/bf16_pairs.h"
 #include "tinygpt/autograd/kernels/blocking.h"
 #include "tinygpt/autograd/kernels/pack.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt {

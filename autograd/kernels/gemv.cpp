@@ -3,7 +3,7 @@
 
 #include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/kernels/simd.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 
 namespace tinygpt {
 

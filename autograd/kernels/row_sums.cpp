@@ -6,7 +6,7 @@
 
 #include "tinygpt/autograd/kernels/gemm.h"
 #include "tinygpt/autograd/kernels/simd.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt {

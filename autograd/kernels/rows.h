@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "tinygpt/autograd/kernels/fast_exp.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 
 namespace tinygpt {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/shape.h"
 
 namespace tinygpt {

@@ -20,7 +20,7 @@
 #include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/kernels/small_gemm.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/precision.h"
 #include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"

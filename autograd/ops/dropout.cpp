@@ -6,7 +6,7 @@
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/detail/profile.h"
 #include "tinygpt/autograd/random.h"
 

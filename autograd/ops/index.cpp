@@ -13,7 +13,7 @@
 #include "tinygpt/autograd/detail/profile.h"
 #include "tinygpt/autograd/indices.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 
 namespace tinygpt {
 

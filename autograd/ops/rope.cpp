@@ -11,7 +11,7 @@
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/detail/profile.h"
 
 namespace tinygpt {

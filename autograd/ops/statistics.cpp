@@ -10,7 +10,7 @@
 #include "tinygpt/autograd/detail/around_axis.h"
 #include "tinygpt/autograd/detail/profile.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 
 namespace tinygpt {
 

@@ -10,7 +10,7 @@
 #include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/kernels/fast_exp.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "gradcheck.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 
 using namespace tinygpt;
 using tinygpt::testing::check_gradients;

@@ -18,7 +18,7 @@
 #include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/kernels/small_gemm.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/autograd/precision.h"
 #include "first_difference.h"
 

@@ -2,7 +2,7 @@
 // depend on the number of threads. Each check runs forward + backward with 1 and with 2 threads.
 #include <catch2/catch.hpp>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "first_difference.h"
 #include "gradcheck.h"
 

@@ -9,7 +9,7 @@
 #include "tinygpt/autograd/kernels/gemm.h"
 #include "tinygpt/autograd/kernels/pack.h"
 #include "tinygpt/autograd/kernels/small_gemm.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "first_difference.h"
 #include "gradcheck.h"
 

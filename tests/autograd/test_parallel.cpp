@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/kernels/parallel.h"
 
 using namespace tinygpt;
 

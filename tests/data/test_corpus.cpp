@@ -4,7 +4,7 @@
 #include <set>
 #include <span>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/data/batches.h"
 #include "tinygpt/data/corpus.h"
 #include "tinygpt/data/text_files.h"

@@ -9,7 +9,7 @@
 #include "gradcheck.h"
 #include "reference/plain_model.h"
 #include "random_ids.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/nn/sampling.h"

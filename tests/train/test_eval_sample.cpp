@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/nn/sampling.h"

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "tinygpt/autograd/parallel.h"
+#include "tinygpt/autograd/threads.h"
 #include "temp_files.h"
 #include "tinygpt/train/trainer.h"
 

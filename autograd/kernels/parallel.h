@@ -1,23 +1,20 @@
 #pragma once
-// Parallel loops over outputs. Every kernel gives each output element to exactly one task and
-// computes it in a fixed order, so results are bitwise identical for any number of threads.
+// Parallel loops over outputs (oneTBB; the implementation's own header, not installed). Every kernel
+// gives each output element to exactly one task and computes it in a fixed order, so results are
+// bitwise identical for any number of threads (threads.h sets how many).
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "tinygpt/autograd/memory.h"
+#include "tinygpt/autograd/threads.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 namespace tinygpt {
-
-// Caps the worker threads (the one piece of global state: the thread pool's setting).
-// 0 restores the default (all cores).
-void set_num_threads(int threads);
-int num_threads();
 
 // body(begin, end) over [0, n) in blocks of at least `grain` items; runs inline when small.
 template <class Body>

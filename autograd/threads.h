@@ -1,0 +1,11 @@
+#pragma once
+// The number of worker threads every parallel kernel may use (autograd/kernels/parallel.h runs
+// them). Results are bitwise identical for any setting.
+namespace tinygpt {
+
+// Caps the worker threads (the one piece of global state: the thread pool's setting).
+// 0 restores the default (all cores).
+void set_num_threads(int threads);
+int num_threads();
+
+}  // namespace tinygpt
