@@ -6,12 +6,7 @@
 # Needs a built ./build, node and npm, .reference/gpt-3-encoder (scripts/fetch-reference.sh), and
 # about 6 GB free in WORKDIR.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-text=$(realpath "$1") work=$2
-mkdir -p "$work"
-work=$(realpath "$work")
-tinygpt=$PWD/build/cli/tinygpt
-echo "# $(nproc) cores, $($tinygpt bench --iters 1 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cpu"], "vector path", d["vector_path"])')"
+source "$(dirname "$0")/prologue.sh"
 
 # A 30 MB text and a GPT-2 tokenizer (a tiny model with GPT-2's real tokenizer files).
 : > "$work/text30.txt"

@@ -4,12 +4,7 @@
 # layers, 768 wide, a character vocabulary) whose file holds the AdamW moments too (1.0 GB).
 # Usage: bench/read_weights_memory.sh TEXT WORKDIR   (TEXT: any text, e.g. Tiny Shakespeare)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-text=$(realpath "$1") work=$2
-mkdir -p "$work"
-work=$(realpath "$work")
-tinygpt=$PWD/build/cli/tinygpt
-echo "# $(nproc) cores, $($tinygpt bench --iters 1 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cpu"], "vector path", d["vector_path"])')"
+source "$(dirname "$0")/prologue.sh"
 head -c 200000 "$text" > "$work/text.txt"
 head -c 3000 "$text" > "$work/eval.txt"
 [[ -f $work/m85.h5 ]] || $tinygpt train --data "$work/text.txt" --out "$work/m85.h5" --iters 1 --layers 12 --heads 12 \

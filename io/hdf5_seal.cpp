@@ -32,6 +32,22 @@ std::string digest_after_user_block(const char* bytes, size_t size) {
   return sha.hex_digest();
 }
 
+// The same for an open file, read a megabyte at a time from offset 512; `end` gets the offset after
+// its last byte. A read error throws "<doing> '<path>': <the OS's reason>".
+std::string digest_after_user_block(int fd, const std::string& path, const char* doing, int64_t& end) {
+  data::Sha256 sha;
+  std::vector<char> buffer(size_t{1} << 20);
+  end = kUserBlockBytes;
+  for (;;) {
+    const ssize_t n = ::pread(fd, buffer.data(), buffer.size(), end);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::runtime_error(fmt::format("{} '{}': {}", doing, path, std::strerror(errno)));
+    if (n == 0) return sha.hex_digest();
+    sha.update(buffer.data(), static_cast<size_t>(n));
+    end += n;
+  }
+}
+
 // HDF5's signature opens the file, or follows a user block of 512, 1024, 2048, ... bytes.
 bool has_hdf5_signature(std::string_view bytes) {
   for (size_t at = 0; at + kHdf5Signature.size() <= bytes.size(); at = at == 0 ? kUserBlockBytes : 2 * at)
@@ -87,21 +103,15 @@ void seal_image(char* bytes, size_t size) {
 void seal_checkpoint(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(fmt::format("cannot seal '{}': {}", path, std::strerror(errno)));
-  data::Sha256 sha;
-  std::vector<char> buffer(size_t{1} << 20);
-  int64_t offset = kUserBlockBytes;
-  for (;;) {
-    const ssize_t n = ::pread(fd, buffer.data(), buffer.size(), offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      throw std::runtime_error(fmt::format("cannot seal '{}': {}", path, std::strerror(errno)));
-    }
-    if (n == 0) break;
-    sha.update(buffer.data(), static_cast<size_t>(n));
-    offset += n;
+  int64_t offset = 0;
+  std::string hex;
+  try {
+    hex = digest_after_user_block(fd, path, "cannot seal", offset);
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
-  std::string block = seal_text(sha.hex_digest(), offset);
+  std::string block = seal_text(hex, offset);
   block.resize(static_cast<size_t>(kUserBlockBytes), '\0');
   const bool written = ::pwrite(fd, block.data(), block.size(), 0) == static_cast<ssize_t>(block.size());
   const int error = errno;
@@ -158,7 +168,6 @@ File open_checkpoint_image(CheckpointImage image, const std::string& path) {
   }
 }
 
-
 OpenedCheckpoint open_checkpoint_streamed(const std::string& path) {
   data::InputFile in(path, "checkpoint");
   std::string head(static_cast<size_t>(std::min<int64_t>(kUserBlockBytes, in.size())), '\0');
@@ -170,13 +179,10 @@ OpenedCheckpoint open_checkpoint_streamed(const std::string& path) {
     check_in_child(image, path);
     return {std::make_unique<File>(std::move(image.bytes)), false};
   }
-  if (length != in.size()) damaged(path, fmt::format("it has {} bytes, its seal says {}", in.size(), length));
-  data::Sha256 sha;
-  std::vector<char> buffer(size_t{1} << 20);
-  int64_t read = static_cast<int64_t>(head.size());
-  for (size_t n; (n = in.read(buffer.data(), buffer.size())) > 0; read += static_cast<int64_t>(n)) sha.update(buffer.data(), n);
+  int64_t read = 0;
+  const std::string digest = digest_after_user_block(in.descriptor(), path, "checkpoint", read);
   if (read != length) damaged(path, fmt::format("it has {} bytes, its seal says {}", read, length));
-  if (sha.hex_digest() != hex) damaged(path, "checksum mismatch");
+  if (digest != hex) damaged(path, "checksum mismatch");
   try {
     return {std::make_unique<File>(in), true};
   } catch (const std::runtime_error& e) {
