@@ -11,7 +11,7 @@
 
 #include "tinygpt/autograd/kernels/gemm.h"
 #include "tinygpt/autograd/threads.h"
-#include "tinygpt/autograd/detail/profile.h"
+#include "tinygpt/autograd/profile.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/optim/adamw.h"
 #include "tinygpt/optim/grad_clip.h"

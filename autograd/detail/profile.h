@@ -1,24 +1,11 @@
 #pragma once
-// Where a training step's time goes, by op family, for `tinygpt bench`. Off (one branch per op)
-// unless a Profiler is alive on the calling thread; nested timers count once, in the outermost.
+// The ops' side of profile.h: each op times itself with an OpTimer, which records into the
+// calling thread's Profiler, if any; nested timers count once, in the outermost.
 #include <chrono>
-#include <map>
-#include <string>
+
+#include "tinygpt/autograd/profile.h"
 
 namespace tinygpt {
-
-using OpSeconds = std::map<std::string, double>;  // family -> seconds (forward and backward)
-
-class Profiler {
- public:
-  explicit Profiler(OpSeconds& sink);  // starts recording into sink on this thread
-  ~Profiler();
-  Profiler(const Profiler&) = delete;
-  Profiler& operator=(const Profiler&) = delete;
-
- private:
-  OpSeconds* previous_;
-};
 
 // The family an op's name belongs to: matmul, attention, layernorm, gelu, cross-entropy,
 // embedding, or other.

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "gradcheck.h"
+#include "tinygpt/autograd/profile.h"
 
 using namespace tinygpt;
 using tinygpt::testing::check_gradients;
@@ -48,4 +49,21 @@ TEST_CASE("linear: x Wᵀ + b in one op, with and without bias", "[matmul]") {
   tinygpt::testing::require_close(linear(a, wt, b).to_vector(), (matmul(a, wt.transpose(0, 1)) + b).to_vector(), 1e-6);
   REQUIRE_THROWS_WITH(linear(Tensor::ones({2, 3}), Tensor::ones({4, 5}), Tensor()),
                       Catch::Contains("linear: input [2, 3] does not fit weight [4, 5]"));
+}
+
+TEST_CASE("Profiler: seconds by op family on this thread, while it lives", "[profile]") {
+  Tensor a = Tensor::uniform({64, 64}, 1, -1, 1);
+  a.set_requires_grad(true);
+  const Tensor b = Tensor::uniform({64, 64}, 2, -1, 1);
+  OpSeconds families;
+  {
+    Profiler profiler(families);
+    sum(gelu(matmul(a, b))).backward();
+  }
+  REQUIRE(families.count("matmul") == 1);
+  REQUIRE(families.count("gelu") == 1);
+  REQUIRE(families.at("matmul") > 0);
+  const OpSeconds before = families;
+  matmul(a, b);  // no Profiler alive: nothing recorded
+  REQUIRE(families == before);
 }
