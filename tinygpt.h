@@ -13,6 +13,7 @@
 #include "tinygpt/autograd/memory.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/precision.h"
+#include "tinygpt/autograd/profile.h"
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/autograd/shape.h"
 #include "tinygpt/autograd/tensor.h"
@@ -55,6 +56,10 @@
 
 // File formats: saving modules and optimizers, safetensors and GPT-2 files in Hugging Face's
 // layout, the CSV run log, numbers from untrusted input, atomic output files and folders (io/).
+#include "tinygpt/io/hdf5_reader.h"
+#include "tinygpt/io/hdf5_seal.h"
+#include "tinygpt/io/hdf5_tree.h"
+#include "tinygpt/io/hdf5_writer.h"
 #include "tinygpt/io/hf_gpt2.h"
 #include "tinygpt/io/hf_llama.h"
 #include "tinygpt/io/llama2c.h"

@@ -1,4 +1,4 @@
-#include "tinygpt/io/detail/hdf5_reader.h"
+#include "tinygpt/io/hdf5_reader.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -89,13 +89,13 @@ void Reader::check_named(const std::string& group, const std::vector<std::pair<s
     if (!names.count(name)) fail(fmt::format("group {}/{} is not part of {}", prefix, name, owner));
 }
 
-void Reader::floats(const std::string& path, const Tensor& into, bool non_negative) const {
+void Reader::floats(const std::string& path, const Tensor& into, FloatValues values) const {
   const Dataset& d = dataset(path, into.shape());
   float* x = into.data();
   guarded(*this, [&] { file_.read(d, path, x); });
   const int64_t n = into.numel();
   for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(x[i]) || (non_negative && x[i] < 0))
+    if (!std::isfinite(x[i]) || (values == FloatValues::non_negative && x[i] < 0))
       fail(fmt::format("dataset {} holds {} at element {}{}", path, x[i], i,
                        std::isfinite(x[i]) ? " (a second moment cannot be negative)" : ""));
 }

@@ -1,4 +1,4 @@
-#include "tinygpt/io/detail/hdf5_seal.h"
+#include "tinygpt/io/hdf5_seal.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "tinygpt/io/detail/hdf5_tree.h"
+#include "tinygpt/io/hdf5_tree.h"
 
 #include <fmt/format.h>
 #include <hdf5.h>

@@ -1,5 +1,6 @@
-#include "tinygpt/io/detail/hdf5_writer.h"
+#include "tinygpt/io/hdf5_writer.h"
 
+#include <H5Cpp.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -8,10 +9,14 @@
 #include <memory>
 #include <stdexcept>
 
-#include "tinygpt/io/detail/hdf5_seal.h"
+#include "tinygpt/io/hdf5_seal.h"
 #include "tinygpt/io/output_files.h"
 
 namespace tinygpt::io::hdf5 {
+
+struct GroupWriter::Node {
+  H5::Group group;
+};
 
 namespace {
 
@@ -20,6 +25,23 @@ H5::StrType string_type(const std::string& value) {
   t.setCset(H5T_CSET_UTF8);
   t.setStrpad(H5T_STR_NULLPAD);
   return t;
+}
+
+H5::StrType utf8_strings() {
+  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+  type.setCset(H5T_CSET_UTF8);
+  return type;
+}
+
+std::vector<const char*> c_strings(const std::vector<std::string>& values) {
+  std::vector<const char*> pointers;
+  for (const auto& v : values) pointers.push_back(v.c_str());
+  return pointers;
+}
+
+H5::DataSpace space(const std::vector<uint64_t>& dims) {
+  const std::vector<hsize_t> d(dims.begin(), dims.end());
+  return H5::DataSpace(static_cast<int>(d.size()), d.data());
 }
 
 // Objects are created without modification times: the same content always makes the same bytes.
@@ -31,87 +53,80 @@ H5::DSetCreatPropList untimed_dataset() {
 
 }  // namespace
 
-H5::Group make_group(const H5::H5Location& at, const std::string& name) {
+GroupWriter::GroupWriter(std::shared_ptr<Node> node) : node_(std::move(node)) {}
+
+GroupWriter GroupWriter::group(const std::string& name) const {
   const hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
   H5Pset_obj_track_times(gcpl, false);
-  const hid_t id = H5Gcreate2(at.getId(), name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  const hid_t id = H5Gcreate2(node_->group.getId(), name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT);
   H5Pclose(gcpl);
-  if (id < 0) throw H5::GroupIException("make_group", "cannot create group " + name);
-  H5::Group group(id);  // holds its own reference
+  if (id < 0) throw H5::GroupIException("GroupWriter::group", "cannot create group " + name);
+  auto node = std::make_shared<Node>(Node{H5::Group(id)});  // holds its own reference
   H5Gclose(id);
-  return group;
+  return GroupWriter(std::move(node));
 }
 
-void put(H5::H5Object& at, const char* name, const std::string& value) {
+void GroupWriter::put(const char* name, const std::string& value) const {
   const H5::StrType type = string_type(value);
   std::string padded = value;
   padded.resize(type.getSize(), '\0');
-  at.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, padded.data());
+  node_->group.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, padded.data());
 }
-void put(H5::H5Object& at, const char* name, int64_t value) {
-  at.createAttribute(name, H5::PredType::STD_I64LE, H5::DataSpace(H5S_SCALAR)).write(H5::PredType::NATIVE_INT64, &value);
+void GroupWriter::put(const char* name, int64_t value) const {
+  node_->group.createAttribute(name, H5::PredType::STD_I64LE, H5::DataSpace(H5S_SCALAR))
+      .write(H5::PredType::NATIVE_INT64, &value);
 }
-void put(H5::H5Object& at, const char* name, double value) {
-  at.createAttribute(name, H5::PredType::IEEE_F64LE, H5::DataSpace(H5S_SCALAR)).write(H5::PredType::NATIVE_DOUBLE, &value);
+void GroupWriter::put(const char* name, double value) const {
+  node_->group.createAttribute(name, H5::PredType::IEEE_F64LE, H5::DataSpace(H5S_SCALAR))
+      .write(H5::PredType::NATIVE_DOUBLE, &value);
 }
-void put(H5::H5Object& at, const char* name, const std::vector<std::string>& values) {
+void GroupWriter::put_int32(const char* name, int32_t value) const {
+  node_->group.createAttribute(name, H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
+      .write(H5::PredType::NATIVE_INT32, &value);
+}
+void GroupWriter::put(const char* name, const std::vector<std::string>& values) const {
   std::string joined;
   for (const auto& v : values) joined += (joined.empty() ? "" : "\n") + v;
-  put(at, name, joined);
+  put(name, joined);
 }
 
-namespace {
-H5::StrType utf8_strings() {
-  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
-  type.setCset(H5T_CSET_UTF8);
-  return type;
-}
-std::vector<const char*> c_strings(const std::vector<std::string>& values) {
-  std::vector<const char*> pointers;
-  for (const auto& v : values) pointers.push_back(v.c_str());
-  return pointers;
-}
-}  // namespace
-
-void put_texts(H5::H5Object& at, const char* name, const std::vector<std::string>& values) {
+void GroupWriter::put_texts(const char* name, const std::vector<std::string>& values) const {
   const H5::StrType type = utf8_strings();
   const hsize_t n = values.size();
-  at.createAttribute(name, type, H5::DataSpace(1, &n)).write(type, c_strings(values).data());
+  node_->group.createAttribute(name, type, H5::DataSpace(1, &n)).write(type, c_strings(values).data());
 }
 
-void put_words(H5::H5Object& at, const std::string& name, const uint64_t* words, const std::vector<hsize_t>& dims) {
-  at.createAttribute(name, H5::PredType::STD_U64LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()))
-      .write(H5::PredType::NATIVE_UINT64, words);
+void GroupWriter::put_words(const std::string& name, const uint64_t* words, const std::vector<uint64_t>& dims) const {
+  node_->group.createAttribute(name, H5::PredType::STD_U64LE, space(dims)).write(H5::PredType::NATIVE_UINT64, words);
 }
 
-void put_text_dataset(H5::Group& g, const char* name, const std::vector<std::string>& values) {
+void GroupWriter::put_text_dataset(const char* name, const std::vector<std::string>& values) const {
   const H5::StrType type = utf8_strings();
   const hsize_t n = values.size();
-  g.createDataSet(name, type, H5::DataSpace(1, &n), untimed_dataset()).write(c_strings(values).data(), type);
+  node_->group.createDataSet(name, type, H5::DataSpace(1, &n), untimed_dataset()).write(c_strings(values).data(), type);
 }
 
-void put_floats(H5::Group& g, const std::string& name, const Tensor& t, bool non_negative) {
+void GroupWriter::put_floats(const std::string& name, const Tensor& t, FloatValues values) const {
   const Tensor c = t.contiguous();
   const float* x = c.data();
   const int64_t n = c.numel();
   for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(x[i]) || (non_negative && x[i] < 0))
+    if (!std::isfinite(x[i]) || (values == FloatValues::non_negative && x[i] < 0))
       throw std::runtime_error(fmt::format("{} holds {} at element {}", name, x[i], i));
-  std::vector<hsize_t> dims(t.shape().begin(), t.shape().end());
-  H5::DataSet ds = g.createDataSet(name, H5::PredType::IEEE_F32LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()),
-                                    untimed_dataset());
-  ds.write(x, H5::PredType::NATIVE_FLOAT);
+  const std::vector<uint64_t> dims(t.shape().begin(), t.shape().end());
+  node_->group.createDataSet(name, H5::PredType::IEEE_F32LE, space(dims), untimed_dataset())
+      .write(x, H5::PredType::NATIVE_FLOAT);
 }
 
-void put_ints(H5::Group& g, const std::string& name, const std::vector<int32_t>& values, std::vector<hsize_t> dims) {
-  H5::DataSet ds = g.createDataSet(name, H5::PredType::STD_I32LE, H5::DataSpace(static_cast<int>(dims.size()), dims.data()),
-                                    untimed_dataset());
+void GroupWriter::put_ints(const std::string& name, const std::vector<int32_t>& values,
+                           const std::vector<uint64_t>& dims) const {
+  H5::DataSet ds = node_->group.createDataSet(name, H5::PredType::STD_I32LE, space(dims), untimed_dataset());
   if (!values.empty()) ds.write(values.data(), H5::PredType::NATIVE_INT32);
 }
 
-void put_bytes(H5::Group& g, const std::string& name, const std::string& bytes) {
+void GroupWriter::put_bytes(const std::string& name, const std::string& bytes) const {
   const hsize_t n = bytes.size();
-  H5::DataSet ds = g.createDataSet(name, H5::PredType::STD_U8LE, H5::DataSpace(1, &n), untimed_dataset());
+  H5::DataSet ds = node_->group.createDataSet(name, H5::PredType::STD_U8LE, H5::DataSpace(1, &n), untimed_dataset());
   if (!bytes.empty()) ds.write(bytes.data(), H5::PredType::NATIVE_UCHAR);
 }
 
@@ -127,7 +142,7 @@ struct Image {
 // The whole file, made by libhdf5 in memory (its core driver): a disk that fills up, or any other
 // failure of the file system, then meets our own writes, which report it, instead of libhdf5's,
 // which cannot close such a file again without crashing.
-Image hdf5_image(const std::function<void(H5::H5File&)>& fill) {
+Image hdf5_image(const std::function<void(const GroupWriter&)>& fill) {
   H5::FileCreatPropList create;
   create.setUserblock(kUserBlockBytes);  // room for the seal
   H5Pset_obj_track_times(create.getId(), false);  // the root group
@@ -159,8 +174,8 @@ Image hdf5_image(const std::function<void(H5::H5File&)>& fill) {
   ssize_t size = -1;
   try {
     {
-      H5::H5File file(id);  // a second reference, dropped at the end of this scope
-      fill(file);
+      const H5::H5File file(id);  // a second reference, dropped at the end of this scope
+      fill(GroupWriter(std::make_shared<GroupWriter::Node>(GroupWriter::Node{file.openGroup("/")})));
     }
     if (H5Fflush(id, H5F_SCOPE_GLOBAL) < 0) throw H5::FileIException("H5Fflush", "H5Fflush failed");
     size = H5Fget_file_image(id, nullptr, 0);  // the bytes from the superblock to the end
@@ -178,7 +193,8 @@ Image hdf5_image(const std::function<void(H5::H5File&)>& fill) {
 
 }  // namespace
 
-void write_sealed(const std::string& path, const std::string& what, const std::function<void(H5::H5File&)>& fill) {
+void write_sealed(const std::string& path, const std::string& what,
+                  const std::function<void(const GroupWriter& root)>& fill) {
   H5::Exception::dontPrint();
   check_output_path(path, OutputKind::hdf5);
   Image image;

@@ -1,15 +1,14 @@
 #include "tinygpt/io/save.h"
 
-#include <H5Cpp.h>
 #include <fmt/format.h>
 
 #include <map>
 #include <set>
 #include <stdexcept>
 
-#include "tinygpt/io/detail/hdf5_seal.h"
-#include "tinygpt/io/detail/hdf5_reader.h"
-#include "tinygpt/io/detail/hdf5_writer.h"
+#include "tinygpt/io/hdf5_seal.h"
+#include "tinygpt/io/hdf5_reader.h"
+#include "tinygpt/io/hdf5_writer.h"
 
 namespace tinygpt {
 
@@ -19,9 +18,9 @@ constexpr int64_t kVersion = 1;
 constexpr const char* kModuleFormat = "tinygpt-module";
 constexpr const char* kOptimizerFormat = "tinygpt-optimizer";
 
-void put_header(H5::H5File& file, const char* format) {
-  io::hdf5::put(file, "format", std::string(format));
-  io::hdf5::put(file, "format_version", kVersion);
+void put_header(const io::hdf5::GroupWriter& root, const char* format) {
+  root.put("format", std::string(format));
+  root.put("format_version", kVersion);
 }
 
 // Reads `path` (verified as a checkpoint is) and hands its checked tree to read(reader, format).
@@ -45,11 +44,11 @@ std::vector<std::pair<std::string, Shape>> shapes_of(const std::vector<std::pair
 // alone until every one has been read and checked.
 std::vector<Tensor> read_values(const io::hdf5::Reader& r, const std::string& prefix,
                                 const std::vector<std::pair<std::string, Tensor>>& named,
-                                bool (*non_negative)(const std::string&)) {
+                                io::hdf5::FloatValues (*values_of)(const std::string&)) {
   std::vector<Tensor> values;
   for (const auto& [name, t] : named) {
     values.push_back(Tensor::empty(t.shape()));
-    r.floats(prefix + "/" + name, values.back(), non_negative(name));
+    r.floats(prefix + "/" + name, values.back(), values_of(name));
   }
   return values;
 }
@@ -58,19 +57,19 @@ void assign(const std::vector<std::pair<std::string, Tensor>>& named, const std:
   for (size_t i = 0; i < named.size(); ++i) named[i].second.copy_from_(values[i]);
 }
 
-bool never(const std::string&) { return false; }
+io::hdf5::FloatValues any_finite(const std::string&) { return io::hdf5::FloatValues::finite; }
 
 constexpr const char* kStatePrefix = "state:";
 
-void put_saved_state(H5::H5File& file, const io::SavedState& state) {
+void put_saved_state(const io::hdf5::GroupWriter& root, const io::SavedState& state) {
   auto key = [](const std::string& name) {
     if (name.empty()) throw std::invalid_argument("save: a SavedState key is empty");
     return kStatePrefix + name;
   };
-  for (const auto& [name, v] : state.integers) io::hdf5::put(file, key(name).c_str(), v);
-  for (const auto& [name, v] : state.numbers) io::hdf5::put(file, key(name).c_str(), v);
-  for (const auto& [name, v] : state.texts) io::hdf5::put(file, key(name).c_str(), v);
-  for (const auto& [name, v] : state.generators) io::hdf5::put_words(file, key(name), v.data(), {4});
+  for (const auto& [name, v] : state.integers) root.put(key(name).c_str(), v);
+  for (const auto& [name, v] : state.numbers) root.put(key(name).c_str(), v);
+  for (const auto& [name, v] : state.texts) root.put(key(name).c_str(), v);
+  for (const auto& [name, v] : state.generators) root.put_words(key(name), v.data(), {4});
 }
 
 // The root's "state:" attributes, each checked for one of the four forms.
@@ -97,20 +96,20 @@ io::SavedState read_saved_state(const io::hdf5::Reader& r, const io::hdf5::Group
   return state;
 }
 // Sums of squares (AdamW's v, RMSprop's square_avg, Adagrad's sum) are read as values >= 0.
-bool is_second_moment(const std::string& name) {
+// Second moments (AdamW's v, RMSprop's square_avg, Adagrad's sum) are never below 0.
+io::hdf5::FloatValues values_of(const std::string& name) {
   for (const char* group : {"v/", "square_avg/", "sum/"})
-    if (name.rfind(group, 0) == 0) return true;
-  return false;
+    if (name.rfind(group, 0) == 0) return io::hdf5::FloatValues::non_negative;
+  return io::hdf5::FloatValues::finite;
 }
 
 }  // namespace
 
 void nn::save(const Module& module, const std::string& path, const io::SavedState& state) {
-  io::hdf5::write_sealed(path, "module file", [&](H5::H5File& file) {
-    put_header(file, kModuleFormat);
-    put_saved_state(file, state);
-    H5::Group root = file.openGroup("/");
-    for (const auto& [name, p] : module.state_dict()) io::hdf5::put_floats(root, name, p);
+  io::hdf5::write_sealed(path, "module file", [&](const io::hdf5::GroupWriter& root) {
+    put_header(root, kModuleFormat);
+    put_saved_state(root, state);
+    for (const auto& [name, p] : module.state_dict()) root.put_floats(name, p);
   });
 }
 
@@ -126,24 +125,24 @@ io::SavedState nn::load(Module& module, const std::string& path) {
     const auto named = module.state_dict();
     r.check_named(group, shapes_of(named), "the module");
     io::SavedState saved = read_saved_state(r, root);
-    assign(named, read_values(r, group == "/" ? "" : group, named, never));
+    assign(named, read_values(r, group == "/" ? "" : group, named, any_finite));
     state = std::move(saved);
   });
   return state;
 }
 
 void optim::save(const Optimizer& optimizer, const std::string& path, const io::SavedState& state) {
-  io::hdf5::write_sealed(path, "optimizer file", [&](H5::H5File& file) {
-    put_header(file, kOptimizerFormat);
-    put_saved_state(file, state);
-    io::hdf5::put(file, "kind", std::string(optimizer.kind()));
-    io::hdf5::put(file, "step", optimizer.steps());
-    io::hdf5::put(file, "lr", static_cast<double>(optimizer.lr()));
-    std::map<std::string, H5::Group> groups;
+  io::hdf5::write_sealed(path, "optimizer file", [&](const io::hdf5::GroupWriter& root) {
+    put_header(root, kOptimizerFormat);
+    put_saved_state(root, state);
+    root.put("kind", std::string(optimizer.kind()));
+    root.put("step", optimizer.steps());
+    root.put("lr", static_cast<double>(optimizer.lr()));
+    std::map<std::string, io::hdf5::GroupWriter> groups;
     for (const auto& [name, t] : optimizer.state_tensors()) {
       const std::string group = name.substr(0, name.find('/'));
-      if (!groups.count(group)) groups.emplace(group, io::hdf5::make_group(file, "/" + group));
-      io::hdf5::put_floats(groups.at(group), name.substr(group.size() + 1), t, is_second_moment(name));
+      if (!groups.count(group)) groups.emplace(group, root.group(group));
+      groups.at(group).put_floats(name.substr(group.size() + 1), t, values_of(name));
     }
   });
 }
@@ -174,7 +173,7 @@ io::SavedState optim::load(Optimizer& optimizer, const std::string& path) {
     if (!root.datasets.empty()) r.fail(fmt::format("dataset /{} is not part of this optimizer's state",
                                                    root.datasets.begin()->first));
     io::SavedState saved = read_saved_state(r, root);
-    assign(named, read_values(r, "", named, is_second_moment));
+    assign(named, read_values(r, "", named, values_of));
     optimizer.set_steps(steps);
     optimizer.set_lr(lr);
     state = std::move(saved);

@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "tinygpt/io/detail/hdf5_seal.h"
+#include "tinygpt/io/hdf5_seal.h"
 
 namespace tinygpt::testing {
 

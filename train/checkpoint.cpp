@@ -1,6 +1,5 @@
 #include "tinygpt/train/checkpoint.h"
 
-#include <H5Cpp.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -10,17 +9,13 @@
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/data/sentencepiece_tokenizer.h"
 #include "tinygpt/io/sentencepiece_model.h"
-#include "tinygpt/io/detail/hdf5_seal.h"
-#include "tinygpt/io/detail/hdf5_reader.h"
-#include "tinygpt/io/detail/hdf5_writer.h"
+#include "tinygpt/io/hdf5_seal.h"
+#include "tinygpt/io/hdf5_reader.h"
+#include "tinygpt/io/hdf5_writer.h"
 
 namespace tinygpt::train {
 
 namespace {
-
-using io::hdf5::put;
-using io::hdf5::put_floats;
-using io::hdf5::put_ints;
 
 // Version 2 adds /tokenizer's byte_ids and special tokens; version 3 the Llama family's /config
 // fields. A file is written with the lowest version that holds what it has.
@@ -43,30 +38,30 @@ constexpr int64_t kMaxRanks = 65536;
 
 // ---- writing -----------------------------------------------------------------------------------
 
-void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
-  H5::Group g = io::hdf5::make_group(file, "/tokenizer");
-  put(g, "kind", std::string(tokenizer.kind()));
-  put(g, "digest", tokenizer.identity().hex());
+void write_tokenizer(const io::hdf5::GroupWriter& root, const data::Tokenizer& tokenizer) {
+  const io::hdf5::GroupWriter g = root.group("tokenizer");
+  g.put("kind", std::string(tokenizer.kind()));
+  g.put("digest", tokenizer.identity().hex());
   if (const auto* c = dynamic_cast<const data::CharTokenizer*>(&tokenizer)) {
-    put_ints(g, "vocab", c->code_points(), {c->code_points().size()});
+    g.put_ints("vocab", c->code_points(), {c->code_points().size()});
   } else if (const auto* b = dynamic_cast<const data::BpeTokenizer*>(&tokenizer)) {
     std::vector<int32_t> flat;
     for (auto [x, y] : b->merges()) flat.push_back(x), flat.push_back(y);
-    put_ints(g, "merges", flat, {b->merges().size(), 2});
-    put(g, "split", std::string(data::split_name(b->split())));
-    if (!b->byte_ids().empty()) put_ints(g, "byte_ids", b->byte_ids(), {256});
+    g.put_ints("merges", flat, {b->merges().size(), 2});
+    g.put("split", std::string(data::split_name(b->split())));
+    if (!b->byte_ids().empty()) g.put_ints("byte_ids", b->byte_ids(), {256});
     if (!b->specials().empty()) {
       std::vector<int32_t> ids;
       std::vector<std::string> texts;
       for (const data::SpecialToken& s : b->specials()) ids.push_back(s.id), texts.push_back(s.text);
-      put_ints(g, "special_ids", ids, {ids.size()});
+      g.put_ints("special_ids", ids, {ids.size()});
       // An attribute as the layout's first form while it fits in 64 KiB (16 bytes a string), else a dataset.
       constexpr size_t kSpecialsInAttribute = 2048;
-      if (texts.size() <= kSpecialsInAttribute) io::hdf5::put_texts(g, "special_tokens", texts);
-      else io::hdf5::put_text_dataset(g, "special_tokens", texts);
+      if (texts.size() <= kSpecialsInAttribute) g.put_texts("special_tokens", texts);
+      else g.put_text_dataset("special_tokens", texts);
     }
   } else if (const auto* sp = dynamic_cast<const data::SentencePieceTokenizer*>(&tokenizer)) {
-    io::hdf5::put_bytes(g, "model_proto", sp->model_proto());
+    g.put_bytes("model_proto", sp->model_proto());
   }
 }
 
@@ -74,81 +69,81 @@ void write_tokenizer(H5::H5File& file, const data::Tokenizer& tokenizer) {
 // uint8 dataset of the same text (a folder of thousands of shards lists a line for each).
 constexpr size_t kLinesInAttribute = 32 << 10;
 
-void put_lines(H5::Group& g, const char* name, const std::vector<std::string>& lines) {
+void put_lines(const io::hdf5::GroupWriter& g, const char* name, const std::vector<std::string>& lines) {
   std::string joined;
   for (size_t k = 0; k < lines.size(); ++k) joined += (k > 0 ? "\n" : "") + lines[k];
-  if (joined.size() <= kLinesInAttribute) put(g, name, joined);
-  else io::hdf5::put_bytes(g, name, joined);
+  if (joined.size() <= kLinesInAttribute) g.put(name, joined);
+  else g.put_bytes(name, joined);
 }
 
-void write_train_state(H5::H5File& file, const TrainState& s) {
-  H5::Group g = io::hdf5::make_group(file, "/train");
-  put(g, "iteration", s.iteration);
-  io::hdf5::put_words(g, "rng_state", s.sampler_states.at(0).data(), {4});
-  put(g, "world_size", static_cast<int64_t>(s.sampler_states.size()));
+void write_train_state(const io::hdf5::GroupWriter& root, const TrainState& s) {
+  const io::hdf5::GroupWriter g = root.group("train");
+  g.put("iteration", s.iteration);
+  g.put_words("rng_state", s.sampler_states.at(0).data(), {4});
+  g.put("world_size", static_cast<int64_t>(s.sampler_states.size()));
   if (s.sampler_states.size() > 1)
-    io::hdf5::put_words(g, "rank_rng_states", s.sampler_states.data()->data(), {s.sampler_states.size(), 4});
-  put(g, "dropout_counter", static_cast<int64_t>(s.dropout_counter));
-  put(g, "train_loss", s.train_loss);
-  put(g, "val_loss", s.val_loss);
-  put(g, "tokens_seen", s.tokens_seen);
-  put(g, "seconds", s.seconds);
-  put(g, "train_tokens", s.train_tokens);
-  put(g, "val_tokens", s.val_tokens);
-  put(g, "best_val_loss", s.best_val_loss);
+    g.put_words("rank_rng_states", s.sampler_states.data()->data(), {s.sampler_states.size(), 4});
+  g.put("dropout_counter", static_cast<int64_t>(s.dropout_counter));
+  g.put("train_loss", s.train_loss);
+  g.put("val_loss", s.val_loss);
+  g.put("tokens_seen", s.tokens_seen);
+  g.put("seconds", s.seconds);
+  g.put("train_tokens", s.train_tokens);
+  g.put("val_tokens", s.val_tokens);
+  g.put("best_val_loss", s.best_val_loss);
   put_lines(g, "data_files", data_lines(s.data_files));
   put_lines(g, "changes", s.changes);
   TrainOptions o = s.options;
   for_each_option(o, [&](const char* name, auto& field, const char*, const Range&, Choices) {
     using T = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<T, bool>)
-      put(g, name, int64_t{field});
+      g.put(name, int64_t{field});
     else if constexpr (std::is_same_v<T, std::vector<std::string>>)
       put_lines(g, name, field);
     else
-      put(g, name, field);
+      g.put(name, field);
   });
 }
 
-void write_file(H5::H5File& file, const nn::GPT& model, const data::Tokenizer& tokenizer,
+void write_file(const io::hdf5::GroupWriter& root, const nn::GPT& model, const data::Tokenizer& tokenizer,
                 const optim::AdamW* optimizer, const TrainState* state) {
-  put(file, "format", std::string("tinygpt"));
+  root.put("format", std::string("tinygpt"));
   const nn::GPTConfig& c = model.config();
   const int version = format_version(c, tokenizer);
-  file.createAttribute("format_version", H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
-      .write(H5::PredType::NATIVE_INT, &version);
-  H5::Group config = io::hdf5::make_group(file, "/config");
-  put(config, "vocab_size", c.vocab_size);
-  put(config, "block_size", c.block_size);
-  put(config, "n_layer", c.n_layer);
-  put(config, "n_head", c.n_head);
-  put(config, "n_embd", c.n_embd);
+  root.put_int32("format_version", version);
+  const io::hdf5::GroupWriter config = root.group("config");
+  config.put("vocab_size", c.vocab_size);
+  config.put("block_size", c.block_size);
+  config.put("n_layer", c.n_layer);
+  config.put("n_head", c.n_head);
+  config.put("n_embd", c.n_embd);
   if (version == kFormatVersionLlama) {  // every Llama-family field, defaults included
-    put(config, "norm", std::string(nn::name(c.norm)));
-    put(config, "norm_eps", static_cast<double>(c.norm_eps));
-    put(config, "position", std::string(nn::name(c.position)));
-    put(config, "rope_theta", static_cast<double>(c.rope_theta));
-    put(config, "mlp", std::string(nn::name(c.mlp)));
-    put(config, "ffn_hidden", c.hidden());
-    put(config, "n_kv_head", c.kv_heads());
-    put(config, "bias", int64_t{c.bias});
-    put(config, "tie_embeddings", int64_t{c.tie_embeddings});
+    config.put("norm", std::string(nn::name(c.norm)));
+    config.put("norm_eps", static_cast<double>(c.norm_eps));
+    config.put("position", std::string(nn::name(c.position)));
+    config.put("rope_theta", static_cast<double>(c.rope_theta));
+    config.put("mlp", std::string(nn::name(c.mlp)));
+    config.put("ffn_hidden", c.hidden());
+    config.put("n_kv_head", c.kv_heads());
+    config.put("bias", int64_t{c.bias});
+    config.put("tie_embeddings", int64_t{c.tie_embeddings});
   }
-  H5::Group weights = io::hdf5::make_group(file, "/model");
-  for (const auto& [name, p] : model.named_parameters()) put_floats(weights, name, p);
-  write_tokenizer(file, tokenizer);
+  const io::hdf5::GroupWriter weights = root.group("model");
+  for (const auto& [name, p] : model.named_parameters()) weights.put_floats(name, p);
+  write_tokenizer(root, tokenizer);
   if (optimizer) {
-    H5::Group g = io::hdf5::make_group(file, "/optim");
-    put(g, "step", optimizer->steps());
-    put(g, "lr", static_cast<double>(optimizer->options().lr));
-    put(g, "beta1", static_cast<double>(optimizer->options().beta1));
-    put(g, "beta2", static_cast<double>(optimizer->options().beta2));
-    put(g, "eps", static_cast<double>(optimizer->options().eps));
-    put(g, "weight_decay", static_cast<double>(optimizer->options().weight_decay));
-    H5::Group m = io::hdf5::make_group(g, "m"), v = io::hdf5::make_group(g, "v");
-    for (const auto& s : optimizer->state()) put_floats(m, s.name, s.m), put_floats(v, s.name, s.v, true);
+    const io::hdf5::GroupWriter g = root.group("optim");
+    g.put("step", optimizer->steps());
+    g.put("lr", static_cast<double>(optimizer->options().lr));
+    g.put("beta1", static_cast<double>(optimizer->options().beta1));
+    g.put("beta2", static_cast<double>(optimizer->options().beta2));
+    g.put("eps", static_cast<double>(optimizer->options().eps));
+    g.put("weight_decay", static_cast<double>(optimizer->options().weight_decay));
+    const io::hdf5::GroupWriter m = g.group("m"), v = g.group("v");
+    for (const auto& s : optimizer->state())
+      m.put_floats(s.name, s.m), v.put_floats(s.name, s.v, io::hdf5::FloatValues::non_negative);
   }
-  if (state) write_train_state(file, *state);
+  if (state) write_train_state(root, *state);
 }
 
 // ---- reading -----------------------------------------------------------------------------------
@@ -288,7 +283,7 @@ void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck, CheckpointPart pa
     ck.m[name] = Tensor::empty(p.shape());
     ck.v[name] = Tensor::empty(p.shape());
     r.floats("/optim/m/" + name, ck.m[name]);
-    r.floats("/optim/v/" + name, ck.v[name], true);
+    r.floats("/optim/v/" + name, ck.v[name], io::hdf5::FloatValues::non_negative);
   }
 }
 
@@ -401,7 +396,9 @@ Checkpoint read_file(const io::hdf5::Reader& r, bool sealed, CheckpointPart part
 
 void write_checkpoint(const std::string& path, const nn::GPT& model, const data::Tokenizer& tokenizer,
                       const optim::AdamW* optimizer, const TrainState* state) {
-  io::hdf5::write_sealed(path, "checkpoint", [&](H5::H5File& file) { write_file(file, model, tokenizer, optimizer, state); });
+  io::hdf5::write_sealed(path, "checkpoint", [&](const io::hdf5::GroupWriter& root) {
+    write_file(root, model, tokenizer, optimizer, state);
+  });
 }
 
 Checkpoint read_checkpoint(const std::string& path, CheckpointPart part) {
@@ -426,12 +423,10 @@ Checkpoint read_checkpoint(const std::string& path, CheckpointPart part) {
 }
 
 void write_tokenizer_file(const std::string& path, const data::Tokenizer& tokenizer) {
-  io::hdf5::write_sealed(path, "tokenizer file", [&](H5::H5File& file) {
-    put(file, "format", std::string(kTokenizerFormat));
-    const int version = format_version(tokenizer);
-    file.createAttribute("format_version", H5::PredType::STD_I32LE, H5::DataSpace(H5S_SCALAR))
-        .write(H5::PredType::NATIVE_INT, &version);
-    write_tokenizer(file, tokenizer);
+  io::hdf5::write_sealed(path, "tokenizer file", [&](const io::hdf5::GroupWriter& root) {
+    root.put("format", std::string(kTokenizerFormat));
+    root.put_int32("format_version", format_version(tokenizer));
+    write_tokenizer(root, tokenizer);
   });
 }
 

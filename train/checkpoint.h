@@ -47,7 +47,7 @@ struct Checkpoint {
   int64_t optim_step = 0;
   std::map<std::string, Tensor> m, v;
   std::optional<TrainState> train;
-  bool sealed = false;  // its seal (io/detail/hdf5_seal.h) matched; false: a file without one, parsed with care
+  bool sealed = false;  // its seal (io/hdf5_seal.h) matched; false: a file without one, parsed with care
 };
 
 // Writes atomically: a new temporary file in the same folder, sealed with the SHA-256 of its bytes,

@@ -18,6 +18,10 @@ namespace tinygpt::io::hdf5 {
 
 class Handle;  // a libhdf5 identifier, closed when the last copy goes
 
+// Which float values a dataset may hold, written or read: any finite value, or finite and not
+// below 0 (a second moment, a variance).
+enum class FloatValues { finite, non_negative };
+
 struct Attribute {
   enum class Kind { integer, floating, text, other };
   Kind kind = Kind::other;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "tinygpt/data/input_file.h"
-#include "tinygpt/io/detail/hdf5_tree.h"
+#include "tinygpt/io/hdf5_tree.h"
 
 namespace tinygpt::io::hdf5 {
 

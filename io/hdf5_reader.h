@@ -10,7 +10,7 @@
 
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/autograd/tensor.h"
-#include "tinygpt/io/detail/hdf5_tree.h"
+#include "tinygpt/io/hdf5_tree.h"
 #include "tinygpt/io/numbers.h"
 
 namespace tinygpt::io::hdf5 {
@@ -31,9 +31,9 @@ class Reader {
   // whose they are in that last message ("the module").
   void check_named(const std::string& group, const std::vector<std::pair<std::string, Shape>>& expected,
                    const std::string& owner) const;
-  // Float values into `into` (contiguous, of the dataset's shape), refused when not finite or,
-  // where non_negative, below 0.
-  void floats(const std::string& path, const Tensor& into, bool non_negative = false) const;
+  // Float values into `into` (contiguous, of the dataset's shape), refused when not what `values`
+  // allows.
+  void floats(const std::string& path, const Tensor& into, FloatValues values = FloatValues::finite) const;
   std::vector<int64_t> integers(const std::string& path, const Shape& shape) const;
   // A one-dimensional dataset of n variable-length strings.
   std::vector<std::string> text_dataset(const std::string& path, int64_t n) const;
