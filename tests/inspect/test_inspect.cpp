@@ -11,7 +11,6 @@
 #include "tinygpt/inspect/plot.h"
 
 using namespace tinygpt;
-using namespace tinygpt::train;
 using tinygpt::testing::TempDir;
 
 namespace {

@@ -13,6 +13,7 @@
 #include <iterator>
 
 #include "temp_files.h"
+#include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/data/gpt2_vocab.h"
 #include "tinygpt/data/json.h"
 #include "tinygpt/train/checkpoint.h"

@@ -1,6 +1,8 @@
 // The attention steps and the residual trace against a plain-loop GPT in double precision.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -11,7 +13,6 @@
 #include "tinygpt/inspect/residual_trace.h"
 
 using namespace tinygpt;
-using namespace tinygpt::train;
 
 namespace {
 
