@@ -29,16 +29,29 @@ Node::Node(const char* op, Inputs inputs) : op(op), inputs(std::move(inputs)) {
   for (const Tensor& t : this->inputs) versions.push_back(t.defined() ? t.version() : 0);
 }
 
-void Node::check_versions() const {
+namespace {
+std::string changed_by(const Tensor& t) {
+  const char* by = t.impl()->storage->changed_by;
+  return by ? by : "an in-place write";
+}
+}  // namespace
+
+void Node::check_versions(const Tensor& out) const {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].defined() && inputs[i].version() != versions[i])
-      throw std::logic_error(fmt::format("{}: input {} was changed in place (fill_, copy_from_, normal_, uniform_) "
-                                         "after {} read it and before backward, which needs the values it read: "
-                                         "change it after backward, or change a copy",
-                                         op, i, op));
+      throw std::logic_error(fmt::format("{}: input {} was changed in place by {} after {} read it and before "
+                                         "backward, which needs the values it read: change it after backward, or "
+                                         "change a copy",
+                                         op, i, changed_by(inputs[i]), op));
+  if (out.version() != output_version)
+    throw std::logic_error(fmt::format("{}: its output was changed in place by {} after {} made it and before "
+                                       "backward, which would pass a gradient through values the graph does not "
+                                       "describe: change a copy (clone) instead",
+                                       op, changed_by(out), op));
 }
 
 Tensor attach_node(Tensor out, std::shared_ptr<Node> node) {
+  node->output_version = out.version();
   out.impl()->requires_grad = true;
   out.impl()->grad_fn = std::move(node);
   return out;
@@ -104,7 +117,14 @@ memory::Vector<ImplPtr> topological_order(const ImplPtr& root) {
     const auto* inputs = node->grad_fn ? &node->grad_fn->inputs : nullptr;
     if (inputs && next < inputs->size()) {
       const ImplPtr& child = (*inputs)[next++].impl_ptr();
-      if (child && child->requires_grad && seen.insert(child.get()).second) stack.push_back({child, 0});
+      if (child && child->requires_grad && seen.insert(child.get()).second) {
+        if (child->graph_freed)
+          throw std::logic_error(fmt::format("backward: {} reads a tensor whose graph an earlier backward freed; run "
+                                             "the forward pass again (or keep the graph: compute both losses "
+                                             "and call backward once on their sum)",
+                                             node->grad_fn->op));
+        stack.push_back({child, 0});
+      }
     } else {
       order.push_back(node);
       stack.pop_back();
@@ -142,7 +162,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
     grad_impl->shape = t->shape;
     grad_impl->strides = contiguous_strides(t->shape);
     OpTimer timer(node->op);
-    node->check_versions();
+    node->check_versions(Tensor(t));
     node->backward(Tensor(t), Tensor(std::move(grad_impl)));
   }
 }

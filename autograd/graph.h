@@ -17,13 +17,17 @@ struct Node {
   Node(const char* op, Inputs inputs);
   virtual ~Node() = default;
   virtual void backward(const Tensor& out, const Tensor& grad_out) = 0;
-  // Throws std::logic_error naming the op when an input's storage was changed in place (fill_,
-  // copy_from_, ...) after the op read it: its backward would compute a wrong gradient.
-  void check_versions() const;
+  // Throws std::logic_error naming the op, and what changed it, when an input's storage or the
+  // output's was changed in place (fill_, copy_from_, an optimizer's step, ...) after the op ran:
+  // its backward would read changed values, or pass a gradient through values the graph no
+  // longer describes. libtorch's rule, with one difference: a change to an output is refused
+  // whether or not the op's backward reads it (libtorch records in-place ops in the graph).
+  void check_versions(const Tensor& out) const;
 
   const char* op;
   Inputs inputs;
   memory::Vector<uint64_t> versions;  // each input's storage version when the op ran
+  uint64_t output_version = 0;        // the output's, when the op made it
 };
 
 // The backward closure lives inside the node: one reused block per op, no std::function.
@@ -65,7 +69,9 @@ void hand_on(const Tensor& t, const Tensor& g);
 // shares with another tensor's gradient must stay as it is.
 bool may_overwrite(const Tensor& g);
 
-// Runs backward from `root` seeded with `seed` (same shape), then frees the graph behind root.
+// Runs backward from `root` seeded with `seed` (same shape), then frees the graph behind root. A
+// graph is walked once: a backward that reaches a tensor whose graph an earlier backward freed
+// (from this root or any other) throws before any gradient is written.
 void run_backward(const Tensor& root, const Tensor& seed);
 
 // Gradient recording is on by default; a NoGradGuard turns it off in its scope (evaluation,

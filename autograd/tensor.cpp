@@ -73,7 +73,7 @@ const Tensor& Tensor::normal_(uint64_t seed, float std) const {
       if (i + 1 < end) x[i + 1] = static_cast<float>(z1 * std);
     }
   });
-  ++impl_->storage->version;
+  mark_changed("normal_");
   return *this;
 }
 
@@ -82,7 +82,7 @@ const Tensor& Tensor::uniform_(uint64_t seed, float lo, float hi) const {
   fill_random(*this, "uniform_", seed, seed, [lo, hi](Rng& rng, float* x, int64_t i, int64_t end) {
     for (; i < end; ++i) x[i] = static_cast<float>(lo + (hi - lo) * rng.uniform());
   });
-  ++impl_->storage->version;
+  mark_changed("uniform_");
   return *this;
 }
 
@@ -131,7 +131,13 @@ std::vector<float> Tensor::to_vector() const {
 void Tensor::fill_(float value) const {
   if (!is_contiguous()) throw std::invalid_argument("fill_: tensor is not contiguous");
   std::fill(data(), data() + numel(), value);
-  ++impl_->storage->version;
+  mark_changed("fill_");
+}
+
+void Tensor::mark_changed(const char* by) const {
+  Buffer& storage = *checked().storage;
+  ++storage.version;
+  storage.changed_by = by;
 }
 
 void Tensor::copy_from_(const Tensor& src) const {
@@ -139,7 +145,7 @@ void Tensor::copy_from_(const Tensor& src) const {
     throw std::invalid_argument(fmt::format("copy_from_: source {} into {}", to_string(src.shape()), to_string(shape())));
   if (!is_contiguous()) throw std::invalid_argument("copy_from_: destination is not contiguous");
   strided_copy(src.data(), src.shape(), src.strides(), data());
-  ++impl_->storage->version;
+  mark_changed("copy_from_");
 }
 
 Tensor& Tensor::set_requires_grad(bool on) {

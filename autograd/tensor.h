@@ -21,6 +21,7 @@ namespace tinygpt {
 struct Buffer : memory::Vector<float> {
   using memory::Vector<float>::Vector;
   uint64_t version = 0;
+  const char* changed_by = nullptr;  // what made the last in-place change ("fill_", "AdamW::step")
   // Every value is a bfloat16, as of this version (an op stored it rounded for bf16 products:
   // precision.h's Readers); an in-place change leaves the mark behind.
   uint64_t bf16_exact_version = UINT64_MAX;
@@ -72,7 +73,12 @@ class Tensor {
   float at(std::initializer_list<int64_t> index) const;
   std::vector<float> to_vector() const;  // row-major copy of the logical elements
   void fill_(float value) const;            // in place, no autograd (for parameters and scratch)
-  uint64_t version() const { return checked().storage->version; }  // in-place changes of its storage
+  // In-place changes of its storage, counted so that a backward that would read changed values
+  // fails instead of computing a wrong gradient (graph.h). fill_, copy_from_, normal_, uniform_,
+  // nn::init and the optimizers' steps count themselves; code that writes through data() calls
+  // mark_changed(what) after it, or is not seen.
+  uint64_t version() const { return checked().storage->version; }
+  void mark_changed(const char* by) const;
   // In place, no autograd, contiguous tensors: N(0, std^2) and U[lo, hi), the values randn and
   // uniform give for the same seed and shape.
   const Tensor& normal_(uint64_t seed, float std = 1.0f) const;

@@ -60,6 +60,7 @@ void AdamW::step(float lr, float grad_scale) {
         p[i] = p[i] * decay - step_size * m[i] / (std::sqrt(v[i]) / bias2_sqrt + eps);
       }
     });
+    s.param.mark_changed(coupled_ ? "Adam::step" : "AdamW::step");
   }
 }
 

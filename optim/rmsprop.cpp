@@ -69,6 +69,7 @@ void RMSprop::step(float lr, float grad_scale) {
         p[j] -= lr * d;
       }
     });
+    param.mark_changed("RMSprop::step");
   }
 }
 
@@ -103,6 +104,7 @@ void Adagrad::step(float lr, float grad_scale) {
         p[j] -= clr * gj / (std::sqrt(s[j]) + eps);
       }
     });
+    param.mark_changed("Adagrad::step");
   }
 }
 

@@ -49,6 +49,7 @@ void SGD::step(float lr, float grad_scale) {
                      p[j] -= lr * d;
                    }
                  });
+    param.mark_changed("SGD::step");
   }
 }
 

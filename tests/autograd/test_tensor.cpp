@@ -181,3 +181,65 @@ TEST_CASE("tensor: an input changed in place between forward and backward is an 
   p.fill_(5.0f);
   REQUIRE(p.grad().to_vector() == std::vector<float>{4});
 }
+
+TEST_CASE("tensor: an op's output changed in place before backward is an error naming both ops", "[tensor][errors]") {
+  // exp, sigmoid, tanh and softmax read their output in backward: e^0.5, not 7, is exp's slope.
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> ops = {
+      {"exp", [](const Tensor& a) { return exp(a); }},
+      {"sigmoid", [](const Tensor& a) { return sigmoid(a); }},
+      {"tanh", [](const Tensor& a) { return tanh(a); }},
+      {"softmax", [](const Tensor& a) { return softmax(a); }},
+      {"add", [](const Tensor& a) { return a + a; }}};  // one that reads no output: the change is still not in the graph
+  for (const auto& [name, op] : ops) {
+    INFO(name);
+    Tensor a = Tensor::from_vector({1, 2}, {0.5f, -1.0f}).set_requires_grad(true);
+    Tensor y = op(a);
+    y.fill_(7.0f);
+    REQUIRE_THROWS_WITH(sum(y).backward(), Catch::Contains(std::string(name) + ": its output was changed in place by "
+                                                                                 "fill_ after " + name + " made it"));
+    REQUIRE_FALSE(a.has_grad());
+  }
+  // Through a view of the output's storage, by copy_from_, read afterwards through another view.
+  Tensor a = Tensor::from_vector({2, 2}, {1, 2, 3, 4}).set_requires_grad(true);
+  Tensor y = exp(a);
+  y.detach().slice(0, 0, 1).copy_from_(Tensor::zeros({1, 2}));
+  REQUIRE_THROWS_WITH(sum(y.transpose(0, 1)).backward(), Catch::Contains("exp: its output was changed in place by copy_from_"));
+  // Changed after an op read it: that op's input check speaks first.
+  Tensor y2 = exp(a);
+  Tensor z2 = sum(y2);
+  y2.fill_(1.0f);
+  REQUIRE_THROWS_WITH(z2.backward(), Catch::Contains("input 0 was changed in place by fill_ after"));
+  // A change made before the next op reads it is that op's input, as it was: nothing refused.
+  Tensor b = Tensor::from_vector({2}, {1, 2}).set_requires_grad(true);
+  Tensor c = b.detach().clone();
+  c.fill_(3.0f);
+  Tensor d = sum(mul(b, c));
+  d.backward();
+  REQUIRE(b.grad().to_vector() == std::vector<float>{3, 3});
+}
+
+TEST_CASE("tensor: a backward through a graph an earlier backward freed fails, from any root", "[tensor][errors]") {
+  Tensor a = Tensor::from_vector({2}, {0.5f, 1.0f}).set_requires_grad(true);
+  Tensor b = exp(a);
+  Tensor c = sum(b * 2.0f), d = sum(b * 3.0f);
+  c.backward();
+  const std::vector<float> after_first = a.grad().to_vector();
+  REQUIRE_THROWS_WITH(d.backward(), Catch::Contains("backward: mul_scalar reads a tensor whose graph an earlier backward "
+                                                    "freed; run the forward pass again"));
+  REQUIRE(a.grad().to_vector() == after_first);  // nothing written
+  REQUIRE_THROWS_WITH(c.backward(), Catch::Contains("freed by an earlier backward"));
+  // The same losses, summed first: one backward, each gradient counted once.
+  Tensor a2 = Tensor::from_vector({2}, {0.5f, 1.0f}).set_requires_grad(true);
+  Tensor b2 = exp(a2);
+  (sum(b2 * 2.0f) + sum(b2 * 3.0f)).backward();
+  REQUIRE(a2.grad().to_vector()[0] == Approx(5 * std::exp(0.5)));
+}
+
+TEST_CASE("tensor: an optimizer step between forward and backward is an error naming the step", "[tensor][errors]") {
+  Tensor w = Tensor::from_vector({2}, {1, 2}).set_requires_grad(true);
+  Tensor x = Tensor::from_vector({2}, {3, 4});
+  sum(mul(w, x)).backward();  // a gradient for the step
+  Tensor loss = sum(mul(w, w));  // reads w as it is now
+  w.mark_changed("AdamW::step");  // what every optimizer's step does after writing through data()
+  REQUIRE_THROWS_WITH(loss.backward(), Catch::Contains("mul: input 0 was changed in place by AdamW::step"));
+}

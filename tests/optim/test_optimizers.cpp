@@ -69,6 +69,29 @@ TEST_CASE("optimizers: Adam and RMSprop and Adagrad step as torch.optim does", "
   REQUIRE_THROWS_WITH(Adam({{"p", p}}, {.beta2 = 1.0f}), Catch::Contains("Adam: beta2"));
 }
 
+TEST_CASE("optimizers: a step between a loss and its backward is an error naming the step", "[optim][errors]") {
+  using Make = std::function<std::unique_ptr<Optimizer>(std::vector<std::pair<std::string, Tensor>>)>;
+  const std::vector<std::pair<const char*, Make>> optimizers = {
+      {"AdamW::step", [](auto named) { return std::make_unique<AdamW>(named, AdamWOptions{}); }},
+      {"Adam::step", [](auto named) { return std::make_unique<Adam>(named, AdamOptions{}); }},
+      {"SGD::step", [](auto named) { return std::make_unique<SGD>(named, SGDOptions{.lr = 0.1f}); }},
+      {"RMSprop::step", [](auto named) { return std::make_unique<RMSprop>(named, RMSpropOptions{}); }},
+      {"Adagrad::step", [](auto named) { return std::make_unique<Adagrad>(named, AdagradOptions{}); }}};
+  for (const auto& [step, make] : optimizers) {
+    INFO(step);
+    Tensor p = Tensor::from_vector({2}, {0.5f, -1.0f}).set_requires_grad(true);
+    std::unique_ptr<Optimizer> opt = make({{"p", p}});
+    sum(p * p).backward();
+    Tensor loss = sum(exp(p));  // exp reads p as it is now; the step below changes it
+    opt->step();
+    REQUIRE_THROWS_WITH(loss.backward(), Catch::Contains(std::string("exp: input 0 was changed in place by ") + step));
+    // The usual order works: forward, backward, step.
+    opt->zero_grad();
+    sum(exp(p)).backward();
+    opt->step();
+  }
+}
+
 TEST_CASE("optimizers: the state of Adam and RMSprop and Adagrad saves and loads exactly", "[optim][io]") {
   tinygpt::testing::TempDir dir;
   Tensor p = Tensor::from_vector({3}, {1, -2, 3}).set_requires_grad(true);
