@@ -241,20 +241,25 @@ Tensor gelu(const Tensor& input, Readers readers) {
 }
 
 namespace {
-// The larger (or smaller) of a and b; the gradient goes to the one chosen, half to each on a tie
-// (as PyTorch's maximum/minimum).
+// The larger (or smaller) of a and b; the gradient goes to the one chosen, half to each on a tie,
+// and whole to both where either is NaN (the output is NaN: it was not chosen from one), as
+// PyTorch's maximum/minimum.
 Tensor extreme(const Tensor& a, const Tensor& b, bool larger, const char* op) {
   Tensor out = binary(a, b, op, [larger](float x, float y) {
     if (std::isnan(x) || std::isnan(y)) return x + y;  // NaN wins, as in PyTorch
     return larger ? std::max(x, y) : std::min(x, y);
   });
   return attach(out, op, {a, b}, [a, b, larger](const Tensor&, const Tensor& g) {
-    // share[i]: a's part of the gradient at output element i.
-    const Tensor share = binary(a, b, "share", [larger](float x, float y) {
-      return x == y ? 0.5f : ((x > y) == larger ? 1.0f : 0.0f);
-    });
-    reduce_into(a, g, share, [](float gi, float si) { return gi * si; });
-    reduce_into(b, g, share, [](float gi, float si) { return gi * (1.0f - si); });
+    // The part of the gradient at each output element that x's side receives: none where the
+    // other side was chosen.
+    auto share = [larger](float x, float y) {
+      if (x == y) return 0.5f;
+      return (larger ? x < y : x > y) ? 0.0f : 1.0f;
+    };
+    const Tensor share_a = binary(a, b, "share", share);
+    const Tensor share_b = binary(b, a, "share", share);
+    reduce_into(a, g, share_a, [](float gi, float si) { return gi * si; });
+    reduce_into(b, g, share_b, [](float gi, float si) { return gi * si; });
   });
 }
 

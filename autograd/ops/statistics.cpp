@@ -35,15 +35,51 @@ Tensor var(const Tensor& x, Axes axes, int64_t correction, bool keepdim) {
   return sum(centered * centered, axes, keepdim) / divisor;
 }
 
-Tensor std(const Tensor& x, Axes axes, int64_t correction, bool keepdim) {
-  return sqrt(var(x, std::move(axes), correction, keepdim));
+namespace {
+// Drops the size-1 axes a keepdim reduction left (a sum over one element each).
+Tensor dropping_axes(const Tensor& kept, const Axes& axes, bool keepdim) {
+  return keepdim ? kept : sum(kept, axes, false);
 }
 
+// 0 where `zero_at` holds a nonzero value, `value` elsewhere: the subgradient PyTorch takes where
+// a derivative divides by zero (a norm at 0, the deviation of a constant).
+Tensor zero_where(const Tensor& zero_at, const Tensor& value) { return where(zero_at, Tensor::scalar(0.0f), value); }
+}  // namespace
+
+// sqrt(var), with its own backward: g (x - mean) / ((n - correction) std), and 0 where std is 0
+// (a constant slice), as PyTorch, where the chain through sqrt would give 0 * inf = NaN.
+Tensor std(const Tensor& x, Axes axes, int64_t correction, bool keepdim) {
+  if (correction < 0)
+    throw std::invalid_argument(fmt::format("std: correction {} is negative", correction));
+  const float divisor = static_cast<float>(count_over(x, axes) - correction);
+  Tensor centered, out;
+  {
+    NoGradGuard no_grad;
+    centered = x - mean(x, axes, true);
+    out = sqrt(sum(centered * centered, axes, true) / divisor);  // [kept axes of size 1]
+  }
+  out = attach(out, "std", {x}, [x, centered, divisor](const Tensor& s, const Tensor& g) {
+    hand_on(x, zero_where(eq(s, Tensor::scalar(0.0f)), g * centered / (s * divisor)).contiguous());
+  });
+  return dropping_axes(out, axes, keepdim);
+}
+
+// (sum |x|^p)^(1/p), with its own backward (p = 1 is the sum of abs, whose slope at 0 is 0):
+// g x |x|^(p-2) / norm^(p-1), and 0 where x or the norm is 0, as PyTorch, where the chain through
+// the outer power would give 0 * inf = NaN.
 Tensor norm(const Tensor& x, float p, Axes axes, bool keepdim) {
   if (!(p > 0) || std::isinf(p)) throw std::invalid_argument(fmt::format("norm: p = {} is not a positive number", p));
-  if (p == 2.0f) return sqrt(sum(x * x, axes, keepdim));
   if (p == 1.0f) return sum(abs(x), axes, keepdim);
-  return pow(sum(pow(abs(x), p), axes, keepdim), 1.0f / p);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = p == 2.0f ? sqrt(sum(x * x, axes, true)) : pow(sum(pow(abs(x), p), axes, true), 1.0f / p);
+  }
+  out = attach(out, "norm", {x}, [x, p](const Tensor& n, const Tensor& g) {
+    const Tensor slope = p == 2.0f ? x / n : x * pow(abs(x), p - 2.0f) / pow(n, p - 1.0f);
+    hand_on(x, zero_where(eq(x, Tensor::scalar(0.0f)) + eq(n, Tensor::scalar(0.0f)), g * slope).contiguous());
+  });
+  return dropping_axes(out, axes, keepdim);
 }
 
 // log(sum(exp(x))) = m + log(sum(exp(x - m))) with m the largest value (no gradient through m:
@@ -59,9 +95,7 @@ Tensor logsumexp(const Tensor& x, Axes axes, bool keepdim) {
       for (int64_t a : axes) m = max(m, a, true);
     shift = where(eq(m, Tensor::scalar(-INFINITY)) + eq(m, Tensor::scalar(INFINITY)), Tensor::scalar(0.0f), m);
   }
-  Tensor out = log(sum(exp(x - shift), axes, true)) + shift;
-  if (keepdim) return out;
-  return sum(out, axes, false);  // drops the size-1 axes (a sum over one element each)
+  return dropping_axes(log(sum(exp(x - shift), axes, true)) + shift, axes, keepdim);
 }
 
 Tensor cumsum(const Tensor& input, int64_t axis) {

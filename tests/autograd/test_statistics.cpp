@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -43,6 +44,51 @@ TEST_CASE("var, std and norm match plain loops", "[statistics]") {
   check_gradients([](const std::vector<Tensor>& in) { return tinygpt::std(in[0], {0, 1}); }, {x});
   check_gradients([](const std::vector<Tensor>& in) { return norm(in[0], 3.0f, 1) + norm(in[0]); }, {x});
   REQUIRE_THROWS_WITH(norm(x, 0.0f), Catch::Contains("norm: p = 0"));
+}
+
+namespace {
+// The gradient of sum(f(x)) at x, as a vector.
+std::vector<float> gradient_of(const std::function<Tensor(const Tensor&)>& f, const Tensor& value) {
+  Tensor x = value.clone();
+  x.set_requires_grad(true);
+  sum(f(x)).backward();
+  return x.grad().to_vector();
+}
+}  // namespace
+
+TEST_CASE("norm and std take PyTorch's subgradients where the chain rule divides by zero", "[statistics][grad]") {
+  // torch.linalg.vector_norm / torch.norm and torch.std backward, float32, the same inputs.
+  REQUIRE(gradient_of([](const Tensor& x) { return norm(x); }, Tensor::zeros({3})) == std::vector<float>{0, 0, 0});
+  REQUIRE(gradient_of([](const Tensor& x) { return norm(x, 3.0f); }, Tensor::zeros({2})) == std::vector<float>{0, 0});
+  require_close(gradient_of([](const Tensor& x) { return norm(x); }, Tensor::from_vector({2}, {3, 4})), {0.6f, 0.8f});
+  require_close(gradient_of([](const Tensor& x) { return norm(x, 3.0f); }, Tensor::from_vector({2}, {0, 2})), {0, 1});
+  require_close(gradient_of([](const Tensor& x) { return norm(x, 1.5f); }, Tensor::from_vector({2}, {0, 1})), {0, 1});
+  require_close(gradient_of([](const Tensor& x) { return norm(x, 0.5f); }, Tensor::from_vector({2}, {0, 4})), {0, 1});
+  // One padding row of zeros among others: its gradient is 0, the others' untouched.
+  require_close(gradient_of([](const Tensor& x) { return norm(x, 2.0f, 1); }, Tensor::from_vector({2, 2}, {0, 0, 3, 4})),
+                {0, 0, 0.6f, 0.8f});
+  REQUIRE(gradient_of([](const Tensor& x) { return tinygpt::std(x); }, Tensor::full({3}, 2.0f)) ==
+          std::vector<float>{0, 0, 0});
+  require_close(gradient_of([](const Tensor& x) { return tinygpt::std(x, 1, 1, true); },
+                            Tensor::from_vector({2, 2}, {1, 1, 1, 3})),
+                {0, 0, -0.70710678f, 0.70710678f});
+  REQUIRE(gradient_of([](const Tensor& x) { return var(x); }, Tensor::full({3}, 2.0f)) == std::vector<float>{0, 0, 0});
+  REQUIRE(gradient_of([](const Tensor& x) { return abs(x); }, Tensor::from_vector({3}, {-2, 0, 2})) ==
+          std::vector<float>{-1, 0, 1});
+  // Away from the kinks the new backward is the derivative.
+  const Tensor x = Tensor::uniform({3, 4}, 21, -2, 2);
+  check_gradients([](const std::vector<Tensor>& in) { return norm(in[0], 0.7f, 1, true) + norm(in[0], 2.5f); }, {x});
+  check_gradients([](const std::vector<Tensor>& in) { return tinygpt::std(in[0], 1, 0, true); }, {x});
+}
+
+TEST_CASE("maximum and minimum pass the gradient to both inputs where one is NaN, as PyTorch", "[statistics][grad]") {
+  for (bool larger : {true, false}) {
+    Tensor a = Tensor::from_vector({3}, {NAN, 1, 2}).set_requires_grad(true);
+    Tensor b = Tensor::from_vector({3}, {0, NAN, 2}).set_requires_grad(true);
+    sum(larger ? maximum(a, b) : minimum(a, b)).backward();
+    REQUIRE(a.grad().to_vector() == std::vector<float>{1, 1, 0.5f});
+    REQUIRE(b.grad().to_vector() == std::vector<float>{1, 1, 0.5f});
+  }
 }
 
 TEST_CASE("logsumexp is exact where exp overflows", "[statistics]") {
