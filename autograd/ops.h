@@ -135,8 +135,9 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, float value);
 // default), sum, none (the terms, unreduced), or batchmean (the sum over the first axis's size;
 // kl_div only, the mathematically right KL divergence per sample).
 enum class Reduction { mean, sum, none, batchmean };
-// Means over every element; shapes must match.
-Tensor mse_loss(const Tensor& prediction, const Tensor& target);  // mean((prediction - target)^2)
+// Over every element; shapes must match.
+Tensor mse_loss(const Tensor& prediction, const Tensor& target,
+                Reduction reduction = Reduction::mean);  // mean((prediction - target)^2)
 Tensor l1_loss(const Tensor& prediction, const Tensor& target, Reduction reduction = Reduction::mean);
 // 0.5 d² where |d| < delta, else delta (|d| - 0.5 delta); d = prediction - target (smooth L1).
 Tensor huber_loss(const Tensor& prediction, const Tensor& target, float delta = 1.0f,
@@ -147,10 +148,12 @@ Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = R
               bool log_target = false);
 // mean(max(x, 0) - x t + log(1 + exp(-|x|))): binary cross-entropy of sigmoid(x) against t in
 // [0, 1], computed from the logits x without forming sigmoid(x).
-Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target);
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target,
+                                        Reduction reduction = Reduction::mean);
 
 // Shape (views in ops/views.cpp, concat in ops/concat.cpp).
-// Pieces of `size` along axis (views); concat(split(x, n, a), a) is x.
+// Pieces of `size` along axis (views), the last one shorter where size does not divide the axis
+// (as torch.split); concat(split(x, n, a), a) is x.
 std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis);
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 // Tensors of one shape joined along a new axis: [n, ...] for axis 0.

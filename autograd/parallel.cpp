@@ -3,7 +3,10 @@
 #include <tbb/global_control.h>
 #include <tbb/info.h>
 
+#include <fmt/format.h>
+
 #include <memory>
+#include <stdexcept>
 
 namespace tinygpt {
 
@@ -13,6 +16,8 @@ int g_threads = 0;
 }  // namespace
 
 void set_num_threads(int threads) {
+  if (threads < 0)
+    throw std::invalid_argument(fmt::format("set_num_threads: {} threads (0: all cores, or a positive count)", threads));
   g_thread_limit.reset();
   g_threads = 0;
   if (threads > 0) {

@@ -4,7 +4,7 @@
 namespace tinygpt {
 
 // Caps the worker threads (the one piece of global state: the thread pool's setting).
-// 0 restores the default (all cores).
+// 0 restores the default (all cores); a negative count throws std::invalid_argument.
 void set_num_threads(int threads);
 int num_threads();
 

@@ -31,7 +31,7 @@ class AdamW : public Optimizer {
   // biases and LayerNorm parameters do not (as nanoGPT). Throws on options out of range.
   AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options);
   // model.parameters() has no names, which optim::save needs: pass model.named_parameters().
-  template <class Options>
+  template <class Options = AdamWOptions>  // the default: options written as {...} reach the message too
   AdamW(const std::vector<Tensor>&, Options) : AdamW({}, AdamWOptions{}) {
     static_assert(sizeof(Options) == 0, "optim::AdamW takes model.named_parameters(), not model.parameters()");
   }
@@ -74,7 +74,7 @@ struct AdamOptions {
 class Adam : public AdamW {
  public:
   Adam(std::vector<std::pair<std::string, Tensor>> named, AdamOptions options);
-  template <class Options>
+  template <class Options = AdamOptions>  // the default: options written as {...} reach the message too
   Adam(const std::vector<Tensor>&, Options) : Adam({}, AdamOptions{}) {
     static_assert(sizeof(Options) == 0, "optim::Adam takes model.named_parameters(), not model.parameters()");
   }

@@ -24,7 +24,7 @@ class SGD : public Optimizer {
  public:
   SGD(std::vector<std::pair<std::string, Tensor>> named, SGDOptions options);
   // model.parameters() has no names, which optim::save needs: pass model.named_parameters().
-  template <class Options>
+  template <class Options = SGDOptions>  // the default: options written as {...} reach the message too
   SGD(const std::vector<Tensor>&, Options) : SGD({}, SGDOptions{}) {
     static_assert(sizeof(Options) == 0, "optim::SGD takes model.named_parameters(), not model.parameters()");
   }

@@ -31,7 +31,7 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets_in, 
                                           targets[r], r, V));
     ++count;
   }
-  if (count == 0) throw std::invalid_argument("cross_entropy: every target is the ignore index");
+  // Every target ignored: the mean of no rows is NaN and every gradient 0, as PyTorch.
 
   memory::Vector<float> lse(rows), row_loss(rows, 0.0f);
   for_rows(rows, V, [&](int64_t r) {
@@ -40,7 +40,7 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int32_t> targets_in, 
     lse[r] = l.max + l.log_sum;
     if (targets[r] != ignore_index) row_loss[r] = (l.max - xr[targets[r]]) + l.log_sum;
   });
-  Tensor out = Tensor::scalar(static_cast<float>(deterministic_sum(row_loss.data(), rows) / count));
+  Tensor out = Tensor::scalar(static_cast<float>(deterministic_sum(row_loss.data(), rows) / static_cast<double>(count)));
 
   return attach(out, "cross_entropy", {x},
                 [x, targets = std::move(targets), lse = std::move(lse), V, rows, count, ignore_index](

@@ -50,22 +50,6 @@ Tensor mean_loss(const Tensor& input, const Tensor& target_in, const char* op, c
 
 }  // namespace
 
-Tensor mse_loss(const Tensor& prediction, const Tensor& target) {
-  return mean_loss(
-      prediction, target, "mse_loss", [](float p, float t) { return (p - t) * (p - t); },
-      [](float p, float t) { return 2.0f * (p - t); }, [](float p, float t) { return 2.0f * (t - p); });
-}
-
-Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target) {
-  // max(x, 0) - x t + log(1 + exp(-|x|)) = -[t log s(x) + (1 - t) log(1 - s(x))], s the sigmoid,
-  // without an exp that can overflow; d/dx = s(x) - t, d/dt = -x.
-  return mean_loss(
-      logits, target, "binary_cross_entropy_with_logits",
-      [](float x, float t) { return std::max(x, 0.0f) - x * t + std::log1p(std::exp(-std::abs(x))); },
-      [](float x, float t) { return stable_sigmoid(x) - t; },
-      [](float x, float) { return -x; });
-}
-
 namespace {
 // The mean of per-element terms as a fused loss, its multiple (sum), or the terms themselves (none).
 Tensor reduced(const std::function<Tensor()>& fused_mean, int64_t n, const std::function<Tensor()>& terms,
@@ -79,6 +63,36 @@ Tensor reduced(const std::function<Tensor()>& fused_mean, int64_t n, const std::
   throw std::invalid_argument(fmt::format("{}: batchmean is kl_div's reduction only", op));
 }
 }  // namespace
+
+Tensor mse_loss(const Tensor& prediction, const Tensor& target, Reduction reduction) {
+  auto fused = [&] {
+    return mean_loss(
+        prediction, target, "mse_loss", [](float p, float t) { return (p - t) * (p - t); },
+        [](float p, float t) { return 2.0f * (p - t); }, [](float p, float t) { return 2.0f * (t - p); });
+  };
+  auto terms = [&] {
+    require_same_shape(prediction, target, "mse_loss");
+    const Tensor d = prediction - target;
+    return d * d;
+  };
+  return reduced(fused, prediction.numel(), terms, reduction, "mse_loss");
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, Reduction reduction) {
+  // max(x, 0) - x t + log(1 + exp(-|x|)) = -[t log s(x) + (1 - t) log(1 - s(x))], s the sigmoid,
+  // without an exp that can overflow; d/dx = s(x) - t, d/dt = -x.
+  auto fused = [&] {
+    return mean_loss(
+        logits, target, "binary_cross_entropy_with_logits",
+        [](float x, float t) { return std::max(x, 0.0f) - x * t + std::log1p(std::exp(-std::abs(x))); },
+        [](float x, float t) { return stable_sigmoid(x) - t; }, [](float x, float) { return -x; });
+  };
+  auto terms = [&] {
+    require_same_shape(logits, target, "binary_cross_entropy_with_logits");
+    return relu(logits) - logits * target + log1p(exp(-abs(logits)));
+  };
+  return reduced(fused, logits.numel(), terms, reduction, "binary_cross_entropy_with_logits");
+}
 
 Tensor l1_loss(const Tensor& prediction, const Tensor& target, Reduction reduction) {
   auto sign = [](float d) { return d > 0 ? 1.0f : d < 0 ? -1.0f : 0.0f; };
@@ -166,7 +180,8 @@ Tensor class_loss(const Tensor& log_probs, std::span<const int64_t> targets, con
       return per_row.reshape(rows);
     }
     case Reduction::sum: return sum(per_row);
-    case Reduction::mean: return sum(per_row) / static_cast<float>(kept);
+    case Reduction::mean:  // every row ignored: NaN, each gradient 0, as PyTorch (0 / 0 would make them NaN)
+      return kept > 0 ? sum(per_row) / static_cast<float>(kept) : sum(per_row) + NAN;
     case Reduction::batchmean: break;
   }
   throw std::invalid_argument(fmt::format("{}: batchmean is kl_div's reduction only", op));

@@ -132,11 +132,12 @@ Tensor Tensor::slice(int64_t axis, int64_t start, int64_t end) const {
 
 std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis) {
   int a = normalize_axis(axis, x.dim(), "split");
-  if (size <= 0 || x.shape()[a] % size != 0)
-    throw std::invalid_argument(fmt::format("split: axis {} of shape {} is not a multiple of {}", a,
-                                            to_string(x.shape()), size));
+  if (size <= 0)
+    throw std::invalid_argument(fmt::format("split: pieces of {} elements along axis {} of shape {}", size, a,
+                                            to_string(x.shape())));
+  const int64_t n = x.shape()[a];
   std::vector<Tensor> pieces;
-  for (int64_t start = 0; start < x.shape()[a]; start += size) pieces.push_back(x.slice(a, start, start + size));
+  for (int64_t start = 0; start < n; start += size) pieces.push_back(x.slice(a, start, std::min(start + size, n)));
   return pieces;
 }
 

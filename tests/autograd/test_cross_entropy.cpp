@@ -22,6 +22,19 @@ TEST_CASE("cross_entropy: ignore_index leaves rows out of the mean", "[cross_ent
   Tensor logits = Tensor::from_vector({2, 3}, {1, 2, 3, 5, 0, 0});
   std::vector<int32_t> t = {2, -100};
   REQUIRE(cross_entropy(logits, t).item() == Approx(0.40760596).epsilon(1e-6));
+  // Every row ignored: NaN and a zero gradient, as torch.nn.functional.cross_entropy, fused or with
+  // options (weights take the other path).
+  for (bool weighted : {false, true}) {
+    Tensor x = logits.clone();
+    x.set_requires_grad(true);
+    const std::vector<int64_t> none = {-100, -100};
+    CrossEntropyOptions o;
+    if (weighted) o.weight = Tensor::from_vector({3}, {1, 2, 3});
+    const Tensor loss = cross_entropy(x, none, o);
+    REQUIRE(std::isnan(loss.item()));
+    loss.backward();
+    REQUIRE(x.grad().to_vector() == std::vector<float>(6, 0.0f));
+  }
 }
 
 TEST_CASE("cross_entropy: gradients, with and without ignored rows, over [B, T, V]", "[cross_entropy][grad]") {

@@ -83,3 +83,12 @@ TEST_CASE("determinism: long contiguous rows are split into pieces with the same
   for (size_t i = 0; i < y.size(); ++i) expected[i] = (av[i] + bv[i]) * av[i];
   REQUIRE(first_difference(y, expected) == "");
 }
+
+TEST_CASE("determinism: a negative thread count is refused, 0 restores all cores", "[determinism][errors]") {
+  REQUIRE_THROWS_WITH(set_num_threads(-3), Catch::Contains("set_num_threads: -3 threads"));
+  set_num_threads(2);
+  REQUIRE(num_threads() == 2);
+  REQUIRE_THROWS(set_num_threads(-1));
+  REQUIRE(num_threads() == 2);  // a refused count changes nothing
+  set_num_threads(0);
+}

@@ -81,6 +81,22 @@ TEST_CASE("mse_loss and binary_cross_entropy_with_logits: values and gradients",
   check_gradients([](const std::vector<Tensor>& in) { return mse_loss(in[0], in[1]); }, {rnd({3, 2}, 4), rnd({3, 2}, 5)});
   check_gradients([](const std::vector<Tensor>& in) { return binary_cross_entropy_with_logits(in[0], in[1]); },
                   {rnd({3, 2}, 6, -3, 3), rnd({3, 2}, 7, 0, 1)});
+  // The reductions: the terms (none), their sum, their mean; batchmean is kl_div's alone.
+  REQUIRE(mse_loss(p, t, Reduction::none).to_vector() == std::vector<float>{0, 4, 4, 0});
+  REQUIRE(mse_loss(p, t, Reduction::sum).item() == 8.0f);
+  const Tensor x4 = Tensor::from_vector({4}, xs), t4 = Tensor::from_vector({4}, ts);
+  const std::vector<float> terms = binary_cross_entropy_with_logits(x4, t4, Reduction::none).to_vector();
+  REQUIRE(terms.size() == 4);
+  double total = 0;
+  for (float v : terms) total += v;
+  REQUIRE(total == Approx(want).epsilon(1e-6));
+  REQUIRE(binary_cross_entropy_with_logits(x4, t4, Reduction::sum).item() == Approx(want).epsilon(1e-6));
+  REQUIRE_THROWS_WITH(mse_loss(p, t, Reduction::batchmean), Catch::Contains("batchmean"));
+  check_gradients([](const std::vector<Tensor>& in) { return mse_loss(in[0], in[1], Reduction::none); },
+                  {rnd({3, 2}, 4), rnd({3, 2}, 5)});
+  check_gradients(
+      [](const std::vector<Tensor>& in) { return binary_cross_entropy_with_logits(in[0], in[1], Reduction::none); },
+      {rnd({3, 2}, 6, -3, 3), rnd({3, 2}, 7, 0, 1)});
 }
 
 TEST_CASE("attention over every key: the four steps, a padding mask, gradients", "[attention][grad]") {

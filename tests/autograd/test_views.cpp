@@ -29,6 +29,14 @@ TEST_CASE("views: reshape, transpose, permute and slice share storage", "[views]
   // split's pieces are a std::vector, concat's argument: they compose as in libtorch.
   const Tensor m = Tensor::uniform({2, 6}, 3, -1, 1);
   REQUIRE(concat(split(m, 3, 1), 1).to_vector() == m.to_vector());
+  // Pieces that do not divide the axis: the last one is shorter, as torch.split.
+  const std::vector<Tensor> pieces = split(m, 4, 1);
+  REQUIRE(pieces.size() == 2);
+  REQUIRE(pieces[0].shape() == Shape{2, 4});
+  REQUIRE(pieces[1].shape() == Shape{2, 2});
+  REQUIRE(concat(pieces, 1).to_vector() == m.to_vector());
+  REQUIRE(split(m, 7, 1).size() == 1);
+  check_gradients([](const std::vector<Tensor>& in) { return split(in[0], 4, 1)[1] * 2.0f; }, {m});
 }
 
 TEST_CASE("views: bad shapes raise errors naming the op", "[views][errors]") {
@@ -37,7 +45,7 @@ TEST_CASE("views: bad shapes raise errors naming the op", "[views][errors]") {
   REQUIRE_THROWS_WITH(x.transpose(0, 1).view({6}), Catch::Contains("cannot be seen as [6] without a copy"));
   REQUIRE_THROWS_WITH(x.slice(1, 2, 5), Catch::Contains("slice: range [2, 5)"));
   REQUIRE_THROWS_WITH(x.permute({0, 0}), Catch::Contains("repeated"));
-  REQUIRE_THROWS_WITH(split(x, 2, 1), Catch::Contains("split"));
+  REQUIRE_THROWS_WITH(split(x, 0, 1), Catch::Contains("split: pieces of 0 elements along axis 1 of shape [2, 3]"));
   REQUIRE_THROWS_WITH(concat({x, Tensor::ones({3, 3})}, 1), Catch::Contains("concat"));
 }
 

@@ -16,6 +16,8 @@ int main() {
 #elif CASE == 4
   data::TokenArray tokens(65);
   data::BatchSampler batches(tokens.slice(0, 10), 1, 4, 1);
+#elif CASE == 5
+  optim::AdamW optimizer(layer.parameters(), {.lr = 1e-3f});  // options as a braced list
 #endif
   return 0;
 }
