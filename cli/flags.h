@@ -7,6 +7,8 @@
 #include <fmt/ranges.h>
 
 #include <cstdint>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -31,6 +33,17 @@ void add_option_flag(CLI::App* cmd, const char* name, T& field, const char* help
     cmd->add_flag(field ? fmt::format("{},!--no-{}", flag, name) : flag, field, help);
   } else if constexpr (std::is_arithmetic_v<T>) {
     add_number(cmd, flag, field, range, help);
+  } else if constexpr (std::is_enum_v<T>) {
+    cmd->add_option(flag)
+        ->description(help)
+        ->default_str(choices[static_cast<size_t>(field)])
+        ->type_name(fmt::format("{}", fmt::join(choices, "|")))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+        ->each([&field, flag, choices](const std::string& text) {
+          const std::optional<T> value = train::parse_choice<T>(text, choices);
+          if (!value) throw std::invalid_argument(fmt::format("{} {}", flag, train::choice_problem(text, choices)));
+          field = *value;
+        });
   } else {
     CLI::Option* option = cmd->add_option(flag, field, help)->capture_default_str();
     if constexpr (std::is_same_v<T, std::string>) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

@@ -25,11 +25,15 @@ std::string json_number(double x) { return std::isfinite(x) ? fmt::format("{}", 
 std::vector<std::pair<std::string, std::string>> settings(const train::TrainOptions& options, bool json) {
   std::vector<std::pair<std::string, std::string>> out;
   train::TrainOptions o = options;
-  train::for_each_option(o, [&](const char* name, const auto& field, const char*, const io::Range&, train::Choices) {
+  train::for_each_option(o, [&](const char* name, const auto& field, const char*, const io::Range&,
+                                train::Choices choices) {
     using T = std::decay_t<decltype(field)>;
     std::string value;
     if constexpr (std::is_same_v<T, bool>) {
       value = field ? "true" : "false";
+    } else if constexpr (std::is_enum_v<T>) {
+      const std::string text = choices[static_cast<size_t>(field)];
+      value = json ? quote(text) : text;
     } else if constexpr (std::is_same_v<T, std::string>) {
       value = json ? quote(field) : field;
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {

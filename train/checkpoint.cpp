@@ -94,10 +94,12 @@ void write_train_state(const io::hdf5::GroupWriter& root, const TrainState& s) {
   put_lines(g, "data_files", data_lines(s.data_files));
   put_lines(g, "changes", s.changes);
   TrainOptions o = s.options;
-  for_each_option(o, [&](const char* name, auto& field, const char*, const Range&, Choices) {
+  for_each_option(o, [&](const char* name, auto& field, const char*, const Range&, Choices choices) {
     using T = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<T, bool>)
       g.put(name, int64_t{field});
+    else if constexpr (std::is_enum_v<T>)
+      g.put(name, std::string(choices[static_cast<size_t>(field)]));
     else if constexpr (std::is_same_v<T, std::vector<std::string>>)
       put_lines(g, name, field);
     else
@@ -343,11 +345,16 @@ TrainState read_train_state(const io::hdf5::Reader& r) {
     r.fail(fmt::format("attribute 'data_files' of /train: {}", e.what()));
   }
   s.changes = lines_of(r, g, "changes");
-  for_each_option(s.options, [&](const char* name, auto& field, const char*, const Range& range, Choices) {
+  for_each_option(s.options, [&](const char* name, auto& field, const char*, const Range& range, Choices choices) {
     using T = std::decay_t<decltype(field)>;
     if (!has_lines(g, name) && option_may_be_absent(name)) return;  // keeps its default
     if constexpr (std::is_same_v<T, std::string>) {
       field = r.text(g, where, name);
+    } else if constexpr (std::is_enum_v<T>) {
+      const std::string text = r.text(g, where, name);
+      const std::optional<T> value = parse_choice<T>(text, choices);
+      if (!value) r.fail(fmt::format("attribute '{}' of /train {}", name, choice_problem(text, choices)));
+      field = *value;
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
       if (!has_lines(g, name)) r.fail(fmt::format("/train has no attribute '{}'", name));
       field = lines_of(r, g, name);

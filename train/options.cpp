@@ -12,25 +12,27 @@
 
 namespace tinygpt::train {
 
+const char* name(ArchPreset preset) { return preset == ArchPreset::llama ? "llama" : "gpt2"; }
+
 void apply_arch(ArchOptions& o, const std::vector<std::string>& given) {
-  if (o.arch != "llama") return;
+  if (o.arch != ArchPreset::llama) return;
   auto unless_given = [&](const char* name, auto& field, auto value) {
     if (std::find(given.begin(), given.end(), name) == given.end()) field = value;
   };
-  unless_given("norm", o.norm, std::string("rmsnorm"));
-  unless_given("position", o.position, std::string("rope"));
-  unless_given("mlp", o.mlp, std::string("swiglu"));
+  unless_given("norm", o.norm, nn::NormKind::rmsnorm);
+  unless_given("position", o.position, nn::PositionKind::rope);
+  unless_given("mlp", o.mlp, nn::MlpKind::swiglu);
   unless_given("bias", o.bias, false);
   unless_given("tie", o.tie, true);
 }
 
 nn::GPTConfig with_arch(nn::GPTConfig c, const ArchOptions& o) {
-  c.norm = nn::parse_norm(o.norm);
+  c.norm = o.norm;
   c.norm_eps = static_cast<float>(o.norm_eps);
-  c.position = nn::parse_position(o.position);
+  c.position = o.position;
   c.rope_theta = static_cast<float>(o.rope_theta);
-  c.mlp = nn::parse_mlp(o.mlp);
-  c.ffn_hidden = o.ffn_hidden == 0 && o.arch == "llama" ? nn::llama_hidden(c.n_embd) : o.ffn_hidden;
+  c.mlp = o.mlp;
+  c.ffn_hidden = o.ffn_hidden == 0 && o.arch == ArchPreset::llama ? nn::llama_hidden(c.n_embd) : o.ffn_hidden;
   c.n_kv_head = o.kv_heads;
   c.bias = o.bias;
   c.tie_embeddings = o.tie;
@@ -40,8 +42,8 @@ nn::GPTConfig with_arch(nn::GPTConfig c, const ArchOptions& o) {
 
 ArchOptions arch_of(const nn::GPTConfig& c) {
   ArchOptions o;
-  o.arch = c.gpt2_shaped() ? "gpt2" : "llama";
-  o.norm = nn::name(c.norm), o.position = nn::name(c.position), o.mlp = nn::name(c.mlp);
+  o.arch = c.gpt2_shaped() ? ArchPreset::gpt2 : ArchPreset::llama;
+  o.norm = c.norm, o.position = c.position, o.mlp = c.mlp;
   // The float's shortest decimal (1e-05, not 9.99999974738e-06): what a flag would have said.
   o.norm_eps = std::stod(fmt::format("{}", c.norm_eps)), o.rope_theta = std::stod(fmt::format("{}", c.rope_theta));
   o.ffn_hidden = c.hidden(), o.kv_heads = c.kv_heads();

@@ -2,6 +2,7 @@
 // Everything a training run is configured by. The same list of fields binds the command-line
 // flags and is stored in (and restored from) the checkpoint's /train group.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,11 +15,17 @@ namespace tinygpt::train {
 // The Debian `fortunes` package's plain-text files: the corpus used when --data is not given.
 constexpr const char* kDefaultCorpusDir = "/usr/share/games/fortunes";
 
+// --arch: the pieces' defaults of a family (apply_arch).
+enum class ArchPreset { gpt2, llama };
+const char* name(ArchPreset preset);  // "gpt2", "llama"
+
 // The model's architecture (format_version 3's /config fields): --arch sets the pieces' defaults,
 // and a piece given on its own wins (apply_arch).
 struct ArchOptions {
-  std::string arch = "gpt2";
-  std::string norm = "layernorm", position = "learned", mlp = "gelu";
+  ArchPreset arch = ArchPreset::gpt2;
+  nn::NormKind norm = nn::NormKind::layernorm;
+  nn::PositionKind position = nn::PositionKind::learned;
+  nn::MlpKind mlp = nn::MlpKind::gelu;
   double norm_eps = 1e-5, rope_theta = 10000;
   int64_t ffn_hidden = 0;  // 0: 4 --embd
   int64_t kv_heads = 0;    // 0: --heads
@@ -52,8 +59,18 @@ struct TrainOptions {
   std::string precision = "fp32";  // of the matrix products: fp32 or bf16 (autograd/precision.h)
 };
 
-// The values a text option may take (empty: any); listed in --help and checked by validate().
+// The values a text option may take (empty: any); listed in --help and checked by validate(). An
+// option that is an enum has its values' names as choices, in the enum's order: choices[i] names
+// E(i) (tests check each against the enum's name()).
 using Choices = std::span<const char* const>;
+
+// The value of an enum option that `text` names, or nullopt (choice_problem says why).
+template <class E>
+std::optional<E> parse_choice(const std::string& text, Choices choices) {
+  for (size_t i = 0; i < choices.size(); ++i)
+    if (text == choices[i]) return static_cast<E>(i);
+  return std::nullopt;
+}
 
 inline constexpr const char* kTokenizerChoices[] = {"char", "bpe", "sentencepiece"};
 inline constexpr const char* kPrecisionChoices[] = {"fp32", "bf16"};
@@ -96,7 +113,7 @@ void for_each_arch_option(ArchOptions& o, Visit&& visit) {
 // The --arch's values for the pieces whose flags are not in `given` (names without "--").
 void apply_arch(ArchOptions& o, const std::vector<std::string>& given);
 // `sizes` (vocabulary, block, layers, heads, width) with the architecture's pieces; throws on a
-// choice that is not one (a stored run read back) or a combination the model refuses.
+// combination the model refuses.
 nn::GPTConfig with_arch(nn::GPTConfig sizes, const ArchOptions& o);
 // The architecture options that give `config`'s pieces (a run started from a checkpoint's model).
 ArchOptions arch_of(const nn::GPTConfig& config);

@@ -52,6 +52,7 @@ std::vector<std::string> absolute_paths(const std::vector<std::string>& paths) {
 template <class T>
 std::string flag_text(const T& value) {
   if constexpr (std::is_same_v<T, bool>) return value ? "on" : "off";
+  else if constexpr (std::is_enum_v<T>) return name(value);  // nn's or options.h's name()
   else if constexpr (std::is_same_v<T, std::vector<std::string>>) return fmt::format("{}", fmt::join(value, " "));
   else return fmt::format("{}", value);
 }

@@ -230,13 +230,32 @@ TEST_CASE("checkpoint: every group round-trips", "[checkpoint]") {
   REQUIRE((w.m.empty() && w.v.empty()));
 }
 
+TEST_CASE("train: each enum option's choices name its values in the enum's order", "[train][options]") {
+  TrainOptions o;
+  int enums = 0;
+  for_each_option(o, [&](const char* flag, auto& field, const char*, const Range&, Choices choices) {
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_enum_v<T>) {
+      INFO("--" << flag);
+      ++enums;
+      REQUIRE_FALSE(choices.empty());
+      for (size_t i = 0; i < choices.size(); ++i) {
+        REQUIRE(std::string(name(static_cast<T>(i))) == choices[i]);
+        REQUIRE(parse_choice<T>(choices[i], choices) == static_cast<T>(i));
+      }
+      REQUIRE_FALSE(parse_choice<T>("nonsense", choices).has_value());
+    }
+  });
+  REQUIRE(enums == 4);  // --arch, --norm, --position, --mlp
+}
+
 TEST_CASE("train: Llama-family runs resume bitwise, and their checkpoints hold format_version 3's fields",
           "[train][resume][llama]") {
   TempDir dir;
   Quiet q;
   auto llama = [&](const std::string& out) {
     TrainOptions o = tiny_options(dir, out);
-    o.heads = 4, o.arch.arch = "llama", o.arch.kv_heads = 2, o.arch.rope_theta = 500, o.arch.norm_eps = 1e-6;
+    o.heads = 4, o.arch.arch = ArchPreset::llama, o.arch.kv_heads = 2, o.arch.rope_theta = 500, o.arch.norm_eps = 1e-6;
     apply_arch(o.arch, {"kv-heads"});
     return o;
   };
@@ -261,7 +280,8 @@ TEST_CASE("train: Llama-family runs resume bitwise, and their checkpoints hold f
   REQUIRE(c.norm_eps == 1e-6f);
   REQUIRE_FALSE(c.bias);
   REQUIRE(c.tie_embeddings);
-  REQUIRE(ca.train->options.arch.arch == "llama");
+  REQUIRE(ca.train->options.arch.arch == ArchPreset::llama);
+  REQUIRE(ca.train->options.arch.norm == nn::NormKind::rmsnorm);
   H5::H5File f(straight.out, H5F_ACC_RDONLY);
   int version = 0;
   f.openAttribute("format_version").read(H5::PredType::NATIVE_INT, &version);
