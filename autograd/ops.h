@@ -1,7 +1,10 @@
 #pragma once
 // Every differentiable operation. Each op's forward and backward live side by side in ops/<family>.cpp.
+#include <array>
 #include <cstdint>
 #include <span>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tinygpt/autograd/indices.h"
@@ -14,6 +17,15 @@ namespace tinygpt {
 Tensor arange(double start, double end, double step = 1.0);
 inline Tensor arange(double end) { return arange(0.0, end); }
 Tensor eye(int64_t rows, int64_t cols = -1);  // ones on the diagonal; cols -1: square
+// `steps` values from start to end inclusive, evenly spaced (as torch.linspace).
+Tensor linspace(double start, double end, int64_t steps);
+// New tensors of x's shape (none requires a gradient).
+inline Tensor zeros_like(const Tensor& x) { return Tensor::zeros(x.shape()); }
+inline Tensor ones_like(const Tensor& x) { return Tensor::ones(x.shape()); }
+inline Tensor full_like(const Tensor& x, float value) { return Tensor::full(x.shape(), value); }
+inline Tensor empty_like(const Tensor& x) { return Tensor::empty(x.shape()); }
+inline Tensor randn_like(const Tensor& x, uint64_t seed) { return Tensor::randn(x.shape(), seed); }
+inline Tensor rand_like(const Tensor& x, uint64_t seed) { return Tensor::uniform(x.shape(), seed, 0, 1); }
 // From a seed, the same on every machine: 0 .. n-1 shuffled; integers in [low, high); for each
 // row of probs ([C] or [N, C], weights >= 0), `samples` category numbers drawn in proportion.
 std::vector<int64_t> randperm(int64_t n, uint64_t seed);
@@ -47,6 +59,17 @@ Tensor cos(const Tensor& x);
 Tensor log1p(const Tensor& x);                  // log(1 + x), exact near 0
 Tensor softplus(const Tensor& x);               // log(1 + exp(x)), without overflow
 Tensor clamp(const Tensor& x, float lo, float hi);  // min(max(x, lo), hi); gradient 1 inside [lo, hi], else 0
+Tensor erf(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor log2(const Tensor& x);
+Tensor log10(const Tensor& x);
+Tensor rsqrt(const Tensor& x);        // 1 / sqrt(x)
+Tensor reciprocal(const Tensor& x);   // 1 / x
+// Steps: no slope anywhere (their gradient is 0, as PyTorch's). round: halves to even, as PyTorch.
+Tensor sign(const Tensor& x);  // -1, 0 or 1 (NaN stays NaN)
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);
 
 // Elementwise larger / smaller of two broadcast tensors; on a tie each gets half the gradient, NaN
 // wins (as PyTorch).
@@ -66,6 +89,19 @@ inline Tensor lt(const Tensor& a, float b) { return lt(a, Tensor::scalar(b)); }
 inline Tensor le(const Tensor& a, float b) { return le(a, Tensor::scalar(b)); }
 inline Tensor gt(const Tensor& a, float b) { return gt(a, Tensor::scalar(b)); }
 inline Tensor ge(const Tensor& a, float b) { return ge(a, Tensor::scalar(b)); }
+// Whether a and b (broadcast together) agree elementwise within atol + rtol |b|, as torch.allclose;
+// NaN agrees with nothing unless equal_nan.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+// Comparisons as operators give 0/1 floats, as eq/lt/...; == and != are left out: a Tensor
+// compared for identity is same_as, elementwise is eq and ne.
+inline Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+inline Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+inline Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+inline Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+inline Tensor operator<(const Tensor& a, float b) { return lt(a, b); }
+inline Tensor operator<=(const Tensor& a, float b) { return le(a, b); }
+inline Tensor operator>(const Tensor& a, float b) { return gt(a, b); }
+inline Tensor operator>=(const Tensor& a, float b) { return ge(a, b); }
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
@@ -79,6 +115,17 @@ inline Tensor operator-(float s, const Tensor& x) { return rsub_scalar(x, s); }
 inline Tensor operator*(const Tensor& x, float s) { return mul_scalar(x, s); }
 inline Tensor operator*(float s, const Tensor& x) { return mul_scalar(x, s); }
 inline Tensor operator/(const Tensor& x, float s) { return mul_scalar(x, 1.0f / s); }
+inline Tensor operator/(float s, const Tensor& x) { return mul_scalar(reciprocal(x), s); }
+// x op= y makes a new tensor and points x at it, as x = x op y: tinygpt has no in-place autograd
+// op, so another handle or a view of the old x keeps the old values (libtorch would change them).
+inline Tensor& operator+=(Tensor& x, const Tensor& y) { return x = add(x, y); }
+inline Tensor& operator-=(Tensor& x, const Tensor& y) { return x = sub(x, y); }
+inline Tensor& operator*=(Tensor& x, const Tensor& y) { return x = mul(x, y); }
+inline Tensor& operator/=(Tensor& x, const Tensor& y) { return x = div(x, y); }
+inline Tensor& operator+=(Tensor& x, float s) { return x = add_scalar(x, s); }
+inline Tensor& operator-=(Tensor& x, float s) { return x = add_scalar(x, -s); }
+inline Tensor& operator*=(Tensor& x, float s) { return x = mul_scalar(x, s); }
+inline Tensor& operator/=(Tensor& x, float s) { return x = mul_scalar(x, 1.0f / s); }
 
 // Reductions (ops/reduce.cpp). Empty `axes` means all axes.
 Tensor sum(const Tensor& x, Axes axes = {}, bool keepdim = false);
@@ -90,6 +137,8 @@ Tensor var(const Tensor& x, Axes axes = {}, int64_t correction = 1, bool keepdim
 Tensor std(const Tensor& x, Axes axes = {}, int64_t correction = 1, bool keepdim = false);
 Tensor norm(const Tensor& x, float p = 2.0f, Axes axes = {}, bool keepdim = false);
 Tensor logsumexp(const Tensor& x, Axes axes = {}, bool keepdim = false);
+// Σ a b / sqrt(max(Σ a² Σ b², eps²)) along axis, a and b broadcast together (torch 1.13's rule).
+Tensor cosine_similarity(const Tensor& a, const Tensor& b, int64_t axis = 1, float eps = 1e-8f);
 // Running sum along axis: out[i] = x[0] + ... + x[i].
 Tensor cumsum(const Tensor& x, int64_t axis);
 // Sums a broadcast result back down to `shape` (the backward of broadcasting).
@@ -97,8 +146,26 @@ Tensor sum_to_shape(const Tensor& x, const Shape& shape);
 
 // Largest (smallest) values along `axis` (ops/select.cpp); the gradient flows to the position of
 // each, the first one on ties; NaN counts as largest (and smallest), as in PyTorch.
-Tensor max(const Tensor& x, int64_t axis, bool keepdim = false);
-Tensor min(const Tensor& x, int64_t axis, bool keepdim = false);
+// The values along axis, and (as libtorch's max(x, dim)) where they are: the result is the values
+// tensor, with the positions beside it: `Tensor m = max(x, 1)`, or `auto [values, indices] =
+// max(x, 1)`. The first position on ties; the gradient flows to it.
+struct ValuesIndices : Tensor {
+  Indices indices;
+  template <size_t I>
+  auto get() const {
+    if constexpr (I == 0) return Tensor(*this);
+    else return indices;
+  }
+};
+ValuesIndices max(const Tensor& x, int64_t axis, bool keepdim = false);
+ValuesIndices min(const Tensor& x, int64_t axis, bool keepdim = false);
+// Over several axes (empty: all); the gradient is shared evenly among equal largest values, as
+// torch.amax.
+Tensor amax(const Tensor& x, Axes axes = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, Axes axes = {}, bool keepdim = false);
+// The product along axis; its gradient is exact where elements are 0 (products of the others).
+Tensor prod(const Tensor& x, int64_t axis, bool keepdim = false);
+Tensor prod(const Tensor& x);  // of every element
 // Those positions along `axis`, row-major over the other axes (no gradient).
 std::vector<int64_t> argmax(const Tensor& x, int64_t axis);
 std::vector<int64_t> argmin(const Tensor& x, int64_t axis);
@@ -121,6 +188,9 @@ struct TopK {
   Indices indices;
 };
 TopK topk(const Tensor& x, int64_t k, int64_t axis = -1, bool largest = true);
+// The whole axis in order (ascending, or descending), stable: equal values keep their order.
+TopK sort(const Tensor& x, int64_t axis = -1, bool descending = false);
+Indices argsort(const Tensor& x, int64_t axis = -1, bool descending = false);
 
 // x with the elements above diagonal `diagonal` of its last two axes set to 0 (tril), or those
 // below it (triu); 0 is the main diagonal, positive counts up and right. No gradient flows there.
@@ -156,6 +226,20 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 // (as torch.split); concat(split(x, n, a), a) is x.
 std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t axis);
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
+// n pieces as equal as torch.chunk makes them (ceil(size / n) each, fewer where that covers the axis).
+std::vector<Tensor> chunk(const Tensor& x, int64_t n, int64_t axis = 0);
+// Elements start .. start + length of axis (a view).
+Tensor narrow(const Tensor& x, int64_t axis, int64_t start, int64_t length);
+// Element `index` of axis (negative: from the end), the axis removed (a view).
+Tensor select(const Tensor& x, int64_t axis, int64_t index);
+// Every element of axis, each as select(x, axis, i).
+std::vector<Tensor> unbind(const Tensor& x, int64_t axis = 0);
+// Copies: the order along `axes` reversed; the tensor tiled `repeats` times along each axis (more
+// repeats than axes add leading ones, as torch's repeat); `pads` added around the last axes with
+// `value`: {left, right} for the last axis, then {left, right} for the one before, ... (F.pad).
+Tensor flip(const Tensor& x, Axes axes);
+Tensor repeat(const Tensor& x, const Shape& repeats);
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, float value = 0.0f);
 // Tensors of one shape joined along a new axis: [n, ...] for axis 0.
 Tensor stack(const std::vector<Tensor>& xs, int64_t axis = 0);
 
@@ -282,8 +366,48 @@ inline AttentionResult causal_self_attention(const Tensor& qkv, int64_t n_head,
 AttentionResult attention(const Tensor& query, const Tensor& key, const Tensor& value,
                           const Tensor& key_padding_mask = {});
 
+// Convolution and pooling over images [N, C, H, W] (ops/conv.cpp), as torch.nn.functional's.
+// Where a 2-d window goes: its step (stride), the zeros around the input (padding) and the spacing
+// of its taps (dilation); [0] along the rows (H), [1] along the columns (W).
+struct Window2d {
+  std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
+};
+struct Conv2dOptions {
+  Window2d window;
+  int64_t groups = 1;  // channels split into this many groups, each convolved with its own filters
+};
+// input [N, C, H, W], weight [O, C / groups, kh, kw], bias [O] or undefined -> [N, O, OH, OW],
+// OH = (H + 2 padding - dilation (kh - 1) - 1) / stride + 1 (and OW alike).
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dOptions& options = {});
+struct Conv1dOptions {
+  int64_t stride = 1, padding = 0, dilation = 1, groups = 1;
+};
+// input [N, C, L], weight [O, C / groups, k], bias [O] or undefined -> [N, O, OL].
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv1dOptions& options = {});
+struct Pool2dOptions {
+  std::array<int64_t, 2> kernel{2, 2};
+  std::array<int64_t, 2> stride{0, 0};  // 0: the kernel's size, as torch's default
+  std::array<int64_t, 2> padding{0, 0};  // at most half the kernel
+};
+// The largest value of each window (its gradient to where it was; the first on ties), or the mean
+// (the padding's zeros counted, as torch's count_include_pad).
+Tensor max_pool2d(const Tensor& x, const Pool2dOptions& options = {});
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& options = {});
+
 // Inverted dropout: zeroes each element with probability p and scales the rest by 1/(1-p).
 // The mask is a pure function of (seed, element index): the same on every run and thread count.
 Tensor dropout(const Tensor& x, float p, uint64_t seed, bool training = true);
 
 }  // namespace tinygpt
+
+// auto [values, indices] = max(x, axis): ValuesIndices as a pair.
+template <>
+struct std::tuple_size<tinygpt::ValuesIndices> : std::integral_constant<size_t, 2> {};
+template <>
+struct std::tuple_element<0, tinygpt::ValuesIndices> {
+  using type = tinygpt::Tensor;
+};
+template <>
+struct std::tuple_element<1, tinygpt::ValuesIndices> {
+  using type = tinygpt::Indices;
+};

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <ostream>
 #include <stdexcept>
 
 namespace tinygpt {
+
+std::ostream& operator<<(std::ostream& os, const Shape& shape) { return os << to_string(shape); }
 
 int64_t numel(const Shape& shape) {
   int64_t n = 1;

@@ -2,6 +2,7 @@
 // Shapes and strides: the index arithmetic every op shares.
 #include <algorithm>
 #include <cstdint>
+#include <iosfwd>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -50,6 +51,7 @@ class Axes : public memory::Vector<int64_t> {
 int64_t numel(const Shape& shape);  // throws on a negative size or a count past int64
 Strides contiguous_strides(const Shape& shape);
 std::string to_string(const Shape& shape);  // "[2, 3]"
+std::ostream& operator<<(std::ostream& os, const Shape& shape);  // as to_string
 
 // NumPy broadcasting of two shapes; throws naming `op` and both shapes when they do not broadcast.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);

@@ -28,6 +28,7 @@ struct Buffer : memory::Vector<float> {
 };
 
 struct Node;
+struct ValuesIndices;  // ops.h
 
 struct TensorImpl {
   std::shared_ptr<Buffer> storage;
@@ -113,6 +114,55 @@ class Tensor {
   // A view repeating size-1 axes (and adding leading ones) to `shape` without a copy, stride 0;
   // -1 keeps an axis's size. Backward sums the gradient over the repeats.
   Tensor expand(const Shape& shape) const;
+
+  // The ops of ops.h as methods, libtorch's spelling: x.sum(1) is sum(x, 1), x.exp() is exp(x).
+  // (tensor_methods.cpp; each is the free function, documented there.)
+  Tensor sum(Axes axes = {}, bool keepdim = false) const;
+  Tensor mean(Axes axes = {}, bool keepdim = false) const;
+  Tensor var(Axes axes = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor std(Axes axes = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor norm(float p = 2.0f, Axes axes = {}, bool keepdim = false) const;
+  Tensor logsumexp(Axes axes = {}, bool keepdim = false) const;
+  Tensor amax(Axes axes = {}, bool keepdim = false) const;
+  Tensor amin(Axes axes = {}, bool keepdim = false) const;
+  Tensor prod() const;
+  Tensor prod(int64_t axis, bool keepdim = false) const;
+  ValuesIndices max(int64_t axis, bool keepdim = false) const;
+  ValuesIndices min(int64_t axis, bool keepdim = false) const;
+  Tensor cumsum(int64_t axis) const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor log1p() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor abs() const;
+  Tensor sign() const;
+  Tensor neg() const;
+  Tensor reciprocal() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor erf() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor pow(float p) const;
+  Tensor clamp(float lo, float hi) const;
+  Tensor softmax(int64_t axis) const;
+  Tensor log_softmax(int64_t axis) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor masked_fill(const Tensor& mask, float value) const;
+  Tensor t() const;  // a matrix transposed; a vector or scalar as it is
+  Tensor narrow(int64_t axis, int64_t start, int64_t length) const;
+  Tensor select(int64_t axis, int64_t index) const;
+  Tensor operator[](int64_t index) const;  // select(0, index)
+  std::vector<Tensor> chunk(int64_t n, int64_t axis = 0) const;
+  std::vector<Tensor> split(int64_t size, int64_t axis = 0) const;
+  std::vector<Tensor> unbind(int64_t axis = 0) const;
+  Tensor flip(Axes axes) const;
+  Tensor repeat(const Shape& repeats) const;
 
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }

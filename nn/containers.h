@@ -30,6 +30,22 @@ class ModuleList : public Module {
   }
   size_t size() const { return items_.size(); }
   Module& operator[](size_t i) const { return *items_.at(i); }
+  // for (nn::Module& m : list): the children in order.
+  class Iterator {
+   public:
+    explicit Iterator(std::vector<Module*>::const_iterator at) : at_(at) {}
+    Module& operator*() const { return **at_; }
+    Iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    bool operator==(const Iterator&) const = default;
+
+   private:
+    std::vector<Module*>::const_iterator at_;
+  };
+  Iterator begin() const { return Iterator(items_.begin()); }
+  Iterator end() const { return Iterator(items_.end()); }
   template <class M>
   M& at(size_t i) const { return dynamic_cast<M&>(*items_.at(i)); }  // std::bad_cast if it is not an M
 

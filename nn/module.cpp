@@ -143,6 +143,13 @@ std::vector<std::pair<std::string, Module*>> Module::named_children() const {
   return out;
 }
 
+std::vector<std::pair<std::string, Module*>> Module::named_modules() {
+  std::vector<std::pair<std::string, Module*>> out{{"", this}};
+  for (const Child& c : children_)
+    for (auto& [name, m] : c.module->named_modules()) out.emplace_back(name.empty() ? c.name : c.name + "." + name, m);
+  return out;
+}
+
 void Module::zero_grad() {  // walks the tree: a training step builds no parameter list
   for (auto& [name, p] : parameters_) p.zero_grad();
   for (Child& c : children_) c.module->zero_grad();

@@ -37,6 +37,9 @@ class Module {
   void load_state_dict(const std::vector<std::pair<std::string, Tensor>>& values);
   int64_t parameter_count() const;
   std::vector<std::pair<std::string, Module*>> named_children() const;
+  // This module (named "") and every module below it, by dotted name, parents before children
+  // (torch's named_modules).
+  std::vector<std::pair<std::string, Module*>> named_modules();
   void zero_grad();
   void train(bool on = true);
   void eval() { train(false); }

@@ -1,6 +1,10 @@
 #include "tinygpt/optim/grad_clip.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "tinygpt/autograd/kernels/parallel.h"
 
@@ -32,6 +36,19 @@ double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
     });
   }
   return norm;
+}
+
+void clip_grad_value(const std::vector<Tensor>& params, double clip) {
+  if (!(clip >= 0) || std::isinf(clip))
+    throw std::invalid_argument(fmt::format("clip_grad_value: clip {} is not a finite number of at least 0", clip));
+  const auto c = static_cast<float>(clip);
+  for (const Tensor& p : params) {
+    if (!p.has_grad()) continue;
+    float* g = p.grad().data();
+    parallel_for(p.numel(), 16384, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) g[i] = std::clamp(g[i], -c, c);  // NaN stays NaN, as torch.clamp
+    });
+  }
 }
 
 }  // namespace tinygpt::optim

@@ -17,4 +17,7 @@ float clip_scale(double norm, double max_norm);
 // Scales the gradients in place; returns the norm before clipping.
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
 
+// Clamps every gradient element to [-clip, clip] in place (torch.nn.utils.clip_grad_value_).
+void clip_grad_value(const std::vector<Tensor>& params, double clip);
+
 }  // namespace tinygpt::optim

@@ -23,6 +23,19 @@ Tensor arange(double start, double end, double step) {
   return out;
 }
 
+// As torch.linspace: the first half counted up from start, the second down from end, so that both
+// ends are exact (one step: start).
+Tensor linspace(double start, double end, int64_t steps) {
+  if (steps < 0 || steps > int64_t{1} << 40 || !std::isfinite(start) || !std::isfinite(end))
+    throw std::invalid_argument(fmt::format("linspace: start {}, end {}, {} steps", start, end, steps));
+  Tensor out = Tensor::empty({steps});
+  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
+  for (int64_t i = 0; i < steps; ++i)
+    out.data()[i] = static_cast<float>(i < steps / 2 || steps == 1 ? start + step * static_cast<double>(i)
+                                                     : end - step * static_cast<double>(steps - 1 - i));
+  return out;
+}
+
 Tensor eye(int64_t rows, int64_t cols) {
   if (cols < 0) cols = rows;
   Tensor out = Tensor::zeros({rows, cols});

@@ -167,6 +167,39 @@ Tensor abs(const Tensor& x) {  // slope 0 at 0, as PyTorch
   return unary(x, "abs", [](float v) { return std::abs(v); },
                [](float v, float) { return v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : 0.0f; });
 }
+Tensor erf(const Tensor& x) {  // slope 2/sqrt(pi) e^(-x²)
+  return unary(x, "erf", [](float v) { return std::erf(v); },
+               [](float v, float) { return 1.1283791670955126f * std::exp(-v * v); });
+}
+Tensor atan(const Tensor& x) {
+  return unary(x, "atan", [](float v) { return std::atan(v); }, [](float v, float) { return 1.0f / (1.0f + v * v); });
+}
+Tensor log2(const Tensor& x) {
+  return unary(x, "log2", [](float v) { return std::log2(v); },
+               [](float v, float) { return 1.0f / (v * 0.6931471805599453f); });
+}
+Tensor log10(const Tensor& x) {
+  return unary(x, "log10", [](float v) { return std::log10(v); },
+               [](float v, float) { return 1.0f / (v * 2.302585092994046f); });
+}
+Tensor rsqrt(const Tensor& x) {  // slope -x^(-3/2) / 2 = -y³ / 2
+  return unary(x, "rsqrt", [](float v) { return 1.0f / std::sqrt(v); }, [](float, float y) { return -0.5f * y * y * y; });
+}
+Tensor reciprocal(const Tensor& x) {
+  return unary(x, "reciprocal", [](float v) { return 1.0f / v; }, [](float, float y) { return -y * y; });
+}
+Tensor sign(const Tensor& x) {
+  return unary(x, "sign", [](float v) { return v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v; }, [](float, float) { return 0.0f; });
+}
+Tensor floor(const Tensor& x) {
+  return unary(x, "floor", [](float v) { return std::floor(v); }, [](float, float) { return 0.0f; });
+}
+Tensor ceil(const Tensor& x) {
+  return unary(x, "ceil", [](float v) { return std::ceil(v); }, [](float, float) { return 0.0f; });
+}
+Tensor round(const Tensor& x) {
+  return unary(x, "round", [](float v) { return std::nearbyint(v); }, [](float, float) { return 0.0f; });
+}
 Tensor relu(const Tensor& x) {
   return unary(x, "relu", [](float v) { return v > 0.0f ? v : 0.0f; },
                [](float v, float) { return v > 0.0f ? 1.0f : 0.0f; });
@@ -271,6 +304,22 @@ Tensor comparison(const Tensor& a, const Tensor& b, const char* op, const F& hol
 
 Tensor maximum(const Tensor& a, const Tensor& b) { return extreme(a, b, true, "maximum"); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return extreme(a, b, false, "minimum"); }
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), "allclose");
+  const Tensor av = a.expand(shape).contiguous(), bv = b.expand(shape).contiguous();
+  const float *pa = av.data(), *pb = bv.data();
+  for (int64_t i = 0; i < av.numel(); ++i) {
+    const double x = pa[i], y = pb[i];
+    if (std::isnan(x) || std::isnan(y)) {
+      if (equal_nan && std::isnan(x) && std::isnan(y)) continue;
+      return false;
+    }
+    if (x == y) continue;  // equal infinities
+    if (!(std::abs(x - y) <= atol + rtol * std::abs(y))) return false;
+  }
+  return true;
+}
 
 Tensor eq(const Tensor& a, const Tensor& b) { return comparison(a, b, "eq", std::equal_to<float>()); }
 Tensor ne(const Tensor& a, const Tensor& b) { return comparison(a, b, "ne", std::not_equal_to<float>()); }

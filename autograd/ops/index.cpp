@@ -186,4 +186,15 @@ TopK topk(const Tensor& x, int64_t k, int64_t axis, bool largest) {
   return {gather(c, a, indices), std::move(indices)};
 }
 
+// topk of the whole axis: the same order (ties keep their positions), the same gradient.
+TopK sort(const Tensor& x, int64_t axis, bool descending) {
+  const int a = normalize_axis(axis, x.dim(), "sort");
+  return topk(x, x.shape()[a], a, descending);
+}
+
+Indices argsort(const Tensor& x, int64_t axis, bool descending) {
+  NoGradGuard no_grad;  // the positions alone
+  return sort(x, axis, descending).indices;
+}
+
 }  // namespace tinygpt

@@ -52,7 +52,7 @@ memory::Vector<int64_t> extreme_positions(const float* x, const AroundAxis& s, b
   return at;
 }
 
-Tensor extreme(const Tensor& input, int64_t axis, bool keepdim, bool largest) {
+ValuesIndices extreme(const Tensor& input, int64_t axis, bool keepdim, bool largest) {
   const char* op = largest ? "max" : "min";
   OpTimer timer(op);
   const Tensor x = input.contiguous();
@@ -60,12 +60,13 @@ Tensor extreme(const Tensor& input, int64_t axis, bool keepdim, bool largest) {
   memory::Vector<int64_t> at = extreme_positions(x.data(), s, largest);
   Tensor out = Tensor::empty(s.kept);
   for (int64_t i = 0; i < s.A * s.K; ++i) out.data()[i] = x.data()[(i / s.K * s.R + at[i]) * s.K + i % s.K];
+  Indices indices(keepdim ? s.kept : s.squeezed, std::vector<int64_t>(at.begin(), at.end()));
   out = attach(out, op, {x}, [x, s, at = std::move(at)](const Tensor&, const Tensor& g) {
     float* sink = grad_sink(x);
     if (!sink) return;
     for (int64_t i = 0; i < s.A * s.K; ++i) sink[(i / s.K * s.R + at[i]) * s.K + i % s.K] += g.data()[i];
   });
-  return keepdim ? out : out.view(s.squeezed);
+  return {keepdim ? out : out.view(s.squeezed), std::move(indices)};
 }
 
 std::vector<int64_t> positions(const Tensor& input, int64_t axis, bool largest) {
@@ -95,8 +96,69 @@ void select_into(const Tensor& t, const Tensor& g, const Tensor& condition, bool
 
 }  // namespace
 
-Tensor max(const Tensor& x, int64_t axis, bool keepdim) { return extreme(x, axis, keepdim, true); }
-Tensor min(const Tensor& x, int64_t axis, bool keepdim) { return extreme(x, axis, keepdim, false); }
+ValuesIndices max(const Tensor& x, int64_t axis, bool keepdim) { return extreme(x, axis, keepdim, true); }
+ValuesIndices min(const Tensor& x, int64_t axis, bool keepdim) { return extreme(x, axis, keepdim, false); }
+
+namespace {
+// The largest (smallest) value over `axes`, exactly, its gradient shared evenly among the elements
+// equal to it (torch.amax's rule).
+Tensor extreme_over(const Tensor& x, const Axes& axes, bool keepdim, bool largest) {
+  const char* op = largest ? "amax" : "amin";
+  Tensor m = x;
+  {
+    NoGradGuard no_grad;
+    if (axes.empty())
+      for (int64_t d = 0; d < x.dim(); ++d) m = extreme(m, d, true, largest);
+    else
+      for (int64_t a : axes) m = extreme(m, a, true, largest);
+    if (m.same_as(x)) m = x.clone();  // a scalar: its own value
+  }
+  m = attach(m, op, {x}, [x, axes](const Tensor& out, const Tensor& g) {
+    const Tensor at = eq(x, out);  // 1 where x equals the extreme of its slice
+    hand_on(x, (at * g / sum(at, axes, true)).contiguous());
+  });
+  return keepdim ? m : sum(m, axes, false);
+}
+}  // namespace
+
+Tensor amax(const Tensor& x, Axes axes, bool keepdim) { return extreme_over(x, axes, keepdim, true); }
+Tensor amin(const Tensor& x, Axes axes, bool keepdim) { return extreme_over(x, axes, keepdim, false); }
+
+// The product of x[a, :, k] as a running product in order; the gradient of element r is g times
+// the product of the others (the prefix before r times the suffix after it), exact where some
+// elements are 0, where dividing the product by x[r] would not be.
+Tensor prod(const Tensor& input, int64_t axis, bool keepdim) {
+  OpTimer timer("prod");
+  const Tensor x = input.contiguous();
+  const AroundAxis s = around_axis(x, axis, "prod");
+  Tensor out = Tensor::empty(s.kept);
+  const float* px = x.data();
+  for (int64_t i = 0; i < s.A * s.K; ++i) {
+    const float* col = px + i / s.K * s.R * s.K + i % s.K;
+    float p = 1.0f;
+    for (int64_t r = 0; r < s.R; ++r) p *= col[r * s.K];
+    out.data()[i] = p;
+  }
+  out = attach(out, "prod", {x}, [x, s](const Tensor&, const Tensor& g) {
+    float* sink = grad_sink(x);
+    if (!sink) return;
+    std::vector<float> suffix(static_cast<size_t>(s.R) + 1);
+    for (int64_t i = 0; i < s.A * s.K; ++i) {
+      const int64_t base = i / s.K * s.R * s.K + i % s.K;
+      const float* col = x.data() + base;
+      suffix[s.R] = 1.0f;
+      for (int64_t r = s.R - 1; r >= 0; --r) suffix[r] = suffix[r + 1] * col[r * s.K];
+      float prefix = 1.0f;
+      for (int64_t r = 0; r < s.R; ++r) {
+        sink[base + r * s.K] += g.data()[i] * prefix * suffix[r + 1];
+        prefix *= col[r * s.K];
+      }
+    }
+  });
+  return keepdim ? out : out.view(s.squeezed);
+}
+
+Tensor prod(const Tensor& x) { return prod(x.reshape({x.numel()}), 0); }
 std::vector<int64_t> argmax(const Tensor& x, int64_t axis) { return positions(x, axis, true); }
 std::vector<int64_t> argmin(const Tensor& x, int64_t axis) { return positions(x, axis, false); }
 

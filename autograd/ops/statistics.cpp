@@ -98,6 +98,13 @@ Tensor logsumexp(const Tensor& x, Axes axes, bool keepdim) {
   return dropping_axes(log(sum(exp(x - shift), axes, true)) + shift, axes, keepdim);
 }
 
+Tensor cosine_similarity(const Tensor& a, const Tensor& b, int64_t axis, float eps) {
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), "cosine_similarity");
+  const Tensor x = a.expand(shape), y = b.expand(shape);
+  const Tensor both = sum(x * x, axis) * sum(y * y, axis);
+  return sum(x * y, axis) / sqrt(maximum(both, Tensor::scalar(eps * eps)));
+}
+
 Tensor cumsum(const Tensor& input, int64_t axis) {
   OpTimer timer("cumsum");
   const int a = normalize_axis(axis, input.dim(), "cumsum");

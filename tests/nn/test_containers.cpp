@@ -180,6 +180,23 @@ TEST_CASE("ModuleList keeps modules for a forward of one's own", "[nn][container
   REQUIRE(heads.parameter_count() == 3 * (12 + 2));
   REQUIRE(heads.at<Linear>(0).weight.to_vector() != heads.at<Linear>(1).weight.to_vector());
   REQUIRE_THROWS_AS(heads.at<LayerNorm>(0), std::bad_cast);
+  // Iterated in order, as torch's ModuleList.
+  std::vector<const Module*> seen;
+  for (Module& m : heads) seen.push_back(&m);
+  REQUIRE(seen == std::vector<const Module*>{&heads[0], &heads[1], &heads[2]});
+}
+
+TEST_CASE("named_modules: the module and everything below it, parents first, by dotted name", "[nn][containers]") {
+  ModuleList net;
+  net.add<Linear>(4, 3);
+  Sequential& inner = net.add<Sequential>();
+  Linear& deep = inner.add<Linear>(3, 2);
+  net.add<ReLU>();
+  std::vector<std::string> names;
+  for (const auto& [name, m] : net.named_modules()) names.push_back(name);
+  REQUIRE(names == std::vector<std::string>{"", "0", "1", "1.0", "2"});
+  REQUIRE(net.named_modules()[3].second == &deep);
+  REQUIRE(net.named_modules()[0].second == &net);
 }
 
 TEST_CASE("activations and dropout as modules", "[nn][containers]") {

@@ -54,6 +54,18 @@ TEST_CASE("grad clip: scales to the global norm only when above it", "[optim]") 
   REQUIRE(b.grad().at({0}) == Approx(0.8).epsilon(1e-5));
 }
 
+TEST_CASE("grad clip: clip_grad_value clamps each element, as torch's clip_grad_value_", "[optim]") {
+  Tensor a = Tensor::zeros({3}).set_requires_grad(true), b = Tensor::zeros({1}).set_requires_grad(true);
+  Tensor none = Tensor::zeros({2}).set_requires_grad(true);  // no gradient: left alone
+  set_grad(a, {3.0f, -0.5f, -2.0f});
+  set_grad(b, {0.25f});
+  clip_grad_value({a, b, none}, 1.0);
+  REQUIRE(a.grad().to_vector() == std::vector<float>{1.0f, -0.5f, -1.0f});
+  REQUIRE(b.grad().to_vector() == std::vector<float>{0.25f});
+  REQUIRE_FALSE(none.has_grad());
+  REQUIRE_THROWS_WITH(clip_grad_value({a}, -1.0), Catch::Contains("clip_grad_value: clip -1"));
+}
+
 TEST_CASE("adamw: a clip factor given to step equals clipping the gradients first, bit for bit", "[optim]") {
   auto run = [](bool fused) {
     Tensor w = Tensor::uniform({40, 30}, 5, -1, 1).set_requires_grad(true);
