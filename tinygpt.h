@@ -23,6 +23,7 @@
 #include "tinygpt/nn/activations.h"
 #include "tinygpt/nn/attention.h"
 #include "tinygpt/nn/containers.h"
+#include "tinygpt/nn/conv.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/nn/init.h"
 #include "tinygpt/nn/layers.h"

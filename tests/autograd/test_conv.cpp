@@ -1,0 +1,136 @@
+// conv2d, conv1d, max_pool2d and avg_pool2d against torch.nn.functional's values and gradients
+// (tests/reference/conv_torch.txt, written by conv_reference.py), against finite differences, and
+// the same bits for any thread count.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gradcheck.h"
+#include "tinygpt/autograd/threads.h"
+
+using namespace tinygpt;
+using tinygpt::testing::check_gradients;
+using tinygpt::testing::require_close;
+
+namespace {
+
+// conv_reference.py's inputs: sin(a i + b) over the elements, rounded from double to float.
+Tensor filled(const Shape& shape, double a, double b) {
+  std::vector<float> v(static_cast<size_t>(numel(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(a * static_cast<double>(i) + b));
+  return Tensor::from_vector(shape, v);
+}
+
+Tensor upstream(const Shape& shape) {  // r in sum(out * r)
+  std::vector<float> v(static_cast<size_t>(numel(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::cos(0.21 * static_cast<double>(i)));
+  return Tensor::from_vector(shape, v);
+}
+
+std::map<std::string, std::vector<float>> reference() {
+  std::ifstream in(TINYGPT_SOURCE_DIR "/tests/reference/conv_torch.txt");
+  REQUIRE(in.good());
+  std::map<std::string, std::vector<float>> values;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    for (float v; words >> v;) values[key].push_back(v);
+  }
+  return values;
+}
+
+// The op on leaves made from `inputs`, its output and each input's gradient of sum(out * r)
+// compared with torch's.
+void require_torch(const std::string& name, const std::function<Tensor(const std::vector<Tensor>&)>& op,
+                   const std::vector<Tensor>& inputs) {
+  INFO(name);
+  const auto want = reference();
+  std::vector<Tensor> leaves;
+  for (const Tensor& t : inputs) leaves.push_back(t.clone().set_requires_grad(true));
+  const Tensor out = op(leaves);
+  const std::vector<float>& shape = want.at(name + ".shape");
+  REQUIRE(out.shape() == Shape(shape.begin(), shape.end()));
+  require_close(out.to_vector(), want.at(name + ".out"), 2e-5);
+  sum(out * upstream(out.shape())).backward();
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    INFO("input " << k);
+    require_close(leaves[k].grad().to_vector(), want.at(name + ".grad" + std::to_string(k)), 2e-5);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conv: conv2d and conv1d equal torch's, groups, stride, padding and dilation included", "[conv]") {
+  require_torch(
+      "conv2d",
+      [](const std::vector<Tensor>& in) {
+        return conv2d(in[0], in[1], in[2], {.window = {.stride = {2, 1}, .padding = {1, 1}, .dilation = {1, 2}}, .groups = 2});
+      },
+      {filled({2, 4, 7, 6}, 0.37, 0.1), filled({6, 2, 3, 2}, 0.53, 0.7), filled({6}, 1.1, 0.3)});
+  require_torch(
+      "conv1d", [](const std::vector<Tensor>& in) { return conv1d(in[0], in[1], Tensor(), {.stride = 2, .padding = 1}); },
+      {filled({2, 3, 9}, 0.29, 0.5), filled({4, 3, 3}, 0.61, 0.2)});
+}
+
+TEST_CASE("conv: max_pool2d and avg_pool2d equal torch's, padding included", "[conv]") {
+  const Tensor x = filled({1, 2, 5, 6}, 0.83, 0.4);
+  require_torch(
+      "max_pool2d", [](const std::vector<Tensor>& in) { return max_pool2d(in[0], {.kernel = {2, 3}, .padding = {1, 1}}); },
+      {x});
+  require_torch(
+      "avg_pool2d",
+      [](const std::vector<Tensor>& in) {
+        return avg_pool2d(in[0], {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}});
+      },
+      {x});
+}
+
+TEST_CASE("conv: gradients against finite differences", "[conv][grad]") {
+  const Tensor x = Tensor::uniform({2, 4, 5, 5}, 1, -1, 1), w = Tensor::uniform({4, 2, 3, 3}, 2, -1, 1),
+               b = Tensor::uniform({4}, 3, -1, 1);
+  check_gradients(
+      [](const std::vector<Tensor>& in) {
+        return conv2d(in[0], in[1], in[2], {.window = {.stride = {2, 2}, .padding = {1, 0}}, .groups = 2});
+      },
+      {x, w, b});
+  check_gradients([](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], Tensor(), {.window = {.dilation = {2, 1}}}); },
+                  {x, Tensor::uniform({3, 4, 2, 2}, 4, -1, 1)});
+  check_gradients([](const std::vector<Tensor>& in) { return avg_pool2d(in[0], {.kernel = {2, 2}, .stride = {1, 2}}); }, {x});
+}
+
+TEST_CASE("conv: the same bits for any thread count", "[conv][determinism]") {
+  auto run = [](int threads) {
+    set_num_threads(threads);
+    Tensor x = Tensor::uniform({3, 8, 12, 12}, 5, -1, 1).set_requires_grad(true);
+    Tensor w = Tensor::uniform({16, 8, 3, 3}, 6, -1, 1).set_requires_grad(true);
+    Tensor b = Tensor::uniform({16}, 7, -1, 1).set_requires_grad(true);
+    const Tensor y = max_pool2d(relu(conv2d(x, w, b, {.window = {.padding = {1, 1}}})));
+    sum(y * upstream(y.shape())).backward();
+    set_num_threads(0);
+    return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector(), w.grad().to_vector(),
+                                           b.grad().to_vector()};
+  };
+  REQUIRE(run(1) == run(2));
+}
+
+TEST_CASE("conv: shapes that do not fit are errors naming the op and the shapes", "[conv][errors]") {
+  const Tensor x = Tensor::zeros({1, 4, 5, 5});
+  REQUIRE_THROWS_WITH(conv2d(Tensor::zeros({4, 5, 5}), Tensor::zeros({2, 4, 3, 3}), Tensor()),
+                      Catch::Contains("conv2d: input [4, 5, 5] is not [N, C, H, W]"));
+  REQUIRE_THROWS_WITH(conv2d(x, Tensor::zeros({2, 3, 3, 3}), Tensor()),
+                      Catch::Contains("conv2d: weight [2, 3, 3, 3] and 1 groups do not fit input [1, 4, 5, 5]"));
+  REQUIRE_THROWS_WITH(conv2d(x, Tensor::zeros({3, 2, 3, 3}), Tensor(), {.groups = 2}), Catch::Contains("2 groups"));
+  REQUIRE_THROWS_WITH(conv2d(x, Tensor::zeros({2, 4, 7, 7}), Tensor()), Catch::Contains("does not fit input"));
+  REQUIRE_THROWS_WITH(conv2d(x, Tensor::zeros({2, 4, 3, 3}), Tensor::zeros({3})), Catch::Contains("bias [3] for 2"));
+  REQUIRE_THROWS_WITH(conv2d(x, Tensor::zeros({2, 4, 3, 3}), Tensor(), {.window = {.stride = {0, 1}}}),
+                      Catch::Contains("strides and dilations are at least 1"));
+  REQUIRE_THROWS_WITH(max_pool2d(x, {.kernel = {2, 2}, .padding = {2, 0}}), Catch::Contains("more than half"));
+  REQUIRE_THROWS_WITH(conv1d(x, Tensor::zeros({2, 4, 3}), Tensor()), Catch::Contains("conv1d: input [1, 4, 5, 5]"));
+}
