@@ -3,66 +3,26 @@
 // the same bits for any thread count.
 #include <catch2/catch.hpp>
 
-#include <cmath>
-#include <fstream>
-#include <map>
-#include <sstream>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "gradcheck.h"
 #include "tinygpt/autograd/threads.h"
+#include "torch_fixture.h"
 
 using namespace tinygpt;
 using tinygpt::testing::check_gradients;
-using tinygpt::testing::require_close;
+using tinygpt::testing::filled;
+using tinygpt::testing::upstream;
 
 namespace {
 
-// conv_reference.py's inputs: sin(a i + b) over the elements, rounded from double to float.
-Tensor filled(const Shape& shape, double a, double b) {
-  std::vector<float> v(static_cast<size_t>(numel(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(a * static_cast<double>(i) + b));
-  return Tensor::from_vector(shape, v);
-}
-
-Tensor upstream(const Shape& shape) {  // r in sum(out * r)
-  std::vector<float> v(static_cast<size_t>(numel(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::cos(0.21 * static_cast<double>(i)));
-  return Tensor::from_vector(shape, v);
-}
-
-std::map<std::string, std::vector<float>> reference() {
-  std::ifstream in(TINYGPT_SOURCE_DIR "/tests/reference/conv_torch.txt");
-  REQUIRE(in.good());
-  std::map<std::string, std::vector<float>> values;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    std::string key;
-    words >> key;
-    for (float v; words >> v;) values[key].push_back(v);
-  }
-  return values;
-}
-
-// The op on leaves made from `inputs`, its output and each input's gradient of sum(out * r)
-// compared with torch's.
+// The op on leaves made from `inputs`, compared with torch's case `name`.
 void require_torch(const std::string& name, const std::function<Tensor(const std::vector<Tensor>&)>& op,
                    const std::vector<Tensor>& inputs) {
-  INFO(name);
-  const auto want = reference();
   std::vector<Tensor> leaves;
   for (const Tensor& t : inputs) leaves.push_back(t.clone().set_requires_grad(true));
-  const Tensor out = op(leaves);
-  const std::vector<float>& shape = want.at(name + ".shape");
-  REQUIRE(out.shape() == Shape(shape.begin(), shape.end()));
-  require_close(out.to_vector(), want.at(name + ".out"), 2e-5);
-  sum(out * upstream(out.shape())).backward();
-  for (size_t k = 0; k < leaves.size(); ++k) {
-    INFO("input " << k);
-    require_close(leaves[k].grad().to_vector(), want.at(name + ".grad" + std::to_string(k)), 2e-5);
-  }
+  tinygpt::testing::require_torch_case(name, op(leaves), leaves);
 }
 
 }  // namespace

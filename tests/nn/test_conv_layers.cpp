@@ -1,11 +1,14 @@
-// The convolution and pooling layers: libtorch's shapes, names and initialization bounds, and a
-// network of them that learns through Sequential.
+// The convolution, pooling and normalization layers: libtorch's shapes, names and initialization
+// bounds, torch's values (tests/reference/conv_torch.txt), and a network of them that learns
+// through Sequential.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
 #include "tinygpt/nn/containers.h"
 #include "tinygpt/nn/conv.h"
+#include "tinygpt/nn/norms.h"
+#include "torch_fixture.h"
 
 using namespace tinygpt;
 using namespace tinygpt::nn;
@@ -51,4 +54,39 @@ TEST_CASE("conv layers: a small network fits a batch through Sequential", "[nn][
     (step == 0 ? first : last) = loss.item();
   }
   REQUIRE(last < 0.2f * first);
+}
+
+TEST_CASE("norm layers: BatchNorm2d in training and eval, and GroupNorm, equal torch's", "[nn][norm]") {
+  using tinygpt::testing::filled;
+  BatchNorm2d bn(4);
+  bn.weight.copy_from_(filled({4}, 0.9, 0.2) + 1.0f);
+  bn.bias.copy_from_(filled({4}, 0.4, 1.3));
+  REQUIRE(bn.named_buffers().size() == 3);  // running_mean, running_var, num_batches_tracked
+  bn.train();
+  bn.forward(filled({3, 4, 3, 2}, 0.37, 0.4));
+  Tensor x = (filled({3, 4, 3, 2}, 0.71, 0.9) * 2.0f + 0.5f).set_requires_grad(true);
+  tinygpt::testing::require_torch_case("batch_norm2d_train", bn.forward(x), {x, bn.weight, bn.bias});
+  const auto& want = tinygpt::testing::torch_values();
+  tinygpt::testing::require_close(bn.running_mean.to_vector(), want.at("batch_norm2d_train.running_mean"));
+  tinygpt::testing::require_close(bn.running_var.to_vector(), want.at("batch_norm2d_train.running_var"));
+  REQUIRE(bn.num_batches_tracked.item() == 2);
+
+  bn.eval();
+  bn.zero_grad();
+  Tensor x2 = x.detach().clone().set_requires_grad(true);
+  const std::vector<float> stats = bn.running_mean.to_vector();
+  tinygpt::testing::require_torch_case("batch_norm2d_eval", bn.forward(x2), {x2, bn.weight, bn.bias});
+  REQUIRE(bn.running_mean.to_vector() == stats);  // eval leaves the statistics alone
+
+  GroupNorm gn(3, 6);
+  gn.weight.copy_from_(filled({6}, 0.8, 0.1) + 1.0f);
+  gn.bias.copy_from_(filled({6}, 0.5, 0.7));
+  Tensor g = (filled({2, 6, 5}, 0.47, 0.3) * 3.0f - 1.0f).set_requires_grad(true);
+  tinygpt::testing::require_torch_case("group_norm", gn.forward(g), {g, gn.weight, gn.bias});
+
+  REQUIRE_THROWS_WITH(bn.forward(Tensor::zeros({2, 3, 2, 2})), Catch::Contains("BatchNorm2d: input [2, 3, 2, 2] is not [N, 4, H, W]"));
+  bn.train();
+  REQUIRE_THROWS_WITH(BatchNorm1d(2).forward(Tensor::zeros({1, 2})), Catch::Contains("one value per channel"));
+  REQUIRE_THROWS_WITH(GroupNorm(4, 6), Catch::Contains("GroupNorm: 6 channels in 4 groups"));
+  REQUIRE(BatchNorm1d(3).forward(Tensor::randn({5, 3, 7}, 1)).shape() == Shape{5, 3, 7});
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""torch.nn.functional's conv2d, conv1d, max_pool2d and avg_pool2d on fixed inputs: the forward
-values and the gradients of sum(out * r) for each input, written to conv_torch.txt, the fixture
-tests/autograd/test_conv.cpp compares tinygpt against (the test suite itself needs no Python).
+"""torch.nn.functional's conv2d, conv1d, max_pool2d and avg_pool2d, and batch and group
+normalization, on fixed inputs: the forward values and the gradients of sum(out * r) for each
+input, written to conv_torch.txt, the fixture tests/autograd/test_conv.cpp and
+tests/nn/test_conv_layers.cpp compare tinygpt against (the test suite itself needs no Python).
 Inputs are closed-form (sin and cos of the element index), so the test makes the same ones.
 
 Run from the repository root (Debian: apt-get install python3-torch; torch 1.13):
@@ -48,6 +49,26 @@ case("conv1d", lambda x, w: F.conv1d(x, w, None, stride=2, padding=1), [x1, w1])
 xp = filled((1, 2, 5, 6), 0.83, 0.4)
 case("max_pool2d", lambda x: F.max_pool2d(x, (2, 3), padding=(1, 1)), [xp])
 case("avg_pool2d", lambda x: F.avg_pool2d(x, (3, 3), stride=(2, 2), padding=(1, 1)), [xp])
+
+# BatchNorm2d: two training steps (the running statistics after them), then eval; GroupNorm.
+xb = filled((3, 4, 3, 2), 0.71, 0.9) * 2 + 0.5
+bn = torch.nn.BatchNorm2d(4)
+with torch.no_grad():
+    bn.weight.copy_(filled((4,), 0.9, 0.2) + 1)
+    bn.bias.copy_(filled((4,), 0.4, 1.3))
+bn.train()
+bn(filled((3, 4, 3, 2), 0.37, 0.4))
+case("batch_norm2d_train", lambda x, w, b: torch.nn.functional.batch_norm(
+    x, bn.running_mean, bn.running_var, w, b, training=True, momentum=0.1, eps=1e-5),
+     [xb, bn.weight.detach(), bn.bias.detach()])
+lines.append("batch_norm2d_train.running_mean " + " ".join(f"{v:.9g}" for v in bn.running_mean.tolist()))
+lines.append("batch_norm2d_train.running_var " + " ".join(f"{v:.9g}" for v in bn.running_var.tolist()))
+case("batch_norm2d_eval", lambda x, w, b: torch.nn.functional.batch_norm(
+    x, bn.running_mean, bn.running_var, w, b, training=False, eps=1e-5),
+     [xb, bn.weight.detach(), bn.bias.detach()])
+xg = filled((2, 6, 5), 0.47, 0.3) * 3 - 1
+case("group_norm", lambda x, w, b: F.group_norm(x, 3, w, b, eps=1e-5),
+     [xg, filled((6,), 0.8, 0.1) + 1, filled((6,), 0.5, 0.7)])
 
 with open("tests/reference/conv_torch.txt", "w") as f:
     f.write(f"# torch {torch.__version__}: tests/reference/conv_reference.py\n")
