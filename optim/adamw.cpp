@@ -10,13 +10,15 @@
 namespace tinygpt::optim {
 
 AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options)
-    : AdamW(std::move(named), options, false) {}
+    : AdamW({ParamGroup{std::move(named)}}, options, false) {}
+AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options) : AdamW(std::move(groups), options, false) {}
 
-Adam::Adam(std::vector<std::pair<std::string, Tensor>> named, AdamOptions o)
-    : AdamW(std::move(named), {o.lr, o.beta1, o.beta2, o.eps, o.weight_decay}, true) {}
+Adam::Adam(std::vector<std::pair<std::string, Tensor>> named, AdamOptions o) : Adam({ParamGroup{std::move(named)}}, o) {}
+Adam::Adam(std::vector<ParamGroup> groups, AdamOptions o)
+    : AdamW(std::move(groups), {o.lr, o.beta1, o.beta2, o.eps, o.weight_decay}, true) {}
 
-AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options, bool coupled)
-    : Optimizer(std::move(named), options.lr), options_(options), coupled_(coupled) {
+AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options, bool coupled)
+    : Optimizer(std::move(groups), options.lr), options_(options), coupled_(coupled) {
   auto check = [coupled](bool ok, const char* what, double value) {
     if (!ok) throw std::invalid_argument(fmt::format("{}: {} (got {})", coupled ? "Adam" : "AdamW", what, value));
   };
@@ -25,8 +27,11 @@ AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions opt
   check(options.eps > 0.0f && std::isfinite(options.eps), "eps must be finite and more than 0", options.eps);
   check(options.weight_decay >= 0.0f && std::isfinite(options.weight_decay),
         "weight_decay must be finite and at least 0", options.weight_decay);
-  for (auto& [name, p] : params_)
-    state_.push_back({name, p, Tensor::zeros(p.shape()), Tensor::zeros(p.shape()), coupled || p.dim() >= 2});
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& [name, p] = params_[i];
+    state_.push_back({name, p, Tensor::zeros(p.shape()), Tensor::zeros(p.shape()),
+                      coupled || group_decays(i) || p.dim() >= 2});
+  }
 }
 
 std::vector<std::pair<std::string, Tensor>> AdamW::state_tensors() const {
@@ -40,13 +45,15 @@ void AdamW::step(float lr, float grad_scale) {
   const AdamWOptions& o = options_;
   const double bias1 = 1.0 - std::pow(o.beta1, static_cast<double>(steps_));  // in double, as PyTorch
   const auto bias2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(o.beta2, static_cast<double>(steps_))));
-  const auto step_size = static_cast<float>(lr / bias1);
-  for (State& s : state_) {
+  for (size_t i = 0; i < state_.size(); ++i) {
+    State& s = state_[i];
     if (!s.param.has_grad()) continue;
+    const float lr_i = lr_of(i, lr), wd = weight_decay_of(i, o.weight_decay);
+    const auto step_size = static_cast<float>(lr_i / bias1);
     float *p = s.param.data(), *m = s.m.data(), *v = s.v.data();
     const float* g = s.param.grad().data();
-    const float decay = s.decay && !coupled_ ? 1.0f - lr * o.weight_decay : 1.0f;
-    const float l2 = s.decay && coupled_ ? o.weight_decay : 0.0f;
+    const float decay = s.decay && !coupled_ ? 1.0f - lr_i * wd : 1.0f;
+    const float l2 = s.decay && coupled_ ? wd : 0.0f;
     // Every constant by value: read through a reference, the compiler must assume the stores below
     // may change it, and keeps the loop scalar.
     // 1 - beta in double, then float, as PyTorch's alpha = 1 - beta (1 - 0.999f is 1.3e-5 off).

@@ -30,6 +30,7 @@ class AdamW : public Optimizer {
   // named: the model's parameters; those with two or more axes (weights, embeddings) decay,
   // biases and LayerNorm parameters do not (as nanoGPT). Throws on options out of range.
   AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options);
+  AdamW(std::vector<ParamGroup> groups, AdamWOptions options);  // optimizer.h's ParamGroup
   // model.parameters() has no names, which optim::save needs: pass model.named_parameters().
   template <class Options = AdamWOptions>  // the default: options written as {...} reach the message too
   AdamW(const std::vector<Tensor>&, Options) : AdamW({}, AdamWOptions{}) {
@@ -55,7 +56,7 @@ class AdamW : public Optimizer {
 
  protected:
   // coupled: Adam's g + wd p on every parameter instead of AdamW's decoupled decay.
-  AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options, bool coupled);
+  AdamW(std::vector<ParamGroup> groups, AdamWOptions options, bool coupled);
 
  private:
   std::vector<State> state_;
@@ -74,6 +75,7 @@ struct AdamOptions {
 class Adam : public AdamW {
  public:
   Adam(std::vector<std::pair<std::string, Tensor>> named, AdamOptions options);
+  Adam(std::vector<ParamGroup> groups, AdamOptions options);
   template <class Options = AdamOptions>  // the default: options written as {...} reach the message too
   Adam(const std::vector<Tensor>&, Options) : Adam({}, AdamOptions{}) {
     static_assert(sizeof(Options) == 0, "optim::Adam takes model.named_parameters(), not model.parameters()");

@@ -2,6 +2,7 @@
 // What every optimizer has: the parameters it updates (by name), a learning rate it keeps, a step
 // count, and its state as named tensors (for saving). Schedules set the learning rate of any of them.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,16 @@
 #include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt::optim {
+
+// Parameters with a learning rate and a weight decay of their own (torch's parameter groups). A
+// group's rate moves with the optimizer's: at lr() it is lr() x group lr / the options' lr, so a
+// schedule scales every group alike. A group's weight decay applies to each of its parameters
+// (AdamW's rule that only tensors of 2 or more axes decay is for parameters without one).
+struct ParamGroup {
+  std::vector<std::pair<std::string, Tensor>> params;
+  std::optional<float> lr;            // unset: the optimizer's
+  std::optional<float> weight_decay;  // unset: the optimizer's
+};
 
 class Optimizer {
  public:
@@ -35,7 +46,12 @@ class Optimizer {
   virtual const char* kind() const = 0;  // "adamw", "sgd": what a saved state belongs to
 
  protected:
-  Optimizer(std::vector<std::pair<std::string, Tensor>> named, float lr);
+  Optimizer(std::vector<ParamGroup> groups, float lr);
+  // Parameter i's learning rate when the optimizer's is `lr`, and its weight decay (`otherwise`
+  // where its group sets none); whether its group sets one.
+  float lr_of(size_t i, float lr) const { return lr_scale_[i] == 1.0f ? lr : lr * lr_scale_[i]; }
+  float weight_decay_of(size_t i, float otherwise) const { return decay_[i].value_or(otherwise); }
+  bool group_decays(size_t i) const { return decay_[i].has_value(); }
   // A subclass's options with the learning rate it runs at now (what its options() returns).
   template <class Options>
   Options with_current_lr(Options options) const {
@@ -45,6 +61,10 @@ class Optimizer {
   std::vector<std::pair<std::string, Tensor>> params_;
   float lr_;
   int64_t steps_ = 0;
+
+ private:
+  std::vector<float> lr_scale_;              // per parameter: its group's lr / the options' lr
+  std::vector<std::optional<float>> decay_;  // per parameter: its group's weight decay
 };
 
 }  // namespace tinygpt::optim

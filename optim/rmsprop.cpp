@@ -28,7 +28,9 @@ void name_state(std::vector<std::pair<std::string, Tensor>>& out, const char* gr
 }  // namespace
 
 RMSprop::RMSprop(std::vector<std::pair<std::string, Tensor>> named, RMSpropOptions o)
-    : Optimizer(std::move(named), o.lr), options_(o) {
+    : RMSprop({ParamGroup{std::move(named)}}, o) {}
+
+RMSprop::RMSprop(std::vector<ParamGroup> groups, RMSpropOptions o) : Optimizer(std::move(groups), o.lr), options_(o) {
   require(o.alpha >= 0.0f && o.alpha <= 1.0f, "RMSprop", "alpha must be in [0, 1]", o.alpha);
   require(o.eps > 0.0f && std::isfinite(o.eps), "RMSprop", "eps must be finite and more than 0", o.eps);
   require(finite_nonnegative(o.weight_decay), "RMSprop", "weight_decay must be finite and at least 0", o.weight_decay);
@@ -55,9 +57,10 @@ void RMSprop::step(float lr, float grad_scale) {
     float* a = grad_avg_.empty() ? nullptr : grad_avg_[i].data();
     float* b = momentum_.empty() ? nullptr : momentum_[i].data();
     const float* g = param.grad().data();
-    parallel_for(param.numel(), 8192, [=, o = options_](int64_t i0, int64_t i1) {
+    parallel_for(param.numel(), 8192, [=, o = options_, lr = lr_of(i, lr),
+                                       wd = weight_decay_of(i, options_.weight_decay)](int64_t i0, int64_t i1) {
       for (int64_t j = i0; j < i1; ++j) {
-        const float gj = g[j] * grad_scale + o.weight_decay * p[j];
+        const float gj = g[j] * grad_scale + wd * p[j];
         v[j] = o.alpha * v[j] + (1.0f - o.alpha) * gj * gj;
         float spread = v[j];
         if (a) {
@@ -74,7 +77,9 @@ void RMSprop::step(float lr, float grad_scale) {
 }
 
 Adagrad::Adagrad(std::vector<std::pair<std::string, Tensor>> named, AdagradOptions o)
-    : Optimizer(std::move(named), o.lr), options_(o) {
+    : Adagrad({ParamGroup{std::move(named)}}, o) {}
+
+Adagrad::Adagrad(std::vector<ParamGroup> groups, AdagradOptions o) : Optimizer(std::move(groups), o.lr), options_(o) {
   require(finite_nonnegative(o.lr_decay), "Adagrad", "lr_decay must be finite and at least 0", o.lr_decay);
   require(finite_nonnegative(o.weight_decay), "Adagrad", "weight_decay must be finite and at least 0", o.weight_decay);
   require(finite_nonnegative(o.initial_accumulator_value), "Adagrad",
@@ -91,13 +96,14 @@ std::vector<std::pair<std::string, Tensor>> Adagrad::state_tensors() const {
 
 void Adagrad::step(float lr, float grad_scale) {
   ++steps_;
-  const float clr = lr / (1.0f + static_cast<float>(steps_ - 1) * options_.lr_decay);
+  const float decayed = 1.0f + static_cast<float>(steps_ - 1) * options_.lr_decay;
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& param = params_[i].second;
     if (!param.has_grad()) continue;
     float *p = param.data(), *s = sum_[i].data();
     const float* g = param.grad().data();
-    parallel_for(param.numel(), 8192, [=, wd = options_.weight_decay, eps = options_.eps](int64_t i0, int64_t i1) {
+    parallel_for(param.numel(), 8192, [=, clr = lr_of(i, lr) / decayed, wd = weight_decay_of(i, options_.weight_decay),
+                                       eps = options_.eps](int64_t i0, int64_t i1) {
       for (int64_t j = i0; j < i1; ++j) {
         const float gj = g[j] * grad_scale + wd * p[j];
         s[j] += gj * gj;

@@ -24,6 +24,7 @@ struct RMSpropOptions {
 class RMSprop : public Optimizer {
  public:
   RMSprop(std::vector<std::pair<std::string, Tensor>> named, RMSpropOptions options);
+  RMSprop(std::vector<ParamGroup> groups, RMSpropOptions options);  // optimizer.h's ParamGroup
   template <class Options = RMSpropOptions>  // the default: options written as {...} reach the message too
   RMSprop(const std::vector<Tensor>&, Options) : RMSprop({}, RMSpropOptions{}) {
     static_assert(sizeof(Options) == 0, "optim::RMSprop takes model.named_parameters(), not model.parameters()");
@@ -51,6 +52,7 @@ struct AdagradOptions {
 class Adagrad : public Optimizer {
  public:
   Adagrad(std::vector<std::pair<std::string, Tensor>> named, AdagradOptions options);
+  Adagrad(std::vector<ParamGroup> groups, AdagradOptions options);
   template <class Options = AdagradOptions>  // the default: options written as {...} reach the message too
   Adagrad(const std::vector<Tensor>&, Options) : Adagrad({}, AdagradOptions{}) {
     static_assert(sizeof(Options) == 0, "optim::Adagrad takes model.named_parameters(), not model.parameters()");

@@ -10,7 +10,10 @@
 namespace tinygpt::optim {
 
 SGD::SGD(std::vector<std::pair<std::string, Tensor>> named, SGDOptions options)
-    : Optimizer(std::move(named), options.lr), options_(options) {
+    : SGD({ParamGroup{std::move(named)}}, options) {}
+
+SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
+    : Optimizer(std::move(groups), options.lr), options_(options) {
   auto check = [](bool ok, const char* what) {
     if (!ok) throw std::invalid_argument(fmt::format("SGD: {}", what));
   };
@@ -38,7 +41,8 @@ void SGD::step(float lr, float grad_scale) {
     const float* g = param.grad().data();
     float* b = momentum_.empty() ? nullptr : momentum_[i].data();
     parallel_for(param.numel(), 8192,
-                 [=, wd = options_.weight_decay, mu = options_.momentum, damp = options_.dampening,
+                 [=, lr = lr_of(i, lr), wd = weight_decay_of(i, options_.weight_decay), mu = options_.momentum,
+                  damp = options_.dampening,
                   nesterov = options_.nesterov](int64_t i0, int64_t i1) {
                    for (int64_t j = i0; j < i1; ++j) {
                      float d = g[j] * grad_scale + wd * p[j];

@@ -23,6 +23,7 @@ struct SGDOptions {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<std::pair<std::string, Tensor>> named, SGDOptions options);
+  SGD(std::vector<ParamGroup> groups, SGDOptions options);  // optimizer.h's ParamGroup
   // model.parameters() has no names, which optim::save needs: pass model.named_parameters().
   template <class Options = SGDOptions>  // the default: options written as {...} reach the message too
   SGD(const std::vector<Tensor>&, Options) : SGD({}, SGDOptions{}) {

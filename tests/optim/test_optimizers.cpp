@@ -69,6 +69,53 @@ TEST_CASE("optimizers: Adam and RMSprop and Adagrad step as torch.optim does", "
   REQUIRE_THROWS_WITH(Adam({{"p", p}}, {.beta2 = 1.0f}), Catch::Contains("Adam: beta2"));
 }
 
+TEST_CASE("optimizers: parameter groups step as separate optimizers would, schedules included", "[optim][groups]") {
+  using Named = std::vector<std::pair<std::string, Tensor>>;
+  using Make = std::function<std::unique_ptr<Optimizer>(std::vector<ParamGroup>, float lr)>;
+  const std::vector<std::pair<const char*, Make>> kinds = {
+      {"AdamW", [](auto g, float lr) { return std::make_unique<AdamW>(g, AdamWOptions{.lr = lr, .weight_decay = 0.05f}); }},
+      {"Adam", [](auto g, float lr) { return std::make_unique<Adam>(g, AdamOptions{.lr = lr, .weight_decay = 0.05f}); }},
+      {"SGD", [](auto g, float lr) { return std::make_unique<SGD>(g, SGDOptions{.lr = lr, .momentum = 0.9f}); }},
+      {"RMSprop", [](auto g, float lr) { return std::make_unique<RMSprop>(g, RMSpropOptions{.lr = lr}); }},
+      {"Adagrad", [](auto g, float lr) { return std::make_unique<Adagrad>(g, AdagradOptions{.lr = lr}); }}};
+  for (const auto& [kind, make] : kinds) {
+    INFO(kind);
+    auto fresh = [] {
+      return Named{{"w", Tensor::uniform({3, 4}, 1, -1, 1).set_requires_grad(true)},
+                   {"b", Tensor::uniform({4}, 2, -1, 1).set_requires_grad(true)}};
+    };
+    const Named grouped = fresh(), alone = fresh();
+    // w at twice the rate and with a decay of its own; b as the optimizer's options say.
+    auto together = make({ParamGroup{{grouped[0]}, 0.02f, 0.1f}, ParamGroup{{grouped[1]}}}, 0.01f);
+    auto first = make({ParamGroup{{alone[0]}, std::nullopt, 0.1f}}, 0.02f);
+    auto second = make({ParamGroup{{alone[1]}}}, 0.01f);
+    for (int step = 0; step < 4; ++step) {
+      if (step == 2) together->set_lr(0.005f), first->set_lr(0.01f), second->set_lr(0.005f);  // halved
+      for (const Named* set : {&grouped, &alone}) {
+        for (auto [name, p] : *set) p.zero_grad();
+        sum(exp((*set)[0].second * 0.5f) * (*set)[1].second).backward();
+      }
+      together->step(), first->step(), second->step();
+    }
+    REQUIRE(grouped[0].second.to_vector() == alone[0].second.to_vector());  // bitwise
+    REQUIRE(grouped[1].second.to_vector() == alone[1].second.to_vector());
+  }
+  // A group's decay reaches every parameter in it, 1-d ones included (AdamW decays only 2-d
+  // tensors of its own accord): with a zero gradient the step is the decay alone.
+  Tensor b = Tensor::from_vector({2}, {1.0f, -2.0f}).set_requires_grad(true);
+  AdamW decayed({ParamGroup{{{"b", b}}, std::nullopt, 0.5f}}, AdamWOptions{.lr = 0.1f});
+  sum(b * 0.0f).backward();
+  decayed.step();
+  REQUIRE(b.to_vector() == std::vector<float>{1.0f * (1.0f - 0.1f * 0.5f), -2.0f * (1.0f - 0.1f * 0.5f)});
+
+  Tensor p = Tensor::zeros({2}).set_requires_grad(true);
+  REQUIRE_THROWS_WITH(SGD({ParamGroup{{{"p", p}}}, ParamGroup{{{"q", p}}}}, SGDOptions{}),
+                      Catch::Contains("parameter 'q' is in more than one group"));
+  REQUIRE_THROWS_WITH(SGD({ParamGroup{{{"p", p}}, -1.0f}}, SGDOptions{}), Catch::Contains("group 0's learning rate -1"));
+  REQUIRE_THROWS_WITH(Adam({ParamGroup{{{"p", p}}, std::nullopt, NAN}}, AdamOptions{}),
+                      Catch::Contains("group 0's weight decay nan"));
+}
+
 TEST_CASE("optimizers: a step between a loss and its backward is an error naming the step", "[optim][errors]") {
   using Make = std::function<std::unique_ptr<Optimizer>(std::vector<std::pair<std::string, Tensor>>)>;
   const std::vector<std::pair<const char*, Make>> optimizers = {
