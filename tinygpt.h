@@ -29,6 +29,7 @@
 #include "tinygpt/nn/layers.h"
 #include "tinygpt/nn/module.h"
 #include "tinygpt/nn/norms.h"
+#include "tinygpt/nn/recurrent.h"
 #include "tinygpt/nn/sampling.h"
 
 // Optimizers, clipping and learning-rate schedules (optim/).

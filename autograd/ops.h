@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -242,6 +243,12 @@ Tensor repeat(const Tensor& x, const Shape& repeats);
 Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, float value = 0.0f);
 // Tensors of one shape joined along a new axis: [n, ...] for axis 0.
 Tensor stack(const std::vector<Tensor>& xs, int64_t axis = 0);
+
+// Sums of products named by letters, as torch.einsum: "ij,jk->ik" (matmul), "bij,bjk->bik",
+// "ij->ji", "i,i->", "i,j->ij", "bhqd,bhkd->bhqk"; without "->", the letters named once, in
+// alphabetical order. Any number of operands; no ellipsis, no letter twice in one operand
+// (ops/einsum.cpp: batched matmuls, so the gradient is theirs).
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 
 // [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast; a transposed operand is read
 // in place, without a copy (ops/matmul.cpp).

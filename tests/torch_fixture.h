@@ -1,5 +1,5 @@
 #pragma once
-// tests/reference/conv_torch.txt, written by conv_reference.py with PyTorch: inputs made in closed
+// tests/reference/torch_ops.txt, written by torch_ops.py with PyTorch: inputs made in closed
 // form on both sides, and torch's outputs and gradients of sum(out * r) to compare against.
 #include <catch2/catch.hpp>
 
@@ -15,7 +15,7 @@
 
 namespace tinygpt::testing {
 
-// conv_reference.py's inputs: sin(a i + b) over the elements, rounded from double to float.
+// torch_ops.py's inputs: sin(a i + b) over the elements, rounded from double to float.
 inline Tensor filled(const Shape& shape, double a, double b) {
   std::vector<float> v(static_cast<size_t>(numel(shape)));
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(a * static_cast<double>(i) + b));
@@ -31,7 +31,7 @@ inline Tensor upstream(const Shape& shape) {  // r in sum(out * r)
 // The fixture's lines, by key ("conv2d.out").
 inline const std::map<std::string, std::vector<float>>& torch_values() {
   static const std::map<std::string, std::vector<float>> values = [] {
-    std::ifstream in(TINYGPT_SOURCE_DIR "/tests/reference/conv_torch.txt");
+    std::ifstream in(TINYGPT_SOURCE_DIR "/tests/reference/torch_ops.txt");
     REQUIRE(in.good());
     std::map<std::string, std::vector<float>> read;
     for (std::string line; std::getline(in, line);) {
@@ -47,7 +47,7 @@ inline const std::map<std::string, std::vector<float>>& torch_values() {
 }
 
 // out's shape and values equal torch's `name`, and after sum(out * r).backward() so do the
-// gradients of `inputs` (leaves, in conv_reference.py's order).
+// gradients of `inputs` (leaves, in torch_ops.py's order).
 inline void require_torch_case(const std::string& name, const Tensor& out, const std::vector<Tensor>& inputs) {
   INFO(name);
   const auto& want = torch_values();

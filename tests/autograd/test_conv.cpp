@@ -1,5 +1,5 @@
 // conv2d, conv1d, max_pool2d and avg_pool2d against torch.nn.functional's values and gradients
-// (tests/reference/conv_torch.txt, written by conv_reference.py), against finite differences, and
+// (tests/reference/torch_ops.txt, written by torch_ops.py), against finite differences, and
 // the same bits for any thread count.
 #include <catch2/catch.hpp>
 

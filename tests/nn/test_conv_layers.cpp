@@ -1,5 +1,5 @@
 // The convolution, pooling and normalization layers: libtorch's shapes, names and initialization
-// bounds, torch's values (tests/reference/conv_torch.txt), and a network of them that learns
+// bounds, torch's values (tests/reference/torch_ops.txt), and a network of them that learns
 // through Sequential.
 #include <catch2/catch.hpp>
 
