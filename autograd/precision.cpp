@@ -21,6 +21,8 @@ Precision parse_precision(std::string_view text) {
   throw std::invalid_argument(fmt::format("precision '{}' is not fp32 or bf16", text));
 }
 
+const char* name(Precision precision) { return precision == Precision::bf16 ? "bf16" : "fp32"; }
+
 Precision matmul_precision() { return g_precision; }
 PrecisionGuard::PrecisionGuard(Precision precision) : previous_(g_precision) { g_precision = precision; }
 PrecisionGuard::~PrecisionGuard() { g_precision = previous_; }

@@ -13,6 +13,7 @@ namespace tinygpt {
 enum class Precision { fp32, bf16 };
 const char* to_string(Precision precision);          // "fp32" or "bf16"
 Precision parse_precision(std::string_view text);    // throws on anything else, naming it
+const char* name(Precision precision);               // "fp32", "bf16"
 
 // The precision of the products (matmul, linear, and the attention heads' Q·Kᵀ and weights·V)
 // that this thread computes; fp32 unless a PrecisionGuard says otherwise. A product's backward

@@ -108,7 +108,7 @@ void print_text(const std::string& path, const train::Checkpoint& ck) {
   fmt::print("train loss   {:.4f} (last iteration)\n", s.train_loss);
   if (std::isfinite(s.val_loss)) fmt::print("val loss     {:.4f} (last estimate)\n", s.val_loss);
   if (std::isfinite(s.best_val_loss)) fmt::print("best val     {:.4f}\n", s.best_val_loss);
-  fmt::print("training     {:.1f} s, {} products\n", s.seconds, s.options.precision);
+  fmt::print("training     {:.1f} s, {} products\n", s.seconds, tinygpt::name(s.options.precision));
   if (s.data_files.empty())
     fmt::print("data         {}\n", fmt::join(s.options.data.empty() ? std::vector<std::string>{"(fortunes)"} : s.options.data, " "));
   for (const train::DataFile& f : s.data_files)

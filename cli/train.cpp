@@ -69,7 +69,7 @@ struct TrainCommand {
     fmt::print("tinygpt: {} at iteration {} of {}; checkpoint {}, log {}{}\n",
                !init_from.empty() ? fmt::format("fine-tuning {}", init_from) : resume.empty() ? "starting" : "resuming",
                s.iteration, s.options.iters, s.options.out, t.log_path(),
-               s.options.precision == "bf16"
+               s.options.precision == Precision::bf16
                    ? fmt::format("; bf16 products ({})", bf16_kernels_note())
                    : "");
     std::fflush(stdout);

@@ -56,7 +56,7 @@ struct TrainOptions {
   bool keep_best = false;    // also keep <out>.best.h5, the checkpoint with the lowest validation loss
   int64_t snapshot_every = 0;  // also keep <out stem>.step<N>.h5 every N iterations (0: none)
   int64_t seed = static_cast<int64_t>(kDefaultSeed), threads = 0;
-  std::string precision = "fp32";  // of the matrix products: fp32 or bf16 (autograd/precision.h)
+  Precision precision = Precision::fp32;  // of the matrix products (autograd/precision.h)
 };
 
 // The values a text option may take (empty: any); listed in --help and checked by validate(). An

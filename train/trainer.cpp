@@ -382,7 +382,7 @@ std::string Trainer::plot_path() const { return plot_path_for(options_.out); }
 std::string Trainer::best_path() const { return best_path_for(options_.out); }
 
 double Trainer::train_step(float lr) {
-  const PrecisionGuard precision(parse_precision(options_.precision));  // the products; all else stays float
+  const PrecisionGuard precision(options_.precision);  // the products; all else stays float
   model_->zero_grad();
   double loss_sum = 0;
   for (int64_t micro = 0; micro < options_.grad_accum; ++micro) {
@@ -409,7 +409,7 @@ double Trainer::train_step(float lr) {
 double Trainer::estimate_val_loss() {
   if (corpus_.val.size() == 0) return NAN;
   NoGradGuard no_grad;
-  const PrecisionGuard precision(parse_precision(options_.precision));
+  const PrecisionGuard precision(options_.precision);
   model_->eval();
   // Seeded by the iteration, so that a resumed run evaluates on the same batches.
   const auto val = validation_sampler(

@@ -148,7 +148,7 @@ TEST_CASE("train: bf16 runs resume in bf16, bitwise, and differ from fp32 runs",
   Quiet q;
   TrainOptions straight = tiny_options(dir, "straight.h5"), paused = tiny_options(dir, "paused.h5"),
                f32 = tiny_options(dir, "f32.h5");
-  straight.precision = paused.precision = "bf16";
+  straight.precision = paused.precision = Precision::bf16;
   Trainer a(straight), c(f32);
   a.run(q.progress);
   c.run(q.progress);
@@ -158,25 +158,23 @@ TEST_CASE("train: bf16 runs resume in bf16, bitwise, and differ from fp32 runs",
     Trainer b(paused);
     REQUIRE(b.run(q.progress, nullptr, 6) == Trainer::Outcome::interrupted);
   }
-  REQUIRE(read_checkpoint(paused.out).train->options.precision == "bf16");
+  REQUIRE(read_checkpoint(paused.out).train->options.precision == Precision::bf16);
   Trainer resumed(paused.out, Resume{});
-  REQUIRE(resumed.state().options.precision == "bf16");
+  REQUIRE(resumed.state().options.precision == Precision::bf16);
   resumed.run(q.progress);
   REQUIRE(weights(a.model()) == weights(resumed.model()));  // bitwise: the resume continued in bf16
   REQUIRE(loss_columns(a.log_path()) == loss_columns(resumed.log_path()));
   // A checkpoint from before the option has no attribute: it is an fp32 run.
   edit_checkpoint(f32.out, [](H5::H5File& f) { f.openGroup("/train").removeAttr("precision"); });
-  REQUIRE(read_checkpoint(f32.out).train->options.precision == "fp32");
-  TrainOptions bad = tiny_options(dir, "bad.h5");
-  bad.precision = "fp16";
-  REQUIRE_THROWS_WITH(Trainer(bad), Catch::Contains("--precision must be fp32 or bf16 (got 'fp16')"));
+  REQUIRE(read_checkpoint(f32.out).train->options.precision == Precision::fp32);
   edit_checkpoint(paused.out, [](H5::H5File& f) {
     H5::Group g = f.openGroup("/train");
     g.removeAttr("precision");
     const H5::StrType type(H5::PredType::C_S1, 4);
     g.createAttribute("precision", type, H5::DataSpace(H5S_SCALAR)).write(type, std::string("fp64"));
   });
-  REQUIRE_THROWS_WITH(read_checkpoint(paused.out), Catch::Contains("--precision must be fp32 or bf16 (got 'fp64')"));
+  REQUIRE_THROWS_WITH(read_checkpoint(paused.out),
+                      Catch::Contains("attribute 'precision' of /train must be fp32 or bf16 (got 'fp64')"));
 }
 
 TEST_CASE("train: SIGINT finishes the step and leaves a resumable checkpoint", "[train][resume]") {
@@ -246,7 +244,7 @@ TEST_CASE("train: each enum option's choices name its values in the enum's order
       REQUIRE_FALSE(parse_choice<T>("nonsense", choices).has_value());
     }
   });
-  REQUIRE(enums == 4);  // --arch, --norm, --position, --mlp
+  REQUIRE(enums == 5);  // --arch, --norm, --position, --mlp, --precision
 }
 
 TEST_CASE("train: Llama-family runs resume bitwise, and their checkpoints hold format_version 3's fields",
