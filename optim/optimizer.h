@@ -49,7 +49,7 @@ class Optimizer {
   Optimizer(std::vector<ParamGroup> groups, float lr);
   // Parameter i's learning rate when the optimizer's is `lr`, and its weight decay (`otherwise`
   // where its group sets none); whether its group sets one.
-  float lr_of(size_t i, float lr) const { return lr_scale_[i] == 1.0f ? lr : lr * lr_scale_[i]; }
+  float lr_of(size_t i, float lr) const { return lr * lr_scale_[i]; }  // x 1 outside groups: lr's bits
   float weight_decay_of(size_t i, float otherwise) const { return decay_[i].value_or(otherwise); }
   bool group_decays(size_t i) const { return decay_[i].has_value(); }
   // A subclass's options with the learning rate it runs at now (what its options() returns).
