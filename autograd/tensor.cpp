@@ -31,6 +31,10 @@ Tensor Tensor::empty(const Shape& shape) {
   check_shape(shape);
   return make_contiguous(shape, memory::make_shared<Buffer>(tinygpt::numel(shape)));
 }
+Tensor Tensor::shape_only(const Shape& shape) {
+  check_shape(shape);
+  return make_contiguous(shape, nullptr);
+}
 Tensor Tensor::zeros(const Shape& shape) { return full(shape, 0.0f); }
 Tensor Tensor::full(const Shape& shape, float value) {
   check_shape(shape);
@@ -86,6 +90,13 @@ const Tensor& Tensor::uniform_(uint64_t seed, float lo, float hi) const {
   return *this;
 }
 
+void Tensor::shape_only_read(const Shape& shape) {
+  const char* op = current_op();
+  throw std::invalid_argument(fmt::format("{}{}a tensor of shape {} has no values: it belongs to a model plan "
+                                          "(nn::Init::shapes), which lists shapes only",
+                                          op ? op : "", op ? ": " : "", to_string(shape)));
+}
+
 void Tensor::undefined() {
   const char* op = current_op();
   throw std::invalid_argument(fmt::format("{}{}an undefined tensor (a default-constructed Tensor(), or an absent bias) "
@@ -135,7 +146,7 @@ void Tensor::fill_(float value) const {
 }
 
 void Tensor::mark_changed(const char* by) const {
-  Buffer& storage = *checked().storage;
+  Buffer& storage = stored();
   ++storage.version;
   storage.changed_by = by;
 }

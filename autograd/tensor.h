@@ -56,6 +56,9 @@ class Tensor {
   // N(0, std^2) or U[lo, hi) from a seed: the same seed gives the same bits on every machine.
   static Tensor randn(const Shape& shape, uint64_t seed, float std = 1.0f);
   static Tensor uniform(const Shape& shape, uint64_t seed, float lo, float hi);
+  // A shape and no values: what a model plan holds (nn::Init::shapes), so that a model's parameter
+  // shapes can be listed without allocating them. Reading or writing its values throws.
+  static Tensor shape_only(const Shape& shape);
 
   // An undefined tensor (default-constructed, or an absent bias) holds nothing: every accessor
   // below throws std::invalid_argument naming the op being computed, instead of crashing.
@@ -69,7 +72,7 @@ class Tensor {
   bool is_contiguous() const;
 
   // Pointer to element [0, ..., 0]; walk it with strides() unless is_contiguous().
-  float* data() const { return checked().storage->data() + impl_->offset; }
+  float* data() const { return stored().data() + impl_->offset; }
   float item() const;
   float at(std::initializer_list<int64_t> index) const;
   std::vector<float> to_vector() const;  // row-major copy of the logical elements
@@ -78,7 +81,7 @@ class Tensor {
   // fails instead of computing a wrong gradient (graph.h). fill_, copy_from_, normal_, uniform_,
   // nn::init and the optimizers' steps count themselves; code that writes through data() calls
   // mark_changed(what) after it, or is not seen.
-  uint64_t version() const { return checked().storage->version; }
+  uint64_t version() const { return stored().version; }
   void mark_changed(const char* by) const;
   // In place, no autograd, contiguous tensors: N(0, std^2) and U[lo, hi), the values randn and
   // uniform give for the same seed and shape.
@@ -174,7 +177,14 @@ class Tensor {
       undefined();
     return *impl_;
   }
+  Buffer& stored() const {
+    const TensorImpl& t = checked();
+    if (!t.storage) [[unlikely]]
+      shape_only_read(t.shape);
+    return *t.storage;
+  }
   [[noreturn]] static void undefined();
+  [[noreturn]] static void shape_only_read(const Shape& shape);
   std::shared_ptr<TensorImpl> impl_;
 };
 

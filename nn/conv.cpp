@@ -31,9 +31,9 @@ Conv2d::Conv2d(int64_t in, int64_t out, std::array<int64_t, 2> kernel, Conv2dLay
   check_channels("Conv2d", in, out, o.groups);
   if (kernel[0] < 1 || kernel[1] < 1)
     throw std::invalid_argument(fmt::format("Conv2d: a {}x{} kernel", kernel[0], kernel[1]));
-  weight = register_parameter("weight", Tensor::empty({out, in / o.groups, kernel[0], kernel[1]}));
-  if (o.bias) bias = register_parameter("bias", Tensor::empty({out}));
-  if (o.seed || o.init == Init::none) keep_own_seed(o.seed.value_or(0));
+  weight = register_parameter("weight", unwritten_parameter(o.init, {out, in / o.groups, kernel[0], kernel[1]}));
+  if (o.bias) bias = register_parameter("bias", unwritten_parameter(o.init, {out}));
+  if (o.seed || o.init != Init::pytorch) keep_own_seed(o.seed.value_or(0));
   if (o.init == Init::pytorch) reset_parameters(place_seed());
 }
 
@@ -44,9 +44,9 @@ Conv1d::Conv1d(int64_t in, int64_t out, int64_t kernel, Conv1dLayerOptions o)
     : options_{o.stride, o.padding, o.dilation, o.groups} {
   check_channels("Conv1d", in, out, o.groups);
   if (kernel < 1) throw std::invalid_argument(fmt::format("Conv1d: a kernel of {}", kernel));
-  weight = register_parameter("weight", Tensor::empty({out, in / o.groups, kernel}));
-  if (o.bias) bias = register_parameter("bias", Tensor::empty({out}));
-  if (o.seed || o.init == Init::none) keep_own_seed(o.seed.value_or(0));
+  weight = register_parameter("weight", unwritten_parameter(o.init, {out, in / o.groups, kernel}));
+  if (o.bias) bias = register_parameter("bias", unwritten_parameter(o.init, {out}));
+  if (o.seed || o.init != Init::pytorch) keep_own_seed(o.seed.value_or(0));
   if (o.init == Init::pytorch) reset_parameters(place_seed());
 }
 

@@ -104,38 +104,19 @@ RowScratch::RowScratch(const GPTConfig& c)
       angles(c.head_size()) {}
 
 std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& c) {
-  const int64_t C = c.n_embd, H = c.hidden(), qkv = (c.n_head + 2 * c.kv_heads()) * c.head_size();
-  const int64_t fc = c.mlp == MlpKind::swiglu ? 2 * H : H;
-  const bool norm_bias = c.bias && c.norm == NormKind::layernorm;
-  std::vector<std::pair<std::string, Shape>> out = {{"transformer.wte.weight", {c.vocab_size, C}}};
-  if (c.position == PositionKind::learned) out.emplace_back("transformer.wpe.weight", Shape{c.block_size, C});
-  auto norm = [&](const std::string& prefix) {
-    out.emplace_back(prefix + ".weight", Shape{C});
-    if (norm_bias) out.emplace_back(prefix + ".bias", Shape{C});
-  };
-  auto linear = [&](const std::string& prefix, int64_t out_features, int64_t in_features) {
-    out.emplace_back(prefix + ".weight", Shape{out_features, in_features});
-    if (c.bias) out.emplace_back(prefix + ".bias", Shape{out_features});
-  };
-  for (int64_t i = 0; i < c.n_layer; ++i) {
-    const std::string block = fmt::format("transformer.h.{}.", i);
-    norm(block + "ln_1");
-    linear(block + "attn.c_attn", qkv, C);
-    linear(block + "attn.c_proj", C, C);
-    norm(block + "ln_2");
-    linear(block + "mlp.c_fc", fc, C);
-    linear(block + "mlp.c_proj", C, H);
-  }
-  norm("transformer.ln_f");
-  if (!c.tie_embeddings) out.emplace_back("lm_head.weight", Shape{c.vocab_size, C});
+  const GPT plan(c, kDefaultSeed, Init::shapes);  // the modules themselves, holding no values
+  std::vector<std::pair<std::string, Shape>> out;
+  for (const auto& [name, p] : plan.named_parameters()) out.emplace_back(name, p.shape());
   return out;
 }
 
 // ---- Norm --------------------------------------------------------------------------------------
 
-Norm::Norm(const GPTConfig& c) : kind_(c.norm), eps_(c.norm_eps) {
-  weight = register_parameter("weight", Tensor::ones({c.n_embd}));
-  if (c.bias && kind_ == NormKind::layernorm) bias = register_parameter("bias", Tensor::zeros({c.n_embd}));
+Norm::Norm(const GPTConfig& c, Init init) : kind_(c.norm), eps_(c.norm_eps) {
+  weight = register_parameter("weight", unwritten_parameter(init, {c.n_embd}));
+  if (c.bias && kind_ == NormKind::layernorm) bias = register_parameter("bias", unwritten_parameter(init, {c.n_embd}));
+  if (init == Init::pytorch) reset_parameters(0);
+  else keep_own_seed(0);  // placing it in a model must not write it
 }
 
 Tensor Norm::forward(const Tensor& x) const {
@@ -191,7 +172,7 @@ CausalSelfAttention::CausalSelfAttention(const GPTConfig& c, Init init, Tensor a
       rope_theta_(c.rope_theta) {
   register_module("c_attn", c_attn);
   register_module("c_proj", c_proj);
-  if (c.position == PositionKind::rope)
+  if (c.position == PositionKind::rope && init != Init::shapes)
     rope_angles_ = angles.defined() ? angles : rope_angles(c.block_size, c.head_size(), c.rope_theta);
 }
 
@@ -249,7 +230,7 @@ void CausalSelfAttention::forward_row(const float* x, int64_t pos, KVCache& cach
 // ---- Block -------------------------------------------------------------------------------------
 
 Block::Block(const GPTConfig& c, Init init, Tensor rope_angles)
-    : ln_1(c), attn(c, init, std::move(rope_angles)), ln_2(c), mlp(c, init) {
+    : ln_1(c, init), attn(c, init, std::move(rope_angles)), ln_2(c, init), mlp(c, init) {
   register_module("ln_1", ln_1);
   register_module("attn", attn);
   register_module("ln_2", ln_2);
@@ -296,7 +277,7 @@ std::shared_ptr<GPT> GPT::unwritten(const GPTConfig& config) {
 
 GPT::GPT(const GPTConfig& c, uint64_t seed, Init init)
     : wte(validated(c).vocab_size, c.n_embd, 0, init),  // a bad config fails before anything is allocated
-      ln_f(c),
+      ln_f(c, init),
       config_(c),
       dropout_seed_(0) {
   set_dropout_seed(seed);
@@ -304,7 +285,9 @@ GPT::GPT(const GPTConfig& c, uint64_t seed, Init init)
   if (c.position == PositionKind::learned)
     wpe = &add_module<Embedding>("transformer.wpe", c.block_size, c.n_embd, 0, init);
   // RoPE's cos and sin for every position, computed once for all layers.
-  const Tensor angles = c.position == PositionKind::rope ? rope_angles(c.block_size, c.head_size(), c.rope_theta) : Tensor();
+  const Tensor angles = c.position == PositionKind::rope && init != Init::shapes
+                            ? rope_angles(c.block_size, c.head_size(), c.rope_theta)
+                            : Tensor();
   for (int64_t i = 0; i < c.n_layer; ++i)
     h.push_back(&add_module<Block>(fmt::format("transformer.h.{}", i), c, init, angles));
   register_module("transformer.ln_f", ln_f);

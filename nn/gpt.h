@@ -71,8 +71,9 @@ NormKind parse_norm(const std::string& name);
 PositionKind parse_position(const std::string& name);
 MlpKind parse_mlp(const std::string& name);
 
-// The names and shapes of a GPT's parameters for `config`, in named_parameters() order, without
-// building one: a checkpoint's datasets are checked against them before a model is allocated.
+// The names and shapes of a GPT's parameters for `config`, in named_parameters() order, read from
+// a plan of the model (Init::shapes) that allocates no parameter: a checkpoint's datasets and the
+// Hugging Face and llama2.c files are checked against them before a model is allocated.
 std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& config);
 
 // ---- What a forward pass shows -----------------------------------------------------------------
@@ -130,7 +131,7 @@ struct RowScratch {
 // the config has biases) or RMSNorm (Llama's: weight only).
 class Norm : public Module {
  public:
-  explicit Norm(const GPTConfig& config);
+  explicit Norm(const GPTConfig& config, Init init = Init::pytorch);
   Tensor forward(const Tensor& x) const;  // [..., C] -> [..., C]
   void forward_row(const float* x, float* y) const;  // one position, as forward computes it
   void reset_parameters(uint64_t seed) override;
@@ -253,6 +254,7 @@ class GPT : public Module {
 
  private:
   GPT(const GPTConfig& config, uint64_t seed, Init init);  // every layer built, none written
+  friend std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& config);
   Tensor dropout_(const Tensor& x);
   GPTConfig config_;
   uint64_t dropout_seed_;

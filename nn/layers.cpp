@@ -7,10 +7,14 @@
 
 namespace tinygpt::nn {
 
+Tensor unwritten_parameter(Init init, const Shape& shape) {
+  return init == Init::shapes ? Tensor::shape_only(shape) : Tensor::empty(shape);
+}
+
 Linear::Linear(int64_t in, int64_t out, bool has_bias, std::optional<uint64_t> seed, Init init) {
-  weight = register_parameter("weight", Tensor::empty({out, in}));
-  if (has_bias) bias = register_parameter("bias", Tensor::empty({out}));
-  if (seed || init == Init::none) keep_own_seed(seed.value_or(0));
+  weight = register_parameter("weight", unwritten_parameter(init, {out, in}));
+  if (has_bias) bias = register_parameter("bias", unwritten_parameter(init, {out}));
+  if (seed || init != Init::pytorch) keep_own_seed(seed.value_or(0));
   if (init == Init::pytorch) reset_parameters(place_seed());
 }
 
@@ -27,8 +31,8 @@ void Linear::forward_row(const float* x, float* y) const {
 }
 
 Embedding::Embedding(int64_t num, int64_t dim, std::optional<uint64_t> seed, Init init) {
-  weight = register_parameter("weight", Tensor::empty({num, dim}));
-  if (seed || init == Init::none) keep_own_seed(seed.value_or(0));
+  weight = register_parameter("weight", unwritten_parameter(init, {num, dim}));
+  if (seed || init != Init::pytorch) keep_own_seed(seed.value_or(0));
   if (init == Init::pytorch) reset_parameters(place_seed());
 }
 

@@ -12,7 +12,11 @@ namespace tinygpt::nn {
 
 // Init::none allocates a layer's parameters without writing them, for code that writes every one
 // next (a loader, or a model's own initialization): the values are otherwise undefined.
-enum class Init { pytorch, none };
+// Init::shapes gives them a shape and no values: a plan of the model, whose named_parameters() list
+// names and shapes before anything is allocated (nn::parameter_shapes); a plan cannot run.
+enum class Init { pytorch, none, shapes };
+// A parameter's tensor under `init`: unwritten, or shape only under Init::shapes.
+Tensor unwritten_parameter(Init init, const Shape& shape);
 
 // y = x Wᵀ + b, with W [out, in] as in PyTorch's nn.Linear. W and b start U(-1/sqrt(in), 1/sqrt(in)),
 // drawn from `seed`, or without one from the layer's place in its model (Module::place_seed).

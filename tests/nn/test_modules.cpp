@@ -65,6 +65,22 @@ TEST_CASE("modules: parameter_shapes lists a GPT's parameters without building o
     for (const auto& [name, p] : model.named_parameters()) built.emplace_back(name, p.shape());
     REQUIRE(parameter_shapes(c) == built);
   }
+  // The plan allocates no parameter: the largest model a config allows (4 TiB of wte alone) is listed.
+  GPTConfig largest{kMaxVocab, kMaxBlock, kMaxLayers, 512, kMaxEmbd};
+  largest.n_kv_head = 8;
+  const auto shapes = parameter_shapes(llama_style(largest));
+  REQUIRE(shapes.front() == std::pair<std::string, Shape>{"transformer.wte.weight", {kMaxVocab, kMaxEmbd}});
+  REQUIRE(shapes.size() == 1 + kMaxLayers * 6 + 1);  // wte, 6 per block (no biases), ln_f; lm_head tied
+}
+
+TEST_CASE("modules: a model plan (Init::shapes) has shapes and refuses to be read", "[nn][errors]") {
+  const Linear plan(4, 3, true, std::nullopt, Init::shapes);
+  REQUIRE(plan.weight.shape() == Shape{3, 4});
+  REQUIRE(plan.bias.shape() == Shape{3});
+  REQUIRE_THROWS_WITH(plan.weight.data(), Catch::Contains("a tensor of shape [3, 4] has no values") &&
+                                              Catch::Contains("model plan"));
+  REQUIRE_THROWS_WITH(plan.forward(Tensor::ones({2, 4})), Catch::Contains("has no values"));
+  REQUIRE_THROWS_WITH(plan.bias.fill_(0.0f), Catch::Contains("has no values"));
 }
 
 TEST_CASE("modules: invalid configs are rejected clearly", "[nn][errors]") {
