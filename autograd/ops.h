@@ -47,9 +47,8 @@ Tensor log(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor relu(const Tensor& x);
-// GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). `readers`: precision.h
-// (here and for the norms, swiglu and causal_self_attention).
-Tensor gelu(const Tensor& x, Readers readers = Readers::anyone);
+// GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+Tensor gelu(const Tensor& x);
 Tensor sigmoid(const Tensor& x);        // 1 / (1 + exp(-x))
 Tensor silu(const Tensor& x);           // x * sigmoid(x) (also called swish)
 Tensor pow(const Tensor& x, float p);   // x^p elementwise
@@ -256,9 +255,8 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 
 // A Linear layer in one op: y = x Wᵀ + b, x [..., in], weight [out, in] (PyTorch's layout), bias
 // [out] or undefined. One gemm adds onto rows preset to the bias; backward is two gemms and a
-// column sum, with no intermediate tensor (ops/matmul.cpp). `readers`: precision.h (attention's q,
-// k and v are read by its products alone).
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Readers readers = Readers::anyone);
+// column sum, with no intermediate tensor (ops/matmul.cpp).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // Over the last axis (ops/softmax.cpp), or over any axis (moved last, and back).
 Tensor softmax(const Tensor& x);
@@ -307,11 +305,10 @@ inline Tensor cross_entropy(const Tensor& logits, const std::vector<int64_t>& ta
 }
 
 // LayerNorm over the last axis with weight and bias [C], bias undefined for none (ops/layernorm.cpp).
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps = 1e-5f,
-                  Readers readers = Readers::anyone);
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps = 1e-5f);
 
 // RMSNorm over the last axis with weight [C]: x / sqrt(mean(x²) + eps) * weight (ops/rmsnorm.cpp).
-Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps = 1e-5f, Readers readers = Readers::anyone);
+Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps = 1e-5f);
 
 // Rotary position embedding (ops/rope.cpp), llama2.c's pairing: x [..., T, D] holds heads of
 // head_size side by side (a fused qkv's queries, then keys, then values); in each of the first
@@ -325,7 +322,7 @@ Tensor rope(const Tensor& x, int64_t head_size, int64_t rotated_heads, const Ten
 
 // SwiGLU (ops/swiglu.cpp): x [..., 2H] is a gate and an up projection side by side;
 // y [..., H] = silu(gate) * up.
-Tensor swiglu(const Tensor& x, Readers readers = Readers::anyone);
+Tensor swiglu(const Tensor& x);
 
 // Rows of weight [V, C] picked by ids: result [ids_shape..., C] (ops/embedding.cpp).
 Tensor embedding(const Tensor& weight, std::span<const int32_t> ids, const Shape& ids_shape);
@@ -357,8 +354,7 @@ AttentionResult causal_attention(const Tensor& query, const Tensor& key, const T
 // with its heads merged, [B, T, n_head hs]. The heads are read in place and their gradients written
 // straight into qkv's, so the split, the head views and their gradient copies cost nothing.
 AttentionResult causal_self_attention(const Tensor& qkv, int64_t n_head, int64_t n_kv_head,
-                                      AttentionMemory memory = AttentionMemory::automatic,
-                                      Readers readers = Readers::anyone);
+                                      AttentionMemory memory = AttentionMemory::automatic);
 // Every head its own key and value: qkv [B, T, 3C].
 inline AttentionResult causal_self_attention(const Tensor& qkv, int64_t n_head,
                                              AttentionMemory memory = AttentionMemory::automatic) {

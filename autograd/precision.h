@@ -44,14 +44,6 @@ inline float round_to_bf16(float x) {
   return std::bit_cast<float>((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : finite);
 }
 
-// Who reads an op's output (layer_norm, rms_norm, gelu, swiglu, causal self-attention's y, linear):
-// anyone, or matrix products only (a Linear's input, attention's q, k and v, as in the GPT's
-// blocks). Products under bf16 round their operands anyway, so on the float kernels (bf16_native()
-// false) an output for products is stored rounded to bfloat16 and marked, and its products read it
-// as it is instead of rounding a copy, in the forward and again in the backward. Every result has
-// the same bits either way; only another reader of the output would see the rounding.
-enum class Readers { anyone, products };
-
 // Whether this CPU has AVX512_BF16 (vdpbf16ps) and the build can use it.
 bool bf16_instructions();
 

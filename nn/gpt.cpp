@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/inference.h"
+#include "tinygpt/autograd/kernels/for_products.h"
 #include "tinygpt/autograd/random.h"
 
 namespace tinygpt::nn {
@@ -184,7 +185,8 @@ Tensor CausalSelfAttention::turned(const Tensor& qkv) const {
 
 Tensor CausalSelfAttention::forward(const Tensor& x, const BlockTap& tap) {
   // Queries, keys, values side by side; turned by RoPE, read by more than attention's products.
-  const Tensor projected = c_attn.forward(x, rope_angles_.defined() ? Readers::anyone : Readers::products);
+  const Tensor projected =
+      linear(x, c_attn.weight, c_attn.bias, rope_angles_.defined() ? Readers::anyone : Readers::products);
   const Tensor made = turned(projected);  // [B, T, (nh + 2 g) hs]
   if (tap) tap(Tap::c_attn, projected), tap(Tap::qkv, made);
   // Each query head attends over the keys and values of its group's head; heads merged: [B, T, C].

@@ -24,7 +24,7 @@ void Linear::reset_parameters(uint64_t seed) {
   if (bias.defined()) init::uniform_(bias, child_seed(seed, "bias"), -bound, bound);
 }
 
-Tensor Linear::forward(const Tensor& x, Readers readers) const { return linear(x, weight, bias, readers); }
+Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
 
 void Linear::forward_row(const float* x, float* y) const {
   matvec(weight.data(), bias.defined() ? bias.data() : nullptr, x, y, weight.size(0), weight.size(1));

@@ -24,7 +24,7 @@ class Linear : public Module {
  public:
   Linear(int64_t in, int64_t out, bool bias = true, std::optional<uint64_t> seed = std::nullopt,
          Init init = Init::pytorch);
-  Tensor forward(const Tensor& x, Readers readers = Readers::anyone) const;  // [..., in] -> [..., out]
+  Tensor forward(const Tensor& x) const;  // [..., in] -> [..., out]
   void forward_row(const float* x, float* y) const;  // one row: [in] -> [out], as forward computes it
   void reset_parameters(uint64_t seed) override;
   Tensor weight, bias;                    // bias undefined when constructed without one

@@ -237,6 +237,8 @@ void gelu_row(const float* x, int64_t n, float* y) {
   }
 }
 
+Tensor gelu(const Tensor& input) { return gelu(input, Readers::anyone); }
+
 Tensor gelu(const Tensor& input, Readers readers) {
   OpTimer timer("gelu");
   constexpr float kS = 0.7978845608028654f, kC = 0.044715f;

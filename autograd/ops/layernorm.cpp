@@ -112,6 +112,10 @@ void layer_norm_row(const float* x, int64_t C, const float* weight, const float*
   normalize_rows<1>(x, C, weight, bias, eps, y, &mean, &rstd);
 }
 
+Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, float eps) {
+  return layer_norm(input, weight, bias, eps, Readers::anyone);
+}
+
 Tensor layer_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, float eps, Readers readers) {
   OpTimer timer("layer_norm");
   const int64_t C = input.dim() ? input.shape().back() : 0;

@@ -103,6 +103,10 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   });
 }
 
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  return linear(input, weight, bias, Readers::anyone);
+}
+
 Tensor linear(const Tensor& input, const Tensor& weight_in, const Tensor& bias, Readers readers) {
   OpTimer timer("linear");
   if (input.dim() < 2 || weight_in.dim() != 2 || input.size(-1) != weight_in.size(1) ||

@@ -82,6 +82,10 @@ void rms_norm_row(const float* x, int64_t C, const float* weight, float eps, flo
   rms_rows<1>(x, C, weight, eps, y, &rstd);
 }
 
+Tensor rms_norm(const Tensor& input, const Tensor& weight, float eps) {
+  return rms_norm(input, weight, eps, Readers::anyone);
+}
+
 Tensor rms_norm(const Tensor& input, const Tensor& weight, float eps, Readers readers) {
   OpTimer timer("rms_norm");
   const int64_t C = input.dim() ? input.shape().back() : 0;

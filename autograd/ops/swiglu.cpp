@@ -38,6 +38,8 @@ void swiglu_backward_row(const float* __restrict g, const float* __restrict u, c
 
 }  // namespace
 
+Tensor swiglu(const Tensor& input) { return swiglu(input, Readers::anyone); }
+
 Tensor swiglu(const Tensor& input, Readers readers) {
   OpTimer timer("swiglu");
   const int64_t H2 = input.dim() ? input.shape().back() : 0;
