@@ -50,7 +50,7 @@ std::vector<std::pair<std::string, std::string>> settings(const train::TrainOpti
 
 std::string tokenizer_text(const data::Tokenizer& tokenizer) {
   const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer);
-  if (!bpe) return fmt::format("{}, {} tokens", tokenizer.kind(), tokenizer.vocab_size());
+  if (!bpe) return fmt::format("{}, {} tokens", data::name(tokenizer.kind()), tokenizer.vocab_size());
   std::string specials;
   for (const data::SpecialToken& t : bpe->specials())
     specials += fmt::format("{}{} = {}", specials.empty() ? "; special " : ", ", t.text, t.id);
@@ -59,7 +59,7 @@ std::string tokenizer_text(const data::Tokenizer& tokenizer) {
 }
 
 std::string tokenizer_json(const data::Tokenizer& tokenizer) {
-  std::string fields = fmt::format("\"kind\": {}, \"vocab_size\": {}", quote(tokenizer.kind()), tokenizer.vocab_size());
+  std::string fields = fmt::format("\"kind\": {}, \"vocab_size\": {}", quote(data::name(tokenizer.kind())), tokenizer.vocab_size());
   if (const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer)) {
     std::vector<std::string> specials;
     for (const data::SpecialToken& t : bpe->specials())

@@ -81,7 +81,7 @@ void export_llama2c(const Args& a) {
     throw std::invalid_argument(fmt::format("export: llama2.c's tokenizer.bin holds a SentencePiece model's pieces, and "
                                             "'{}' has a {} tokenizer; give --weights-only to write the model file alone "
                                             "(import it back with --tokenizer-from)",
-                                            a.ckpt, ck.tokenizer->kind()));
+                                            a.ckpt, data::name(ck.tokenizer->kind())));
   if (a.weights_only && !a.tokenizer_out.empty())
     throw std::invalid_argument("--tokenizer-out names the tokenizer file that --weights-only leaves out: give one");
   const std::string tokenizer_out =

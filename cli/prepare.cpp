@@ -37,7 +37,8 @@ namespace fs = std::filesystem;
 
 struct PrepareArgs {
   std::vector<std::string> data, val_data;
-  std::string out, name = "tinygpt", tokenizer = "char", tokenizer_from, tokenizer_model;
+  std::string out, name = "tinygpt", tokenizer_from, tokenizer_model;
+  data::TokenizerKind tokenizer = data::TokenizerKind::chars;
   int64_t vocab_size = 512, shard_tokens = 100'000'000;
   double val_fraction = 0.1;
   int64_t threads = 0;
@@ -164,9 +165,9 @@ void check_flags(const PrepareArgs& a) {
       if (given(flag))
         throw std::invalid_argument(fmt::format("--{} cannot be given with --tokenizer-from, which names the tokenizer",
                                                 flag));
-  if ((a.tokenizer == "sentencepiece") != !a.tokenizer_model.empty())
+  if ((a.tokenizer == data::TokenizerKind::sentencepiece) != !a.tokenizer_model.empty())
     throw std::invalid_argument("--tokenizer sentencepiece and --tokenizer-model (a SentencePiece model file) go together");
-  if (given("vocab-size") && a.tokenizer != "bpe")
+  if (given("vocab-size") && a.tokenizer != data::TokenizerKind::bpe)
     throw std::invalid_argument("--vocab-size is the size of the BPE vocabulary learned from the text: give it with "
                                 "--tokenizer bpe");
   if (given("val-fraction") && !a.val_data.empty())
@@ -218,14 +219,15 @@ std::shared_ptr<const data::Tokenizer> make_tokenizer(const PrepareArgs& a, trai
   if (!a.tokenizer_from.empty()) return train::read_tokenizer_of(a.tokenizer_from);
   if (!a.tokenizer_model.empty()) return io::read_sentencepiece_file(a.tokenizer_model);
   const int64_t bytes = data::regular_file_bytes(a.data);
-  const int64_t sample = a.tokenizer == "bpe" ? std::min(bytes, kBpeSampleBytes) : bytes;
-  if (a.tokenizer == "bpe" && bytes > kBpeSampleBytes)
+  const bool bpe = a.tokenizer == data::TokenizerKind::bpe;
+  const int64_t sample = bpe ? std::min(bytes, kBpeSampleBytes) : bytes;
+  if (bpe && bytes > kBpeSampleBytes)
     live.message(fmt::format("learning BPE merges from the first {} MB of the {} MB of training text",
                              kBpeSampleBytes >> 20, bytes >> 20));
   const auto start = std::chrono::steady_clock::now();
   const data::TokenizerProgress progress{
       .read = [&](int64_t read) {
-        live.show(fmt::format("{} tokenizer: reading {:.1f} of {:.1f} MB", a.tokenizer, read / 1e6, sample / 1e6));
+        live.show(fmt::format("{} tokenizer: reading {:.1f} of {:.1f} MB", data::name(a.tokenizer), read / 1e6, sample / 1e6));
       },
       .merged = [&](int64_t merges, int64_t wanted) {
         live.show(fmt::format("bpe tokenizer: learning merge {} of {} ({})", merges, wanted,
@@ -234,7 +236,7 @@ std::shared_ptr<const data::Tokenizer> make_tokenizer(const PrepareArgs& a, trai
   auto tokenizer = data::make_tokenizer(
       {.files = a.data, .val_files = a.val_data, .tokenizer = a.tokenizer, .vocab_size = a.vocab_size},
       kBpeSampleBytes, progress);
-  live.message(fmt::format("made a {} tokenizer of {} tokens in {}", a.tokenizer, tokenizer->vocab_size(),
+  live.message(fmt::format("made a {} tokenizer of {} tokens in {}", data::name(a.tokenizer), tokenizer->vocab_size(),
                            train::format_duration(seconds_since(start))));
   return tokenizer;
 }
@@ -253,7 +255,7 @@ void report(const PrepareArgs& a, const data::Tokenizer& tokenizer) {
   fmt::print("prepared {}: {} training tokens in {} shard{}, {} validation tokens in {} shard{}; {} tokenizer, {} "
              "tokens (tokenizer.h5); train on it with: tinygpt train --data {}\n",
              a.out, tokens[0], shards[0], shards[0] == 1 ? "" : "s", tokens[1], shards[1], shards[1] == 1 ? "" : "s",
-             tokenizer.kind(), tokenizer.vocab_size(), a.out);
+             data::name(tokenizer.kind()), tokenizer.vocab_size(), a.out);
 }
 
 // Entries of the --out folder that prepare's new contents replace: shards and tokenizer.h5.
@@ -301,10 +303,7 @@ void add_prepare(CLI::App& app) {
              "share of the tokens for the validation shards when --val-data is not given");
   cmd->add_option("--out", args->out, "folder for the shards and tokenizer.h5 (made if missing)")->required();
   cmd->add_option("--name", args->name, "the shards' name: <name>_train_000000.bin, ...")->capture_default_str();
-  cmd->add_option("--tokenizer", args->tokenizer, "how text becomes tokens")
-      ->type_name("char|bpe|sentencepiece")
-      ->check(CLI::IsMember({"char", "bpe", "sentencepiece"}))
-      ->capture_default_str();
+  add_option_flag(cmd, "tokenizer", args->tokenizer, "how text becomes tokens", io::Range{}, train::kTokenizerChoices);
   add_number(cmd, "--vocab-size", args->vocab_size, io::Range{256, 1 << 24}, "BPE vocabulary size");
   cmd->add_option("--tokenizer-model", args->tokenizer_model,
                   "with --tokenizer sentencepiece: the SentencePiece model file (e.g. Llama's tokenizer.model)");

@@ -58,7 +58,7 @@ struct TrainCommand {
       fmt::print("tinygpt: {} ranks, each {} sequences per micro-batch: {} tokens per iteration\n", comm.size(),
                  s.options.batch, comm.size() * s.options.batch * s.options.block * s.options.grad_accum);
     fmt::print("tinygpt: {} parameters; {} tokenizer, {} tokens; {} training and {} validation tokens\n",
-               t.model().parameter_count(), t.corpus().tokenizer->kind(), t.corpus().tokenizer->vocab_size(),
+               t.model().parameter_count(), data::name(t.corpus().tokenizer->kind()), t.corpus().tokenizer->vocab_size(),
                t.corpus().train.size(), t.corpus().val.size());
     for (const std::string& change : t.new_changes()) fmt::print("tinygpt: changed at {}\n", change);
     if (s.options.iters <= s.options.warmup)

@@ -52,7 +52,7 @@ class BpeTokenizer : public Tokenizer {
                std::vector<SpecialToken> specials = {});
   static BpeTokenizer train(std::string_view text, int64_t vocab_size, Split split = Split::gpt2);
 
-  const char* kind() const override { return "bpe"; }
+  TokenizerKind kind() const override { return TokenizerKind::bpe; }
   // 256 + n_merges, or one past the highest special id (ids between are padding: they decode to "").
   int64_t vocab_size() const override { return static_cast<int64_t>(bytes_.size()); }
   using Tokenizer::encode;

@@ -24,7 +24,7 @@ class CharTokenizer : public Tokenizer {
   explicit CharTokenizer(std::vector<int32_t> code_points);  // sorted, distinct, valid
   static CharTokenizer from_text(std::string_view text);
 
-  const char* kind() const override { return "char"; }
+  TokenizerKind kind() const override { return TokenizerKind::chars; }
   int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.size()); }
   using Tokenizer::encode;
   void encode(std::string_view text, std::vector<int32_t>& out, std::string_view where) const override;

@@ -39,7 +39,7 @@ std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& o, int64_t 
     seen += static_cast<int64_t>(text.size());
     if (progress.read) progress.read(seen);
   };
-  if (o.tokenizer == "char") {  // the validation text's characters belong in the vocabulary too
+  if (o.tokenizer == TokenizerKind::chars) {  // the validation text's characters belong in the vocabulary too
     CharVocabulary vocab;
     std::vector<std::string> all = o.files;
     all.insert(all.end(), o.val_files.begin(), o.val_files.end());
@@ -47,7 +47,7 @@ std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& o, int64_t 
       for_each_block(f, BlockCut::anywhere, [&](std::string_view text, int64_t, int64_t) { vocab.add(text), read(text); });
     return std::make_shared<CharTokenizer>(vocab.code_points());
   }
-  if (o.tokenizer == "bpe") {
+  if (o.tokenizer == TokenizerKind::bpe) {
     const Split split = split_from_name(o.split);
     BpeTrainer trainer(split);
     for (const auto& f : o.files) {
@@ -61,9 +61,8 @@ std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& o, int64_t 
     }
     return std::make_shared<BpeTokenizer>(trainer.train(o.vocab_size, progress.merged), split);
   }
-  if (o.tokenizer == "sentencepiece")  // a model file's: io::read_sentencepiece_file
-    throw std::invalid_argument("a SentencePiece tokenizer is read from its model file, not made from the text");
-  throw std::invalid_argument(fmt::format("unknown tokenizer '{}' (expected char or bpe)", o.tokenizer));
+  // sentencepiece: a model file's (io::read_sentencepiece_file)
+  throw std::invalid_argument("a SentencePiece tokenizer is read from its model file, not made from the text");
 }
 
 namespace {

@@ -15,7 +15,7 @@ struct CorpusOptions {
   std::vector<std::string> files;      // training text, in order
   std::vector<std::string> val_files;  // if given, the validation text; else the last val_fraction
   double val_fraction = 0.1;           //   of the training tokens
-  std::string tokenizer = "char";      // "char" or "bpe"
+  TokenizerKind tokenizer = TokenizerKind::chars;  // chars or bpe (a SentencePiece model is read)
   int64_t vocab_size = 512;            // for bpe
   std::string split = "gpt2";          // for bpe: "gpt2" or "none"
 };

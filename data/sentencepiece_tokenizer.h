@@ -18,7 +18,7 @@ class SentencePieceTokenizer : public Tokenizer {
   SentencePieceTokenizer(std::string model_proto, const std::string& where);
   ~SentencePieceTokenizer() override;
 
-  const char* kind() const override { return "sentencepiece"; }
+  TokenizerKind kind() const override { return TokenizerKind::sentencepiece; }
   int64_t vocab_size() const override;
   using Tokenizer::encode;
   void encode(std::string_view text, std::vector<int32_t>& out, std::string_view where) const override;

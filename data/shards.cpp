@@ -69,7 +69,7 @@ std::shared_ptr<const ShardSet::OpenShard> ShardSet::open(size_t index) const {
 }
 
 namespace {
-constexpr const char* kKinds[] = {"char", "bpe", "sentencepiece"};  // kind k is kKinds[k - 1]
+constexpr int32_t kKinds = 3;  // header[4] = 1 + TokenizerKind: 1 char, 2 bpe, 3 sentencepiece
 constexpr int32_t kMaxVocab = int32_t{1} << 24;
 }  // namespace
 
@@ -81,11 +81,10 @@ std::array<int32_t, 256> shard_header(int64_t count, int token_bytes, const Toke
   header[1] = token_bytes == 2 ? kShardVersion16 : kShardVersion32;
   header[2] = static_cast<int32_t>(count);
   if (!tokenizer) return header;
-  const auto kind = std::find(std::begin(kKinds), std::end(kKinds), tokenizer->kind);
-  if (kind == std::end(kKinds) || tokenizer->vocab_size < 1 || tokenizer->vocab_size > kMaxVocab)
+  if (tokenizer->vocab_size < 1 || tokenizer->vocab_size > kMaxVocab)
     throw std::invalid_argument(fmt::format("shard header: cannot name {}", tokenizer->describe()));
   header[3] = kShardTokenizerMark;
-  header[4] = static_cast<int32_t>(kind - std::begin(kKinds)) + 1;
+  header[4] = static_cast<int32_t>(tokenizer->kind) + 1;
   header[5] = static_cast<int32_t>(tokenizer->vocab_size);
   std::memcpy(&header[6], tokenizer->digest.data(), tokenizer->digest.size());
   return header;
@@ -93,12 +92,12 @@ std::array<int32_t, 256> shard_header(int64_t count, int token_bytes, const Toke
 
 std::optional<TokenizerIdentity> shard_tokenizer(const std::array<int32_t, 256>& header) {
   if (header[3] != kShardTokenizerMark) return std::nullopt;
-  if (header[4] < 1 || header[4] > static_cast<int32_t>(std::size(kKinds)))
+  if (header[4] < 1 || header[4] > kKinds)
     throw std::invalid_argument(fmt::format("its header names a tokenizer of unknown kind {}", header[4]));
   if (header[5] < 1 || header[5] > kMaxVocab)
     throw std::invalid_argument(fmt::format("its header names a tokenizer of {} tokens, outside [1, {}]", header[5],
                                             kMaxVocab));
-  TokenizerIdentity t{kKinds[header[4] - 1], header[5], {}};
+  TokenizerIdentity t{static_cast<TokenizerKind>(header[4] - 1), header[5], {}};
   std::memcpy(t.digest.data(), &header[6], t.digest.size());
   return t;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <stdexcept>
 
 #include "tinygpt/data/sha256.h"
@@ -11,14 +12,26 @@ namespace tinygpt::data {
 
 void Tokenizer::check_id(int32_t id) const {
   if (id < 0 || id >= vocab_size())
-    throw std::out_of_range(fmt::format("{} tokenizer: token id {} is out of range for vocab_size {}", kind(), id,
+    throw std::out_of_range(fmt::format("{} tokenizer: token id {} is out of range for vocab_size {}", name(kind()), id,
                                         vocab_size()));
+}
+
+namespace {
+constexpr const char* kKindNames[] = {"char", "bpe", "sentencepiece"};  // in TokenizerKind's order
+}  // namespace
+
+const char* name(TokenizerKind kind) { return kKindNames[static_cast<size_t>(kind)]; }
+
+std::optional<TokenizerKind> parse_tokenizer_kind(std::string_view text) {
+  for (size_t k = 0; k < std::size(kKindNames); ++k)
+    if (text == kKindNames[k]) return static_cast<TokenizerKind>(k);
+  return std::nullopt;
 }
 
 TokenizerIdentity Tokenizer::identity() const {
   // "tinygpt tokenizer", the kind and the vocabulary size, then the kind's own data: a digest
   // never equals one of another kind or size.
-  std::string definition = fmt::format("tinygpt tokenizer\n{}\n{}\n", kind(), vocab_size());
+  std::string definition = fmt::format("tinygpt tokenizer\n{}\n{}\n", name(kind()), vocab_size());
   append_definition(definition);
   Sha256 sha;
   sha.update(definition.data(), definition.size());
@@ -32,7 +45,7 @@ std::string TokenizerIdentity::hex() const {
 }
 
 std::string TokenizerIdentity::describe() const {
-  return fmt::format("a {} tokenizer of {} tokens (digest {})", kind, vocab_size, hex().substr(0, 12));
+  return fmt::format("a {} tokenizer of {} tokens (digest {})", name(kind), vocab_size, hex().substr(0, 12));
 }
 
 void require_same_tokenizer(const TokenizerIdentity& expected, const std::string& what, const Tokenizer& tokenizer,

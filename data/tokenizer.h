@@ -25,12 +25,18 @@ struct UnknownCharacter : std::runtime_error {
   size_t offset;
 };
 
+// The three kinds, named in files and on the command line as name() gives them.
+enum class TokenizerKind { chars, bpe, sentencepiece };
+const char* name(TokenizerKind kind);  // "char", "bpe", "sentencepiece"
+// The kind `text` names, or nullopt.
+std::optional<TokenizerKind> parse_tokenizer_kind(std::string_view text);
+
 // Which tokenizer made a sequence of ids: tokenizers with the same identity give the same ids for
 // every text. The digest is SHA-256 over the kind, the vocabulary size and the data that defines
 // the tokenizer (a character vocabulary's code points; BPE's split, merges, byte order and special
 // tokens; a SentencePiece model's bytes).
 struct TokenizerIdentity {
-  std::string kind;
+  TokenizerKind kind = TokenizerKind::chars;
   int64_t vocab_size = 0;
   std::array<uint8_t, 32> digest{};
 
@@ -43,7 +49,7 @@ struct TokenizerIdentity {
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  virtual const char* kind() const = 0;  // "char", "bpe" or "sentencepiece"
+  virtual TokenizerKind kind() const = 0;
   virtual int64_t vocab_size() const = 0;
   // Appends the ids of `text` (valid UTF-8) to `out`; `where` names the text in error messages.
   virtual void encode(std::string_view text, std::vector<int32_t>& out, std::string_view where = "the text") const = 0;

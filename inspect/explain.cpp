@@ -345,7 +345,7 @@ ExplainPage explain_page(const ExplainInput& in) {
       "\"detail_layers\": [{}], \"tokens\": {}, \"vocab\": {}, \"candidate_labels\": {}, \"notes\": [{}], \"loss\": {}, "
       "\"model\": {}, \"snapshots\": [{}]}}",
       data::json::quote(in.language), data::json::quote(data::sanitize_utf8(in.tokenizer->decode(ids))), c.vocab_size,
-      c.block_size, c.n_layer, c.n_head, c.n_embd, c.head_size(), architecture_json(c), in.tokenizer->kind(), fmt::join(layers, ", "),
+      c.block_size, c.n_layer, c.n_head, c.n_embd, c.head_size(), architecture_json(c), data::name(in.tokenizer->kind()), fmt::join(layers, ", "),
       tokens_json(token_views(*in.tokenizer, ids)), vocab_json(*in.tokenizer, c.vocab_size), labels, notes,
       loss_json(in.loss), model_json(in.main, main_arrays), snapshots);
 

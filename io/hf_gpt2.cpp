@@ -189,7 +189,7 @@ std::string gpt2_files_problem(const data::Tokenizer& tokenizer) {
   const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer);
   if (!bpe)
     return fmt::format("a {} tokenizer has no Hugging Face GPT-2 equivalent (GPT-2's is a byte-level BPE)",
-                       tokenizer.kind());
+                       data::name(tokenizer.kind()));
   try {
     data::gpt2_files(*bpe);
   } catch (const std::invalid_argument& e) {

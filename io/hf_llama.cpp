@@ -213,7 +213,7 @@ void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, con
     throw std::invalid_argument(fmt::format("export: a {} tokenizer has no place in Hugging Face's Llama folder (its "
                                             "tokenizer.model is a SentencePiece model); give --weights-only to write "
                                             "the weights alone (import them back with --tokenizer-from)",
-                                            tokenizer.kind()));
+                                            data::name(tokenizer.kind())));
   if (with == ExportTokenizer::omitted) sp = nullptr;
   StagedFolder out = export_folder(dir, {"config.json", "model.safetensors", "tokenizer.model"}, force);
   const std::string config = fmt::format(

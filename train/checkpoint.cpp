@@ -40,7 +40,7 @@ constexpr int64_t kMaxRanks = 65536;
 
 void write_tokenizer(const io::hdf5::GroupWriter& root, const data::Tokenizer& tokenizer) {
   const io::hdf5::GroupWriter g = root.group("tokenizer");
-  g.put("kind", std::string(tokenizer.kind()));
+  g.put("kind", std::string(data::name(tokenizer.kind())));
   g.put("digest", tokenizer.identity().hex());
   if (const auto* c = dynamic_cast<const data::CharTokenizer*>(&tokenizer)) {
     g.put_ints("vocab", c->code_points(), {c->code_points().size()});

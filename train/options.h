@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tinygpt/data/tokenizer.h"
 #include "tinygpt/io/numbers.h"
 #include "tinygpt/nn/gpt.h"
 
@@ -37,7 +38,7 @@ struct TrainOptions {
   std::string data_weights;  // several --data folders mixed: "0.8,0.2" (empty: end to end)
   double val_fraction = 0.1;
   std::string out = "tinygpt.h5";
-  std::string tokenizer = "char";
+  data::TokenizerKind tokenizer = data::TokenizerKind::chars;
   int64_t vocab_size = 512;
   std::string tokenizer_from;  // a checkpoint or tokenizer file whose tokenizer to use (GPT-2's for its shards)
   std::string tokenizer_model;  // --tokenizer sentencepiece: the SentencePiece model file

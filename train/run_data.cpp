@@ -84,11 +84,11 @@ std::shared_ptr<const data::Tokenizer> own_tokenizer(const TrainOptions& o, Data
     owner = fmt::format("the tokenizer.h5 of '{}' (the first --data folder)", files.front());
     return read_tokenizer_file(tokenizer_file_in(files.front()));
   }
-  if (o.tokenizer == "sentencepiece")
+  if (o.tokenizer == data::TokenizerKind::sentencepiece)
     throw std::invalid_argument("--tokenizer sentencepiece needs --tokenizer-model (a SentencePiece model file)");
   std::vector<std::string> val_text;
   if (!o.val_data.empty() && data_kind(o.val_data, "--val-data") == DataKind::text_files) val_text = o.val_data;
-  owner = fmt::format("the {} tokenizer made from the training text", o.tokenizer);
+  owner = fmt::format("the {} tokenizer made from the training text", data::name(o.tokenizer));
   return data::make_tokenizer(
       {.files = files, .val_files = val_text, .tokenizer = o.tokenizer, .vocab_size = o.vocab_size});
 }
@@ -141,9 +141,9 @@ void check_flags_apply(const TrainOptions& o, const std::set<std::string>& given
     if (std::string_view(flag) != "tokenizer-from" && given.count("tokenizer-from"))
       refuse(fmt::format("--{} cannot be given with --tokenizer-from, which names the tokenizer", flag));
   }
-  if (given.count("tokenizer-model") && o.tokenizer != "sentencepiece")
+  if (given.count("tokenizer-model") && o.tokenizer != data::TokenizerKind::sentencepiece)
     refuse("--tokenizer-model is a SentencePiece model: give it with --tokenizer sentencepiece");
-  if (given.count("vocab-size") && (folders || o.tokenizer != "bpe"))
+  if (given.count("vocab-size") && (folders || o.tokenizer != data::TokenizerKind::bpe))
     refuse(folders ? "--vocab-size cannot apply to shard folders: their tokenizer is the one that made them"
                    : "--vocab-size is the size of the BPE vocabulary learned from the text: give it with --tokenizer bpe");
   if (folders && given.count("tokenizer") && !given.count("tokenizer-model"))

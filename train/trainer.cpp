@@ -123,7 +123,7 @@ Trainer::Trainer(const TrainOptions& options, Communicator comm, bool force) : c
   require_run_memory(model_config(options_, 1), options_);  // before reading data; below with the vocabulary
   corpus_ = load_run_corpus(options_, nullptr, "");
   options_.tokenizer = corpus_.tokenizer->kind();  // shards and --tokenizer-from bring their own
-  if (options_.tokenizer == "bpe") options_.vocab_size = corpus_.tokenizer->vocab_size();
+  if (options_.tokenizer == data::TokenizerKind::bpe) options_.vocab_size = corpus_.tokenizer->vocab_size();
   check_enough_tokens(corpus_, options_);
   require_run_memory(model_config(options_, corpus_.tokenizer->vocab_size()), options_);
   start(std::make_shared<nn::GPT>(model_config(options_, corpus_.tokenizer->vocab_size()),
@@ -143,7 +143,7 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   options_.arch = arch_of(c);
   if (!init.crop_block) options_.block = c.block_size;
   options_.tokenizer = ck.tokenizer->kind(), options_.tokenizer_from = init.checkpoint, options_.tokenizer_model.clear();
-  if (options_.tokenizer == "bpe") options_.vocab_size = ck.tokenizer->vocab_size();
+  if (options_.tokenizer == data::TokenizerKind::bpe) options_.vocab_size = ck.tokenizer->vocab_size();
   validate(options_);
   options_.data = absolute_paths(options_.data), options_.val_data = absolute_paths(options_.val_data);
   set_num_threads(static_cast<int>(options_.threads));

@@ -23,7 +23,7 @@ TEST_CASE("corpus: char tokens, default 10% validation split, several files", "[
   REQUIRE(c.train.size() + c.val.size() == 61 + 5 + 35);
   REQUIRE(c.val.size() == 10);
   REQUIRE(c.train[0] == c.tokenizer->encode("a")[0]);
-  Corpus v = load_corpus({.files = {a}, .val_files = {b}, .tokenizer = "char"});
+  Corpus v = load_corpus({.files = {a}, .val_files = {b}, .tokenizer = TokenizerKind::chars});
   REQUIRE(v.train.size() == 61);
   REQUIRE(v.val.size() == 40);
   REQUIRE(v.tokenizer->vocab_size() == 7);  // the validation file's characters are in the vocabulary
@@ -52,7 +52,7 @@ TEST_CASE("corpus: bpe tokens match encoding the whole text", "[corpus]") {
   std::string text;
   for (int i = 0; i < 200; ++i) text += "the quick brown fox " + std::to_string(i % 13) + "\n";
   const std::string path = dir.write("t.txt", text);
-  Corpus c = load_corpus({.files = {path}, .val_fraction = 0.0, .tokenizer = "bpe", .vocab_size = 280});
+  Corpus c = load_corpus({.files = {path}, .val_fraction = 0.0, .tokenizer = TokenizerKind::bpe, .vocab_size = 280});
   const auto whole = c.tokenizer->encode(text);
   REQUIRE(c.train.size() == static_cast<int64_t>(whole.size()));
   for (int64_t i = 0; i < c.train.size(); ++i) REQUIRE(c.train[i] == whole[i]);
@@ -68,7 +68,7 @@ TEST_CASE("corpus: tokenizing on several threads gives the one-thread ids, block
     a += "Line " + std::to_string(i) + ": the quick brown fox, 나는 jumps." + (i % 3 ? "\n" : i % 2 ? "\n\n" : "  \n");
   for (int i = 0; b.size() < 300'000; ++i) b += "another " + std::to_string(i * 7) + " text, with 'quotes'\n";
   const std::vector<std::string> files = {dir.write("a.txt", a), dir.write("b.txt", b)};
-  const Corpus c = load_corpus({.files = files, .val_fraction = 0.0, .tokenizer = "bpe", .vocab_size = 300});
+  const Corpus c = load_corpus({.files = files, .val_fraction = 0.0, .tokenizer = TokenizerKind::bpe, .vocab_size = 300});
   std::vector<int32_t> whole = c.tokenizer->encode(a);
   const std::vector<int32_t> second = c.tokenizer->encode(b);
   whole.insert(whole.end(), second.begin(), second.end());
@@ -95,11 +95,11 @@ TEST_CASE("corpus: bad input names the file and the place", "[corpus][errors]") 
   REQUIRE_THROWS_WITH(load_corpus({.files = {dir.write("empty.txt", "")}}), Catch::Contains("empty.txt' is empty"));
   REQUIRE_THROWS_WITH(load_corpus({.files = {dir.write("bad.txt", "good\ntext\xC3(")}}),
                       Catch::Contains("bad.txt' is not valid UTF-8 at byte offset 9"));
-  REQUIRE_THROWS_WITH(load_corpus({.files = {dir.write("x.txt", "abc")}, .tokenizer = "words"}),
-                      Catch::Contains("unknown tokenizer 'words'"));
-  REQUIRE_THROWS_WITH(load_corpus({.files = {dir.write("y.txt", "abcabc")}, .tokenizer = "bpe", .vocab_size = 100}),
+  REQUIRE_THROWS_WITH(load_corpus({.files = {dir.write("x.txt", "abc")}, .tokenizer = TokenizerKind::sentencepiece}),
+                      Catch::Contains("a SentencePiece tokenizer is read from its model file"));
+  REQUIRE_THROWS_WITH(load_corpus({.files = {dir.write("y.txt", "abcabc")}, .tokenizer = TokenizerKind::bpe, .vocab_size = 100}),
                       Catch::Contains("below 256"));
-  REQUIRE_THROWS_WITH(load_corpus({.files = {dir.write("z.txt", "abcabc")}, .tokenizer = "bpe", .vocab_size = 1000}),
+  REQUIRE_THROWS_WITH(load_corpus({.files = {dir.write("z.txt", "abcabc")}, .tokenizer = TokenizerKind::bpe, .vocab_size = 1000}),
                       Catch::Contains("larger than the corpus allows"));
   // A character the vocabulary lacks, placed by line and column in the file.
   Corpus c = load_corpus({.files = {dir.write("train.txt", "abc\nabc\n")}});

@@ -28,7 +28,7 @@ TEST_CASE("sentencepiece: the library's own ids and text, for BPE and unigram mo
     sentencepiece::SentencePieceProcessor sp;
     REQUIRE(sp.Load(model).ok());
     REQUIRE(t->vocab_size() == sp.GetPieceSize());
-    REQUIRE(std::string(t->kind()) == "sentencepiece");
+    REQUIRE(t->kind() == TokenizerKind::sentencepiece);
     REQUIRE(t->bos_id() == sp.bos_id());
     for (const std::string text : {"Once upon a time, Tom ran home.", "  two  spaces\nand a line", "나는 사과 🙂 zebra!",
                                    "unseen: ẞ ꙮ \x01 tab\t", ""}) {
@@ -52,7 +52,7 @@ TEST_CASE("sentencepiece: the library's own ids and text, for BPE and unigram mo
   REQUIRE(t->document_token() == t->bos_id());
   REQUIRE(t->identity() == io::read_sentencepiece_file(dir.file("bpe.model"))->identity());
   REQUIRE_FALSE(t->identity() == io::read_sentencepiece_file(dir.file("unigram.model"))->identity());
-  REQUIRE(t->identity().kind == "sentencepiece");
+  REQUIRE(t->identity().kind == TokenizerKind::sentencepiece);
   REQUIRE_THROWS_WITH(t->decode(std::vector<int32_t>{400}), Catch::Contains("400"));
   REQUIRE_THROWS_WITH(t->encode("bad \xC3("), Catch::Contains("not valid UTF-8 at byte offset 4"));
 }

@@ -98,7 +98,11 @@ TEST_CASE("bpe: merges from a file that would blow up the tokens' text are refus
 TEST_CASE("tokenizer identity: equal for the same definition, different for any change, known digest", "[identity]") {
   const CharTokenizer abc = CharTokenizer::from_text("cabbage"), again({'a', 'b', 'c', 'e', 'g'});
   REQUIRE(abc.identity() == again.identity());
-  REQUIRE(abc.identity().kind == "char");
+  REQUIRE(abc.identity().kind == TokenizerKind::chars);
+  for (TokenizerKind kind : {TokenizerKind::chars, TokenizerKind::bpe, TokenizerKind::sentencepiece})
+    REQUIRE(parse_tokenizer_kind(name(kind)) == kind);
+  REQUIRE(std::string(name(TokenizerKind::chars)) == "char");  // the name files and flags use
+  REQUIRE_FALSE(parse_tokenizer_kind("words").has_value());
   REQUIRE(abc.identity().vocab_size == 5);
   // SHA-256 of "tinygpt tokenizer\nchar\n5\n97\n98\n99\n101\n103\n" (sha256sum gives the same).
   REQUIRE(abc.identity().hex() == "e19a1cc14ea21d79ca7946ebfe9f269c57eb5fa9d9d78f84463fd83b1728e49b");

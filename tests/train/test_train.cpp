@@ -198,7 +198,7 @@ TEST_CASE("checkpoint: every group round-trips", "[checkpoint]") {
   TempDir dir;
   Quiet q;
   TrainOptions o = tiny_options(dir, "rt.h5");
-  o.tokenizer = "bpe", o.vocab_size = 270;
+  o.tokenizer = data::TokenizerKind::bpe, o.vocab_size = 270;
   Trainer t(o);
   t.run(q.progress, nullptr, 3);
   const Checkpoint ck = read_checkpoint(o.out);
@@ -214,7 +214,7 @@ TEST_CASE("checkpoint: every group round-trips", "[checkpoint]") {
   REQUIRE(ck.train->iteration == 3);
   REQUIRE(ck.train->options.data == o.data);
   REQUIRE(ck.train->options.lr == o.lr);
-  REQUIRE(ck.train->options.tokenizer == "bpe");
+  REQUIRE(ck.train->options.tokenizer == data::TokenizerKind::bpe);
   REQUIRE(ck.train->dropout_counter == t.model().dropout_counter());
   REQUIRE(ck.train->train_tokens == t.corpus().train.size());
   // The weights alone: the same model, tokenizer and run, the moments' values not read.
@@ -244,7 +244,7 @@ TEST_CASE("train: each enum option's choices name its values in the enum's order
       REQUIRE_FALSE(parse_choice<T>("nonsense", choices).has_value());
     }
   });
-  REQUIRE(enums == 5);  // --arch, --norm, --position, --mlp, --precision
+  REQUIRE(enums == 6);  // --tokenizer, --arch, --norm, --position, --mlp, --precision
 }
 
 TEST_CASE("train: Llama-family runs resume bitwise, and their checkpoints hold format_version 3's fields",
