@@ -48,7 +48,7 @@ std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& o, int64_t 
     return std::make_shared<CharTokenizer>(vocab.code_points());
   }
   if (o.tokenizer == TokenizerKind::bpe) {
-    const Split split = split_from_name(o.split);
+    const Split split = o.split;
     BpeTrainer trainer(split);
     for (const auto& f : o.files) {
       if (bpe_sample_bytes > 0 && seen >= bpe_sample_bytes) break;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tinygpt/data/pretokenize.h"
 #include "tinygpt/data/token_array.h"
 #include "tinygpt/data/tokenizer.h"
 
@@ -17,7 +18,7 @@ struct CorpusOptions {
   double val_fraction = 0.1;           //   of the training tokens
   TokenizerKind tokenizer = TokenizerKind::chars;  // chars or bpe (a SentencePiece model is read)
   int64_t vocab_size = 512;            // for bpe
-  std::string split = "gpt2";          // for bpe: "gpt2" or "none"
+  Split split = Split::gpt2;           // for bpe: how text is cut before merging (pretokenize.h)
 };
 
 struct Corpus {
