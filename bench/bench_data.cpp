@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   memory.append(ids);
   const auto shards = open_shards(dir.string(), "train", chars.vocab_size());
   const TokenArray disk = TokenArray::of_shards(shards, 0, shards->size());
-  for (const auto [B, T] : {std::pair{12, 64}, std::pair{16, 256}}) {
+  for (const auto& [B, T] : {std::pair{12, 64}, std::pair{16, 256}}) {
     std::vector<int32_t> x, y;
     auto per_batch = [&](const TokenArray& tokens) {
       BatchSampler sampler(tokens, B, T, 1);

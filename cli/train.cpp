@@ -32,14 +32,15 @@ struct TrainCommand {
     train::apply_arch(options.arch, given_arch_flags(cmd));
     if (comm.is_root()) suggest_prepare();
     std::unique_ptr<train::Trainer> trainer;
+    const auto existing = force ? train::ExistingOutputs::replace : train::ExistingOutputs::refuse;
     if (!init_from.empty()) {
       refuse_model_flags();
       train::check_flags_apply(options, given_settings(), train::RunStart::init_from);
       trainer = std::make_unique<train::Trainer>(options, train::InitFrom{init_from, cmd->count("--block") > 0}, comm,
-                                                 force);
+                                                 existing);
     } else if (resume.empty()) {
       train::check_flags_apply(options, given_settings(), train::RunStart::fresh);
-      trainer = std::make_unique<train::Trainer>(options, comm, force);
+      trainer = std::make_unique<train::Trainer>(options, comm, existing);
     } else {
       trainer = std::make_unique<train::Trainer>(resume, resumed_changes(), comm);
     }

@@ -163,13 +163,13 @@ int64_t Reader::integer(const Group& g, const std::string& where, const char* na
 }
 
 double Reader::number(const Group& g, const std::string& where, const char* name, const Range& range,
-                      bool nan_allowed) const {
+                      Nan nan) const {
   const Attribute& a = scalar(g, where, name);
   double v = 0;
   if (a.kind == Attribute::Kind::floating) v = a.floats.at(0);
   else if (a.kind == Attribute::Kind::integer) v = a.is_unsigned ? double(a.uints.at(0)) : double(a.ints.at(0));
   else fail(fmt::format("attribute '{}' of {} is not a number", name, where));
-  if (!(nan_allowed && std::isnan(v))) check(range_problem(v, range), name, where);
+  if (!(nan == Nan::allowed && std::isnan(v))) check(range_problem(v, range), name, where);
   return v;
 }
 

@@ -44,8 +44,10 @@ class Reader {
   std::string text(const Group& g, const std::string& where, const char* name) const;
   std::vector<std::string> texts(const Group& g, const std::string& where, const char* name) const;
   int64_t integer(const Group& g, const std::string& where, const char* name, const Range& range) const;
+  // NaN is refused unless `nan` allows it (a value that may be "none yet": a run's validation loss).
+  enum class Nan { refused, allowed };
   double number(const Group& g, const std::string& where, const char* name, const Range& range,
-                bool nan_allowed = false) const;
+                Nan nan = Nan::refused) const;
   // n xoshiro256** states, each of 4 words and not all zero (that state only ever yields zeros).
   std::vector<Rng::State> rng_states(const Group& g, const char* name, int64_t n) const;
 

@@ -333,12 +333,13 @@ TrainState read_train_state(const io::hdf5::Reader& r) {
   if (world > 1) s.sampler_states = r.rng_states(g, "rank_rng_states", world);
   s.dropout_counter = static_cast<uint64_t>(r.integer(g, where, "dropout_counter", Range{0, 9.2e18}));
   s.train_loss = r.number(g, where, "train_loss", Range{0, 1e30});
-  s.val_loss = r.number(g, where, "val_loss", Range{0, 1e30}, true);  // NaN: no estimate yet
+  s.val_loss = r.number(g, where, "val_loss", Range{0, 1e30}, io::hdf5::Reader::Nan::allowed);  // NaN: no estimate yet
   s.tokens_seen = r.integer(g, where, "tokens_seen", Range{0, 9.2e18});
   s.seconds = r.number(g, where, "seconds", Range{0, 1e12});
   s.train_tokens = r.integer(g, where, "train_tokens", Range{0, 9.2e18});
   s.val_tokens = r.integer(g, where, "val_tokens", Range{0, 9.2e18});
-  if (g.attributes.count("best_val_loss")) s.best_val_loss = r.number(g, where, "best_val_loss", Range{0, 1e30}, true);
+  if (g.attributes.count("best_val_loss")) s.best_val_loss = r.number(g, where, "best_val_loss", Range{0, 1e30},
+                                                                    io::hdf5::Reader::Nan::allowed);
   try {
     s.data_files = parse_data_lines(lines_of(r, g, "data_files"));
   } catch (const std::invalid_argument& e) {

@@ -115,11 +115,12 @@ uint64_t rank_seed(int64_t seed, int rank) {
 
 }  // namespace
 
-Trainer::Trainer(const TrainOptions& options, Communicator comm, bool force) : comm_(comm), options_(options) {
+Trainer::Trainer(const TrainOptions& options, Communicator comm, ExistingOutputs existing)
+    : comm_(comm), options_(options) {
   validate(options_);
   options_.data = absolute_paths(options_.data), options_.val_data = absolute_paths(options_.val_data);
   set_num_threads(static_cast<int>(options_.threads));
-  claim_outputs(Claim::others, force);
+  claim_outputs(Claim::others, existing);
   require_run_memory(model_config(options_, 1), options_);  // before reading data; below with the vocabulary
   corpus_ = load_run_corpus(options_, nullptr, "");
   options_.tokenizer = corpus_.tokenizer->kind();  // shards and --tokenizer-from bring their own
@@ -130,7 +131,7 @@ Trainer::Trainer(const TrainOptions& options, Communicator comm, bool force) : c
                                   static_cast<uint64_t>(options_.seed)));
 }
 
-Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator comm, bool force)
+Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator comm, ExistingOutputs existing)
     : comm_(comm), options_(options) {
   Checkpoint ck = read_checkpoint(init.checkpoint);
   const nn::GPTConfig& c = ck.config;
@@ -147,7 +148,7 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   validate(options_);
   options_.data = absolute_paths(options_.data), options_.val_data = absolute_paths(options_.val_data);
   set_num_threads(static_cast<int>(options_.threads));
-  claim_outputs(Claim::others, force, {init.checkpoint});
+  claim_outputs(Claim::others, existing, {init.checkpoint});
   nn::GPTConfig config = c;
   config.block_size = options_.block;
   config.dropout = static_cast<float>(options_.dropout);
@@ -191,8 +192,8 @@ std::vector<std::string> existing_snapshots(const std::string& out, int64_t ever
 
 // Rank 0 takes the run's lock first, then checks that the checkpoint, log, plot and best
 // checkpoint can go where they are to go: never over a file of another kind, and over another
-// run's files only with `force`. A resume in place (own_files) continues its own files.
-void Trainer::claim_outputs(Claim claim, bool force, const std::vector<std::string>& read) {
+// run's files only when `existing` says replace. A resume in place (Claim::own) continues its own files.
+void Trainer::claim_outputs(Claim claim, ExistingOutputs existing, const std::vector<std::string>& read) {
   if (!comm_.is_root()) return;
   const std::string& out = options_.out;
   if (out == log_path() || out == plot_path() || out == best_path())
@@ -207,7 +208,7 @@ void Trainer::claim_outputs(Claim claim, bool force, const std::vector<std::stri
   for (const std::string& snapshot : existing_snapshots(out, options_.snapshot_every, options_.iters))
     outputs.push_back({snapshot, io::OutputKind::hdf5});
   // Everything the run reads: its text (shard folders' files), the tokenizer's sources, a checkpoint.
-  Replacing how{.force = force, .inputs = training_files(options_), .flag = "--out"};
+  Replacing how{.force = existing == ExistingOutputs::replace, .inputs = training_files(options_), .flag = "--out"};
   how.inputs.insert(how.inputs.end(), options_.val_data.begin(), options_.val_data.end());
   how.inputs.insert(how.inputs.end(), {options_.tokenizer_from, options_.tokenizer_model});
   how.inputs.insert(how.inputs.end(), read.begin(), read.end());
@@ -263,9 +264,9 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
                                             options_.iters));
   const std::string old_log = log_path_for(path);
   if (in_place) {
-    if (comm_.is_root()) claim_outputs(Claim::own, false);
+    if (comm_.is_root()) claim_outputs(Claim::own, ExistingOutputs::refuse);
   } else {
-    claim_outputs(Claim::others, changes.force, {path});
+    claim_outputs(Claim::others, changes.force ? ExistingOutputs::replace : ExistingOutputs::refuse, {path});
   }
   require_run_memory(ck.config, options_);
   const std::string owner = fmt::format("the checkpoint '{}'", path);

@@ -44,15 +44,19 @@ struct InitFrom {
   bool crop_block = false;  // true: options.block is the new context; false: the checkpoint's
 };
 
+// What a new run does with a checkpoint, log or plot (and best checkpoint) that another run left
+// at options.out: refuse to start (the default), or replace them (--force).
+enum class ExistingOutputs { refuse, replace };
+
 // Every Trainer holds its run's lock (run_lock.h) from construction to destruction, and never
 // replaces a checkpoint, log or picture that another run left unless told to (`force`).
 class Trainer {
  public:
-  // A new run: tokenizer from the data, a freshly initialized model. force: replace a checkpoint,
-  // log or plot (and best checkpoint) that already lie at options.out; else that is an error.
-  explicit Trainer(const TrainOptions& options, Communicator comm = Communicator::single(), bool force = false);
+  // A new run: tokenizer from the data, a freshly initialized model.
+  explicit Trainer(const TrainOptions& options, Communicator comm = Communicator::single(),
+                   ExistingOutputs existing = ExistingOutputs::refuse);
   Trainer(const TrainOptions& options, const InitFrom& init, Communicator comm = Communicator::single(),
-          bool force = false);
+          ExistingOutputs existing = ExistingOutputs::refuse);
   // Continues the run saved in `checkpoint`, writing to `checkpoint` itself (and the log and plot
   // beside it) unless changes.options.out names another file: a path stored inside a file is never
   // a place to write. The number of ranks must be the one the checkpoint was written by. The text
@@ -84,10 +88,10 @@ class Trainer {
  private:
   void start(std::shared_ptr<nn::GPT> model);  // a new run's state, optimizer and log
   void prepare();  // sampler and schedule, once the state is known
-  // Whose files lie where the run writes: another run's (replaced only with force) or its own (a resume in place).
-  enum class Claim { others, own };
+  // Whose files lie where the run writes: its own (a resume in place), or another run's.
+  enum class Claim { own, others };
   // The lock, then what may be written (trainer.cpp); `read` lists what the run reads besides its text.
-  void claim_outputs(Claim claim, bool force, const std::vector<std::string>& read = {});
+  void claim_outputs(Claim claim, ExistingOutputs existing, const std::vector<std::string>& read = {});
   void apply(const Resume& changes);              // the resumed settings, each change recorded
   struct DataCheck {
     bool data_given = false;  // --data or --val-data on the command line: the text may have moved there
