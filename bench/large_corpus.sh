@@ -93,7 +93,7 @@ for config in "baby:--iters 300" "small:--layers 6 --heads 6 --embd 384 --block 
   name=${config%%:*} flags=${config#*:}
   for pair in 1 2 3; do
     for source in text30.txt text30; do
-      rm -f "$work/run.h5" "$work/run.csv" "$work/run.svg"
+      rm -f "$work/run.h5" "$work/run.csv" "$work/run.jsonl" "$work/run.svg"
       $tinygpt train --data "$work/$source" --out "$work/run.h5" $flags --eval-every 100000 --ckpt-every 100000 \
         --threads 2 > /dev/null
       rate=$(awk -F, 'NR > 3 {print $5}' "$work/run.csv" | median)

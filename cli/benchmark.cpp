@@ -60,8 +60,7 @@ void summarize(const BenchOptions& o, int ranks, const OpSeconds& families, doub
   r.ms_per_step = median(r.step_ms);
   r.ranks = ranks;
   r.tokens_per_s = static_cast<double>(o.batch * c.block_size * ranks) / (r.ms_per_step * 1e-3);
-  const double non_embedding = static_cast<double>(r.parameters - c.block_size * c.n_embd);  // as nanoGPT counts
-  r.flops_per_token = 6.0 * non_embedding + 12.0 * static_cast<double>(c.n_layer * c.block_size * c.n_embd);
+  r.flops_per_token = nn::training_flops_per_token(c);
   r.gflops = r.flops_per_token * r.tokens_per_s / 1e9;
   r.peak_gflops = std::max(peak_before, measure_peak_gflops(r.precision));
   r.share_of_peak = r.gflops / r.peak_gflops;

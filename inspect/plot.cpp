@@ -70,7 +70,7 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs, const std::string&
   for (const auto& run : runs)
     for (const auto& r : run.rows) {
       iters.push_back(static_cast<double>(r.iter));
-      losses.push_back(r.train_loss);
+      if (std::isfinite(r.train_loss)) losses.push_back(r.train_loss);  // a skipped step's may not be
       if (r.val_loss) losses.push_back(*r.val_loss);
       speeds.push_back(r.tokens_per_s);
     }
@@ -91,7 +91,7 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs, const std::string&
     std::string train_pts, val_pts, speed_pts;
     for (const auto& r : runs[k].rows) {
       const double x = static_cast<double>(r.iter);
-      train_pts += fmt::format("{:.1f},{:.1f} ", loss.px(x), loss.py(r.train_loss));
+      if (std::isfinite(r.train_loss)) train_pts += fmt::format("{:.1f},{:.1f} ", loss.px(x), loss.py(r.train_loss));
       speed_pts += fmt::format("{:.1f},{:.1f} ", speed.px(x), speed.py(r.tokens_per_s));
       if (r.val_loss) val_pts += fmt::format("{:.1f},{:.1f} ", loss.px(x), loss.py(*r.val_loss));
     }

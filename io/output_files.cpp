@@ -20,6 +20,7 @@
 #include "tinygpt/data/shards.h"
 #include "tinygpt/io/llama2c.h"
 #include "tinygpt/io/run_log.h"
+#include "tinygpt/io/run_metrics.h"
 
 namespace tinygpt::io {
 
@@ -29,6 +30,7 @@ const char* kind_name(OutputKind kind) {
   switch (kind) {
     case OutputKind::hdf5: return "an HDF5 file (a checkpoint or saved module)";
     case OutputKind::log: return "a tinygpt log";
+    case OutputKind::metrics: return "a tinygpt metrics file";
     case OutputKind::svg: return "an SVG file";
     case OutputKind::html: return "a tinygpt explain page";
     case OutputKind::llama2c: return "a llama2.c model or tokenizer file";
@@ -43,6 +45,7 @@ bool holds(OutputKind kind, std::string_view head) {
       return head.starts_with("\x89HDF\r\n\x1a\n") || head.starts_with("tinygpt checkpoint seal ");
     case OutputKind::log:
       return is_log_header(std::string(head.substr(0, head.find('\n'))));
+    case OutputKind::metrics: return is_metrics_header(head.substr(0, head.find('\n')));
     case OutputKind::svg:
       return (head.starts_with("<svg") || head.starts_with("<?xml")) && head.find("<svg") != std::string_view::npos;
     case OutputKind::html:

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -15,6 +16,9 @@ namespace tinygpt::io {
 namespace {
 
 constexpr std::array<std::string_view, 6> kColumns = {"iter", "train_loss", "val_loss", "lr", "tokens_per_s", "seconds"};
+constexpr std::array<std::string_view, 11> kStepColumns = {
+    "tokens", "grad_norm", "clip_scale", "update_ratio", "update_embeddings", "update_attention", "update_mlp",
+    "update_norms", "update_head", "peak_share", "skipped"};
 constexpr int64_t kMaxLogBytes = int64_t{1} << 30;
 
 std::vector<std::string_view> split_csv(std::string_view line) {
@@ -48,12 +52,48 @@ bool parse_whole(std::string_view text, T& value) {
   return error == std::errc() && end == text.data() + text.size();
 }
 
+// Where each step column is, when the header has every one.
+std::optional<std::array<size_t, kStepColumns.size()>> step_positions(std::string_view header) {
+  const std::vector<std::string_view> names = split_csv(header);
+  std::array<size_t, kStepColumns.size()> at{};
+  for (size_t c = 0; c < kStepColumns.size(); ++c) {
+    at[c] = static_cast<size_t>(std::find(names.begin(), names.end(), kStepColumns[c]) - names.begin());
+    if (at[c] == names.size()) return std::nullopt;
+  }
+  return at;
+}
+
+std::string number_or_empty(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : ""; }
+
+// A finite number, or empty for NaN (a group the model lacks).
+bool parse_or_nan(std::string_view text, double& value) {
+  if (text.empty()) return value = NAN, true;
+  return parse_whole(text, value) && std::isfinite(value);
+}
+
+std::optional<StepColumns> parse_step(const std::vector<std::string_view>& f,
+                                      const std::array<size_t, kStepColumns.size()>& at) {
+  StepColumns s;
+  bool ok = parse_whole(f[at[0]], s.tokens) && parse_whole(f[at[1]], s.grad_norm) &&
+            parse_whole(f[at[2]], s.clip_scale) && parse_or_nan(f[at[3]], s.update_ratio) &&
+            parse_whole(f[at[9]], s.peak_share) && (f[at[10]] == "0" || f[at[10]] == "1");
+  s.skipped = f[at[10]] == "1";
+  for (size_t g = 0; g < s.group_ratio.size(); ++g) ok = ok && parse_or_nan(f[at[4 + g]], s.group_ratio[g]);
+  if (!ok || (!std::isfinite(s.grad_norm) && !s.skipped) || !std::isfinite(s.clip_scale) || !std::isfinite(s.peak_share))
+    return std::nullopt;
+  return s;
+}
+
 }  // namespace
 
 std::string format_log_row(const LogRow& r) {
-  return fmt::format("{},{:.9g},{},{:.6e},{:.1f},{:.3f}", r.iter, r.train_loss,
-                     r.val_loss && std::isfinite(*r.val_loss) ? fmt::format("{:.9g}", *r.val_loss) : "", r.lr,
-                     r.tokens_per_s, r.seconds);
+  std::string row = fmt::format("{},{:.9g},{},{:.6e},{:.1f},{:.3f}", r.iter, r.train_loss,
+                                r.val_loss ? number_or_empty(*r.val_loss) : "", r.lr, r.tokens_per_s, r.seconds);
+  if (!r.step) return row + std::string(kStepColumns.size(), ',');
+  const StepColumns& s = *r.step;
+  row += fmt::format(",{},{:.9g},{:.9g},{}", s.tokens, s.grad_norm, s.clip_scale, number_or_empty(s.update_ratio));
+  for (double g : s.group_ratio) row += "," + number_or_empty(g);
+  return row + fmt::format(",{:.4f},{}", s.peak_share, s.skipped ? 1 : 0);
 }
 
 bool is_log_header(const std::string& line) {
@@ -72,6 +112,7 @@ std::vector<LogLine> read_log_lines(const std::string& path) {
   if (!column_positions(all.substr(0, header_end), at, missing))
     throw std::invalid_argument(fmt::format("log '{}' has no column '{}' (expected {})", path, missing,
                                             fmt::join(kColumns, ", ")));
+  const auto step_at = step_positions(all.substr(0, header_end));
   std::vector<LogLine> lines;
   int64_t number = 2;
   for (size_t start = header_end == std::string_view::npos ? all.size() : header_end + 1; start < all.size(); ++number) {
@@ -87,10 +128,18 @@ std::vector<LogLine> read_log_lines(const std::string& path) {
                     parse_whole(f[at[1]], row.train_loss) && (f[at[2]].empty() || parse_whole(f[at[2]], val)) &&
                     parse_whole(f[at[3]], row.lr) && parse_whole(f[at[4]], row.tokens_per_s) &&
                     parse_whole(f[at[5]], row.seconds);
-    if (!ok || !std::isfinite(row.train_loss) || !std::isfinite(val) || !std::isfinite(row.lr) ||
-        !std::isfinite(row.tokens_per_s) || !std::isfinite(row.seconds))
-      throw std::invalid_argument(fmt::format("log '{}', line {}: not a row of numbers: '{}'", path, number, line));
+    auto bad_row = [&] {
+      return std::invalid_argument(fmt::format("log '{}', line {}: not a row of numbers: '{}'", path, number, line));
+    };
+    if (!ok || !std::isfinite(val) || !std::isfinite(row.lr) || !std::isfinite(row.tokens_per_s) ||
+        !std::isfinite(row.seconds))
+      throw bad_row();
     if (!f[at[2]].empty()) row.val_loss = val;
+    if (step_at && std::ranges::any_of(*step_at, [&](size_t c) { return c < f.size() && !f[c].empty(); })) {
+      if (std::ranges::any_of(*step_at, [&](size_t c) { return c >= f.size(); }) || !(row.step = parse_step(f, *step_at)))
+        throw bad_row();
+    }
+    if (!std::isfinite(row.train_loss) && !(row.step && row.step->skipped)) throw bad_row();  // only a skipped step's
     lines.push_back({row, std::string(line)});
   }
   return lines;

@@ -111,6 +111,13 @@ std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& c) 
   return out;
 }
 
+double training_flops_per_token(const GPTConfig& c) {
+  double parameters = 0;
+  for (const auto& [name, shape] : parameter_shapes(c))
+    if (name != "transformer.wpe.weight") parameters += static_cast<double>(numel(shape));
+  return 6.0 * parameters + 12.0 * static_cast<double>(c.n_layer * c.block_size * c.n_embd);
+}
+
 // ---- Norm --------------------------------------------------------------------------------------
 
 Norm::Norm(const GPTConfig& c, Init init) : kind_(c.norm), eps_(c.norm_eps) {

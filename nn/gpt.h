@@ -76,6 +76,10 @@ MlpKind parse_mlp(const std::string& name);
 // Hugging Face and llama2.c files are checked against them before a model is allocated.
 std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& config);
 
+// One token's training FLOPs (forward and backward), as nanoGPT estimates them: 6 per parameter
+// other than the learned positions, and 12 per layer, position and channel for attention's products.
+double training_flops_per_token(const GPTConfig& config);
+
 // ---- What a forward pass shows -----------------------------------------------------------------
 // The intermediates of a forward pass, in the order they are made. A view of the model (explain,
 // attention --steps and --trace) watches the one forward pass through a tap; none computes its own.

@@ -9,6 +9,11 @@
 
 namespace tinygpt::optim {
 
+namespace {
+constexpr int64_t kChunk = 8192;  // elements per task, and per partial sum of the update's size
+
+}  // namespace
+
 AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options)
     : AdamW({ParamGroup{std::move(named)}}, options, false) {}
 AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options) : AdamW(std::move(groups), options, false) {}
@@ -31,7 +36,9 @@ AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options, bool coupled)
     const auto& [name, p] = params_[i];
     state_.push_back({name, p, Tensor::zeros(p.shape()), Tensor::zeros(p.shape()),
                       coupled || group_decays(i) || p.dim() >= 2});
+    chunk_sums_.resize(std::max(chunk_sums_.size(), static_cast<size_t>((p.numel() + kChunk - 1) / kChunk)));
   }
+  last_update_.resize(state_.size());
 }
 
 std::vector<std::pair<std::string, Tensor>> AdamW::state_tensors() const {
@@ -47,6 +54,7 @@ void AdamW::step(float lr, float grad_scale) {
   const auto bias2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(o.beta2, static_cast<double>(steps_))));
   for (size_t i = 0; i < state_.size(); ++i) {
     State& s = state_[i];
+    last_update_[i] = {};
     if (!s.param.has_grad()) continue;
     const float lr_i = lr_of(i, lr), wd = weight_decay_of(i, o.weight_decay);
     const auto step_size = static_cast<float>(lr_i / bias1);
@@ -57,16 +65,29 @@ void AdamW::step(float lr, float grad_scale) {
     // Every constant by value: read through a reference, the compiler must assume the stores below
     // may change it, and keeps the loop scalar.
     // 1 - beta in double, then float, as PyTorch's alpha = 1 - beta (1 - 0.999f is 1.3e-5 off).
-    parallel_for(s.param.numel(), 8192, [=, beta1 = static_cast<float>(o.beta1), beta2 = static_cast<float>(o.beta2),
-                                          rest1 = static_cast<float>(1.0 - o.beta1),
-                                          rest2 = static_cast<float>(1.0 - o.beta2), eps = o.eps](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const float gi = g[i] * grad_scale + l2 * p[i];  // exact when grad_scale is 1 and l2 0
-        m[i] = beta1 * m[i] + rest1 * gi;
-        v[i] = beta2 * v[i] + rest2 * gi * gi;
-        p[i] = p[i] * decay - step_size * m[i] / (std::sqrt(v[i]) / bias2_sqrt + eps);
+    const int64_t n = s.param.numel(), chunks = (n + kChunk - 1) / kChunk;
+    UpdateSquares* sums = chunk_sums_.data();
+    parallel_for(chunks, 1, [=, beta1 = static_cast<float>(o.beta1), beta2 = static_cast<float>(o.beta2),
+                             rest1 = static_cast<float>(1.0 - o.beta1), rest2 = static_cast<float>(1.0 - o.beta2),
+                             eps = o.eps](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t begin = c * kChunk, end = std::min(n, (c + 1) * kChunk);
+        const double weight = sum_in_lanes<double>(begin, end, [p](int64_t k) { return double(p[k]) * p[k]; });
+        // Each element's update once, in order; its change's square summed in lanes (vector speed).
+        const double update = sum_in_lanes<double>(begin, end, [=](int64_t k) {
+          const float gi = g[k] * grad_scale + l2 * p[k];  // exact when grad_scale is 1 and l2 0
+          m[k] = beta1 * m[k] + rest1 * gi;
+          v[k] = beta2 * v[k] + rest2 * gi * gi;
+          const float before = p[k];
+          p[k] = before * decay - step_size * m[k] / (std::sqrt(v[k]) / bias2_sqrt + eps);
+          const float change = p[k] - before;
+          return double(change) * change;
+        });
+        sums[c] = {update, weight};
       }
     });
+    for (int64_t c = 0; c < chunks; ++c)  // in chunk order: any thread count, the same sums
+      last_update_[i].update += sums[c].update, last_update_[i].weight += sums[c].weight;
     s.param.mark_changed(coupled_ ? "Adam::step" : "AdamW::step");
   }
 }

@@ -52,6 +52,14 @@ class AdamW : public Optimizer {
   std::vector<std::pair<std::string, Tensor>> state_tensors() const override;
   const char* kind() const override { return "adamw"; }
 
+  // What the last step did to parameter i (state() order): the sum of squares of the change it
+  // made and of the weights before it, for update-to-weight ratios. Summed in fixed chunks, so the
+  // same for any thread count; zeros for a parameter without a gradient.
+  struct UpdateSquares {
+    double update = 0, weight = 0;
+  };
+  const std::vector<UpdateSquares>& last_update() const { return last_update_; }
+
  private:
 
  protected:
@@ -62,6 +70,8 @@ class AdamW : public Optimizer {
   std::vector<State> state_;
   AdamWOptions options_;
   bool coupled_ = false;
+  std::vector<UpdateSquares> last_update_;
+  std::vector<UpdateSquares> chunk_sums_;  // per chunk of the largest parameter, reused each step
 };
 
 struct AdamOptions {

@@ -93,6 +93,7 @@ void write_train_state(const io::hdf5::GroupWriter& root, const TrainState& s) {
   g.put("best_val_loss", s.best_val_loss);
   put_lines(g, "data_files", data_lines(s.data_files));
   put_lines(g, "changes", s.changes);
+  put_lines(g, "spike_guard", guard_lines(s.guard));
   TrainOptions o = s.options;
   for_each_option(o, [&](const char* name, auto& field, const char*, const Range&, Choices choices) {
     using T = std::decay_t<decltype(field)>;
@@ -294,7 +295,8 @@ void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck, CheckpointPart pa
 bool option_may_be_absent(std::string_view name) {
   for (const char* later : {"precision", "lr-decay-iters", "beta1", "beta2", "sample-every", "keep-best", "tokenizer-from",
                            "snapshot-every", "arch", "norm", "norm-eps", "position", "rope-theta", "mlp", "ffn-hidden",
-                           "kv-heads", "bias", "tie", "tokenizer-model", "data-weights"})
+                           "kv-heads", "bias", "tie", "tokenizer-model", "data-weights", "spike-loss", "spike-grad",
+                           "spike-window", "spike-patience"})
     if (name == later) return true;
   return false;
 }
@@ -346,6 +348,13 @@ TrainState read_train_state(const io::hdf5::Reader& r) {
     r.fail(fmt::format("attribute 'data_files' of /train: {}", e.what()));
   }
   s.changes = lines_of(r, g, "changes");
+  if (has_lines(g, "spike_guard")) {
+    try {
+      s.guard = parse_guard_lines(lines_of(r, g, "spike_guard"));
+    } catch (const std::invalid_argument& e) {
+      r.fail(fmt::format("attribute 'spike_guard' of /train: {}", e.what()));
+    }
+  }
   for_each_option(s.options, [&](const char* name, auto& field, const char*, const Range& range, Choices choices) {
     using T = std::decay_t<decltype(field)>;
     if (!has_lines(g, name) && option_may_be_absent(name)) return;  // keeps its default

@@ -18,6 +18,7 @@
 #include "tinygpt/data/tokenizer.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/optim/adamw.h"
+#include "tinygpt/train/spike_guard.h"
 #include "tinygpt/train/data_identity.h"
 #include "tinygpt/train/options.h"
 
@@ -36,6 +37,7 @@ struct TrainState {
   std::vector<DataFile> data_files;  // the text, file by file (absent from files written before they were kept)
   double best_val_loss = NAN;        // the lowest validation loss so far (NaN: none yet)
   std::vector<std::string> changes;  // one line for each setting changed on resume, and for moved or changed text
+  SpikeGuard::State guard;           // the loss-spike guard's history (empty in files written before it was kept)
   TrainOptions options;
 };
 

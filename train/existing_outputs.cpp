@@ -12,6 +12,7 @@
 #include "tinygpt/data/utf8.h"
 #include "tinygpt/io/llama2c.h"
 #include "tinygpt/io/run_log.h"
+#include "tinygpt/io/run_metrics.h"
 #include "tinygpt/train/checkpoint.h"
 
 namespace tinygpt::train {
@@ -71,6 +72,11 @@ std::string describe_path(const std::string& path) {
       const std::vector<io::LogLine> lines = io::read_log_lines(path);
       if (lines.empty()) return "the log of a run (no rows)";
       return fmt::format("the log of a run ({} rows, to iteration {})", lines.size(), lines.back().row.iter);
+    }
+    if (io::holds_output(path, io::OutputKind::metrics)) {
+      const std::vector<io::MetricsLine> lines = io::read_metrics_lines(path);
+      if (lines.empty()) return "the metrics of a run (no steps)";
+      return fmt::format("the metrics of a run (to iteration {})", lines.back().iter);
     }
     if (io::holds_output(path, io::OutputKind::html)) return "a tinygpt explain page";
     if (io::holds_output(path, io::OutputKind::svg)) return "an SVG picture";

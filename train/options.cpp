@@ -66,6 +66,9 @@ std::filesystem::path checkpoint_file(const std::string& out) {
 }  // namespace
 
 std::string log_path_for(const std::string& out) { return checkpoint_file(out).replace_extension(".csv").string(); }
+std::string metrics_path_for(const std::string& out) {
+  return checkpoint_file(out).replace_extension(".jsonl").string();
+}
 std::string plot_path_for(const std::string& out) { return checkpoint_file(out).replace_extension(".svg").string(); }
 std::string best_path_for(const std::string& out) { return checkpoint_file(out).replace_extension(".best.h5").string(); }
 
@@ -93,6 +96,9 @@ void validate(const TrainOptions& options) {
   (void)parse_data_weights(o.data_weights);
   if (o.embd % o.heads != 0)
     throw std::invalid_argument(fmt::format("--embd {} is not divisible by --heads {}", o.embd, o.heads));
+  for (const auto& [flag, factor] : {std::pair{"spike-loss", o.spike_loss}, std::pair{"spike-grad", o.spike_grad}})
+    if (factor != 0 && factor <= 1)
+      throw std::invalid_argument(fmt::format("--{} must be 0 (off) or more than 1 (got {})", flag, factor));
   if (o.min_lr > o.lr) throw std::invalid_argument(fmt::format("--min-lr must be at most --lr {} (got {})", o.lr, o.min_lr));
   int64_t tokens = 0;  // tokens_seen counts every token of every iteration
   if (__builtin_mul_overflow(o.batch * o.block, o.grad_accum, &tokens) || __builtin_mul_overflow(tokens, o.iters, &tokens) ||

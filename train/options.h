@@ -52,6 +52,10 @@ struct TrainOptions {
   double beta1 = 0.9, beta2 = 0.99;
   double weight_decay = 0.1, grad_clip = 1.0;
   int64_t grad_accum = 1;
+  // The loss-spike guard (spike_guard.h): factors over the recent median (0: off), its window, and
+  // the skipped steps in a row that stop the run.
+  double spike_loss = 1.5, spike_grad = 10.0;
+  int64_t spike_window = 50, spike_patience = 5;
   int64_t eval_every = 250, eval_iters = 20, ckpt_every = 500, log_every = 10;
   int64_t sample_every = 0;  // 0: no samples in the log
   bool keep_best = false;    // also keep <out>.best.h5, the checkpoint with the lowest validation loss
@@ -85,7 +89,8 @@ inline constexpr const char* kMlpChoices[] = {"gelu", "swiglu"};
 inline constexpr const char* kResumeSettings[] = {"iters",      "out",        "threads",   "log-every",
                                                   "eval-every", "eval-iters", "ckpt-every", "sample-every",
                                                   "keep-best",  "snapshot-every", "lr",         "min-lr",    "warmup",
-                                                  "lr-decay-iters", "data",   "val-data"};
+                                                  "lr-decay-iters", "data",   "val-data", "spike-loss", "spike-grad",
+                                                  "spike-patience"};
 
 // Worker threads, for every command that takes --threads (0: all cores).
 inline constexpr io::Range kThreadRange{0, 1024};
@@ -173,6 +178,16 @@ void for_each_option(Options& o, Visit&& visit_option) {
   visit("weight-decay", o.weight_decay, "AdamW decoupled weight decay (weights and embeddings only)", Range{0, 100});
   visit("grad-clip", o.grad_clip, "clip the global gradient norm to this (0: off)", Range{0, 1e9});
   visit("grad-accum", o.grad_accum, "micro-batches per iteration", Range{1, 65536});
+  visit("spike-loss", o.spike_loss,
+        "skip a step whose loss is more than this times the median of the last --spike-window applied steps' (0: "
+        "only a loss that is not finite)",
+        Range{0, 1e6});
+  visit("spike-grad", o.spike_grad, "the same for the gradient norm before clipping (0: only one that is not finite)",
+        Range{0, 1e6});
+  visit("spike-window", o.spike_window, "applied steps whose median --spike-loss and --spike-grad compare with",
+        Range{5, 100000});
+  visit("spike-patience", o.spike_patience, "skipped steps in a row that stop the run, keeping its last checkpoint",
+        Range{1, kMany});
   visit("eval-every", o.eval_every, "iterations between validation-loss estimates", Range{1, kMany});
   visit("eval-iters", o.eval_iters, "batches per validation-loss estimate", Range{1, 1e6});
   visit("ckpt-every", o.ckpt_every, "iterations between checkpoints", Range{1, kMany});
@@ -199,6 +214,7 @@ bool resume_may_change(const std::string& name);
 // the snapshots.
 std::string log_path_for(const std::string& out);
 std::string plot_path_for(const std::string& out);
+std::string metrics_path_for(const std::string& out);
 std::string best_path_for(const std::string& out);
 std::string snapshot_path_for(const std::string& out, int64_t iteration);  // run.h5 -> run.step500.h5
 

@@ -17,9 +17,12 @@ std::string format_duration(double s) {
 
 void Progress::step(const StepReport& r) {
   const double eta = r.iteration > 0 ? r.elapsed_s / r.iteration * (r.total - r.iteration) : NAN;
-  std::string line = fmt::format("iter {}/{}  loss {:.4f}  lr {:.2e}  {:.0f} tok/s  {} elapsed  ETA {}", r.iteration,
-                                 r.total, r.train_loss, r.lr, r.tokens_per_s, format_duration(r.elapsed_s),
-                                 format_duration(eta));
+  const std::string grad =
+      std::isnan(r.grad_norm) ? "" : fmt::format("  grad {:.3g}{}", r.grad_norm, r.clipped ? " clipped" : "");
+  const std::string peak = std::isnan(r.peak_share) ? "" : fmt::format(" ({:.0f}% of peak)", 100 * r.peak_share);
+  std::string line = fmt::format("iter {}/{}  loss {:.4f}{}  lr {:.2e}  {:.0f} tok/s{}  {} elapsed  ETA {}", r.iteration,
+                                 r.total, r.train_loss, grad, r.lr, r.tokens_per_s, peak,
+                                 format_duration(r.elapsed_s), format_duration(eta));
   if (r.val_loss) line += fmt::format("  val {:.4f}", *r.val_loss);
   if (terminal_) {
     if (r.val_loss) {

@@ -1,6 +1,7 @@
 #pragma once
 // What a run shows while it trains: on a terminal one live line (iteration/total, loss, lr,
 // tokens/s, elapsed, ETA) redrawn each step; elsewhere (a log file, CI) a plain line every N steps.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -12,6 +13,9 @@ struct StepReport {
   int64_t iteration, total;  // iteration: completed ones
   double train_loss, lr, tokens_per_s, elapsed_s;
   std::optional<double> val_loss;
+  double grad_norm = NAN;   // before clipping; NaN: not shown
+  bool clipped = false;
+  double peak_share = NAN;  // of the CPU's FMA peak; NaN: not shown
 };
 
 class Progress {

@@ -23,7 +23,10 @@
 #include "tinygpt/train/existing_outputs.h"
 #include "tinygpt/train/run_data.h"
 #include "tinygpt/inspect/plot.h"
+#include "tinygpt/autograd/machine.h"
 #include "tinygpt/io/run_log.h"
+#include "tinygpt/io/run_metrics.h"
+#include "tinygpt/train/step_stats.h"
 #include "tinygpt/nn/sampling.h"
 
 namespace tinygpt::train {
@@ -62,6 +65,17 @@ void write_log(const std::string& path, const std::vector<std::string>& rows) {
   std::string text = std::string(io::kLogHeader) + "\n";
   for (const std::string& row : rows) text += row + "\n";
   io::write_output_file(path, io::OutputKind::log, text);
+}
+void write_metrics(const std::string& path, const std::vector<std::string>& lines) {
+  std::string text = std::string(io::kMetricsHeader) + "\n";
+  for (const std::string& line : lines) text += line + "\n";
+  io::write_output_file(path, io::OutputKind::metrics, text);
+}
+
+// Appends a line to a log file opened by run(), or throws naming it.
+void append_line(std::ofstream& file, const std::string& path, const std::string& line) {
+  file << line << '\n';
+  if (!file.flush()) throw std::runtime_error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
 }
 
 void check_enough_tokens(const data::Corpus& c, const TrainOptions& o) {
@@ -196,14 +210,17 @@ std::vector<std::string> existing_snapshots(const std::string& out, int64_t ever
 void Trainer::claim_outputs(Claim claim, ExistingOutputs existing, const std::vector<std::string>& read) {
   if (!comm_.is_root()) return;
   const std::string& out = options_.out;
-  if (out == log_path() || out == plot_path() || out == best_path())
-    throw std::invalid_argument(fmt::format("--out '{}' would be its own log, plot or best checkpoint (they take its "
-                                            "name with .csv, .svg and .best.h5): choose a name ending in .h5",
+  if (out == log_path() || out == plot_path() || out == best_path() || out == metrics_path())
+    throw std::invalid_argument(fmt::format("--out '{}' would be its own log, metrics, plot or best checkpoint (they "
+                                            "take its name with .csv, .jsonl, .svg and .best.h5): choose a name ending in .h5",
                                             out));
   io::check_output_path(out, io::OutputKind::hdf5);
   if (!lock_.held()) lock_ = RunLock(out);
   std::vector<std::pair<std::string, io::OutputKind>> outputs = {
-      {out, io::OutputKind::hdf5}, {log_path(), io::OutputKind::log}, {plot_path(), io::OutputKind::svg}};
+      {out, io::OutputKind::hdf5},
+      {log_path(), io::OutputKind::log},
+      {metrics_path(), io::OutputKind::metrics},
+      {plot_path(), io::OutputKind::svg}};
   if (options_.keep_best) outputs.push_back({best_path(), io::OutputKind::hdf5});
   for (const std::string& snapshot : existing_snapshots(out, options_.snapshot_every, options_.iters))
     outputs.push_back({snapshot, io::OutputKind::hdf5});
@@ -232,7 +249,7 @@ void Trainer::start(std::shared_ptr<nn::GPT> model) {
   state_.val_loss = NAN;
   state_.data_files = identify_data(training_files(options_), options_.val_data);
   prepare();
-  if (comm_.is_root()) write_log(log_path(), {});
+  if (comm_.is_root()) write_log(log_path(), {}), write_metrics(metrics_path(), {});
 }
 
 Trainer::Trainer(const std::string& path, const Resume& changes, Communicator comm) : comm_(comm) {
@@ -262,7 +279,7 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
   if (state_.iteration > options_.iters)
     throw std::invalid_argument(fmt::format("the checkpoint is at iteration {}, past --iters {}", state_.iteration,
                                             options_.iters));
-  const std::string old_log = log_path_for(path);
+  const std::string old_log = log_path_for(path), old_metrics = metrics_path_for(path);
   if (in_place) {
     if (comm_.is_root()) claim_outputs(Claim::own, ExistingOutputs::refuse);
   } else {
@@ -289,11 +306,17 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
   prepare();
   if (!comm_.is_root()) return;
   // The log keeps its rows up to the checkpoint; later ones belong to the run that was cut short.
+  // Rows are written again in this log's columns (a log of fewer columns gains empty ones).
   std::vector<std::string> kept;
   if (std::filesystem::exists(old_log))
     for (const io::LogLine& line : io::read_log_lines(old_log))
-      if (line.row.iter <= state_.iteration) kept.push_back(line.text);
+      if (line.row.iter <= state_.iteration) kept.push_back(io::format_log_row(line.row));
   write_log(log_path(), kept);
+  std::vector<std::string> kept_metrics;
+  if (std::filesystem::exists(old_metrics))
+    for (const io::MetricsLine& line : io::read_metrics_lines(old_metrics))
+      if (line.iter <= state_.iteration) kept_metrics.push_back(line.text);
+  write_metrics(metrics_path(), kept_metrics);
 }
 
 // The settings given on resume: only kResumeSettings' names. Each value that differs from the
@@ -363,6 +386,13 @@ void Trainer::check_data(DataCheck check) {
 
 void Trainer::prepare() {
   parameters_ = model_->parameters();
+  update_groups_.clear();
+  for (const auto& s : optimizer_->state()) update_groups_.push_back(update_group(s.name));
+  flops_per_token_ = nn::training_flops_per_token(model_->config());
+  guard_ = SpikeGuard({.loss_factor = options_.spike_loss, .grad_factor = options_.spike_grad,
+                       .window = options_.spike_window, .patience = options_.spike_patience});
+  guard_.set_state(state_.guard);
+  peak_flops_ = fma_peak_gflops() * 1e9 * num_threads() * comm_.size();  // every core the run uses
   if (corpus_.train_sources.empty()) {
     sampler_ = std::make_unique<data::BatchSampler>(corpus_.train, options_.batch, options_.block, 0);
   } else {
@@ -379,6 +409,7 @@ void Trainer::prepare() {
 }
 
 std::string Trainer::log_path() const { return log_path_for(options_.out); }
+std::string Trainer::metrics_path() const { return metrics_path_for(options_.out); }
 std::string Trainer::plot_path() const { return plot_path_for(options_.out); }
 std::string Trainer::best_path() const { return best_path_for(options_.out); }
 
@@ -395,15 +426,22 @@ double Trainer::train_step(float lr) {
   }
   comm_.average_gradients(parameters_, flat_grads_);  // several ranks: the mean of their gradients
   const double loss = comm_.mean(loss_sum / static_cast<double>(options_.grad_accum));
-  const float norm = optim::global_grad_norm(parameters_);  // the same on every rank: all stop together
-  if (!std::isfinite(loss) || !std::isfinite(norm))
-    throw std::runtime_error(fmt::format(
-        "the training {} became {} at iteration {}: the run stops here, without saving over '{}' (a lower --lr or a "
-        "--grad-clip may help)",
-        std::isfinite(loss) ? "gradient norm" : "loss", std::isfinite(loss) ? norm : loss, state_.iteration + 1,
-        options_.out));
+  const float norm = optim::global_grad_norm(parameters_);  // the same on every rank: all decide together
+  if (const std::optional<std::string> why = guard_.judge(loss, norm)) {  // the step is not applied
+    last_skipped_ = true, skip_reason_ = *why;
+    last_step_ = step_columns(norm, 1.0, {}, update_groups_);
+    if (guard_.exhausted())
+      throw std::runtime_error(fmt::format(
+          "{} steps in a row were not applied (the last, iteration {}: {}): the run stops here, without saving over "
+          "'{}' (a lower --lr, a --grad-clip or other data may help; --spike-patience sets how many)",
+          options_.spike_patience, state_.iteration + 1, *why, options_.out));
+    return loss;
+  }
+  last_skipped_ = false;
   optimizer_->set_lr(lr);
-  optimizer_->step(lr, options_.grad_clip > 0 ? optim::clip_scale(norm, options_.grad_clip) : 1.0f);
+  const float scale = options_.grad_clip > 0 ? optim::clip_scale(norm, options_.grad_clip) : 1.0f;
+  optimizer_->step(lr, scale);
+  last_step_ = step_columns(norm, scale, optimizer_->last_update(), update_groups_);
   return loss;
 }
 
@@ -433,6 +471,7 @@ void Trainer::save() {
 void Trainer::save_to(const std::string& path) {
   state_.sampler_states = comm_.all_gather(sampler_->state());
   state_.dropout_counter = model_->dropout_counter();
+  state_.guard = guard_.state();
   if (comm_.is_root()) write_checkpoint(path, *model_, *corpus_.tokenizer, optimizer_.get(), &state_);
 }
 
@@ -448,10 +487,13 @@ void Trainer::log_sample(Progress& progress) {
 }
 
 Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrupt, int64_t pause_at) {
-  std::ofstream log;
+  std::ofstream log, metrics;
   if (comm_.is_root()) {
     log.open(log_path(), std::ios::app);
     if (!log) throw std::runtime_error(fmt::format("cannot write the log '{}': {}", log_path(), std::strerror(errno)));
+    metrics.open(metrics_path(), std::ios::app);
+    if (!metrics)
+      throw std::runtime_error(fmt::format("cannot write the metrics '{}': {}", metrics_path(), std::strerror(errno)));
   }
   const double seconds_before = state_.seconds;
   const auto start = std::chrono::steady_clock::now();
@@ -480,6 +522,8 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
                            fmt::format("parameter checksums at iteration {}", state_.iteration));
     }
     const double tokens_per_s = tokens_per_step / step_s;
+    last_step_.tokens = state_.tokens_seen, last_step_.skipped = last_skipped_;
+    last_step_.peak_share = flops_per_token_ * tokens_per_s / peak_flops_;
     const bool stop = comm_.any(interrupt && interrupt->requested()) || state_.iteration == pause_at;
     if (stop || state_.iteration % options_.ckpt_every == 0 || state_.iteration == options_.iters) save();
     if (options_.snapshot_every > 0 && state_.iteration % options_.snapshot_every == 0)
@@ -488,11 +532,15 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
       if (stop) return Outcome::interrupted;
       continue;
     }
-    log << io::format_log_row({state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds}) << '\n';
-    if (!log.flush())
-      throw std::runtime_error(fmt::format("cannot write the log '{}': {}", log_path(), std::strerror(errno)));
+    const io::LogRow row{state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds, last_step_};
+    append_line(log, log_path(), io::format_log_row(row));
+    append_line(metrics, metrics_path(), io::step_json(row));
+    if (val) append_line(metrics, metrics_path(), io::eval_json(state_.iteration, *val));
     if (val) inspect::write_loss_plot({log_path()}, plot_path());  // a fresh picture at every evaluation
-    progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val});
+    if (last_skipped_)
+      progress.message(fmt::format("tinygpt: iteration {} not applied: {}", state_.iteration, skip_reason_));
+    progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val,
+                   last_step_.grad_norm, last_step_.clip_scale < 1, last_step_.peak_share});
     if (options_.sample_every > 0 && state_.iteration % options_.sample_every == 0) log_sample(progress);
     if (stop) return Outcome::interrupted;
   }

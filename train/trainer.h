@@ -11,9 +11,11 @@
 
 #include "tinygpt/data/batches.h"
 #include "tinygpt/data/corpus.h"
+#include "tinygpt/io/run_log.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/optim/adamw.h"
 #include "tinygpt/optim/schedule.h"
+#include "tinygpt/train/spike_guard.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/distributed.h"
 #include "tinygpt/train/interrupt.h"
@@ -75,6 +77,10 @@ class Trainer {
   const data::Corpus& corpus() const { return corpus_; }
   const Communicator& communicator() const { return comm_; }
   std::string log_path() const;   // the CSV beside the checkpoint
+  std::string metrics_path() const;  // its JSON-lines metrics (io/run_metrics.h)
+  // What the last train_step did: gradient norm, clipping, update-to-weight ratios (tokens and
+  // peak_share are filled in by run()).
+  const io::StepColumns& last_step() const { return last_step_; }
   std::string plot_path() const;  // its loss plot (SVG), refreshed at every evaluation
   std::string best_path() const;  // with keep_best: the checkpoint of the lowest validation loss
   // The lines this resume added to state().changes (empty for a new run).
@@ -114,6 +120,12 @@ class Trainer {
   TrainState state_;
   std::vector<int32_t> inputs_, targets_;
   std::vector<Tensor> parameters_;  // the model's, listed once
+  std::vector<size_t> update_groups_;  // io::kUpdateGroups index of each parameter
+  io::StepColumns last_step_;
+  bool last_skipped_ = false;
+  std::string skip_reason_;  // why the last step was not applied
+  SpikeGuard guard_;
+  double flops_per_token_ = 0, peak_flops_ = 0;  // for the share of the FMA peak
   Buffer flat_grads_;               // every gradient in one buffer, for averaging over ranks
 };
 

@@ -214,7 +214,7 @@ TEST_CASE("cli: no command replaces a file of another kind", "[cli][errors]") {
   REQUIRE(log.output.find("dirlog.csv': is a directory, not a file") != std::string::npos);
   REQUIRE_FALSE(std::filesystem::exists(dir.file("dirlog.h5")));
   Result own_log = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("run2.csv"));
-  REQUIRE(own_log.output.find("would be its own log, plot or best checkpoint") != std::string::npos);
+  REQUIRE(own_log.output.find("would be its own log, metrics, plot or best checkpoint") != std::string::npos);
   REQUIRE_FALSE(std::filesystem::exists(dir.file("run2.csv")));
   dir.write("notes.csv", "my own notes\n");
   Result notes = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("notes.h5"));

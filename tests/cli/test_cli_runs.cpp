@@ -136,6 +136,12 @@ TEST_CASE("cli: a new run does not replace another run's log or plot without --f
   REQUIRE(read_file(dir.file("run.csv")) == log);
   REQUIRE_FALSE(fs::exists(dir.file("run.h5")));
   fs::remove(dir.file("run.csv"));
+  const std::string metrics = read_file(dir.file("run.jsonl"));
+  Result jsonl = run("train " + small_run(dir) + " --iters 3 --out " + dir.file("run.h5"));
+  REQUIRE(jsonl.output == "tinygpt: error: '" + dir.file("run.jsonl") + "' is the metrics of a run (to iteration "
+                              "10): give --force to replace it, or choose another --out\n");
+  REQUIRE(read_file(dir.file("run.jsonl")) == metrics);
+  fs::remove(dir.file("run.jsonl"));
   Result plot = run("train " + small_run(dir) + " --iters 3 --out " + dir.file("run.h5"));
   REQUIRE_THAT(plot.output, Catch::Contains("run.svg' is an SVG picture: give --force"));
   Result forced = run("train " + small_run(dir) + " --iters 3 --force --out " + dir.file("run.h5"));
@@ -301,7 +307,7 @@ TEST_CASE("cli: --snapshot-every keeps copies a resume continues, changes no num
   REQUIRE(at(at(info(dir.file("again.h5")), "training"), "train_loss").text ==
           at(at(info(dir.file("plain.h5")), "training"), "train_loss").text);
   // A new run whose snapshots would land on another run's refuses before training, naming the file.
-  for (const char* ext : {".h5", ".csv", ".svg"})
+  for (const char* ext : {".h5", ".csv", ".jsonl", ".svg"})
     std::filesystem::rename(dir.file(std::string("snap") + ext), dir.file(std::string("moved") + ext));
   const Result refused = run(args + "--snapshot-every 5 --out " + dir.file("snap.h5"));
   REQUIRE(refused.exit_code == 1);

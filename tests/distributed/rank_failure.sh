@@ -10,7 +10,7 @@ fail() { echo "FAILED: $*"; cat "$dir/log" 2>/dev/null; exit 1; }
 
 # Starts a long two-rank run in the background; waits for its first checkpoint.
 start_run() {
-  rm -f "$dir/run.h5" "$dir/run.csv" "$dir/run.svg" "$dir/log"
+  rm -f "$dir/run.h5" "$dir/run.csv" "$dir/run.jsonl" "$dir/run.svg" "$dir/log"
   "$mpiexec" -np 2 --oversubscribe --allow-run-as-root --mca btl_vader_single_copy_mechanism none "$tinygpt" train --data "$dir/text.txt" --out "$dir/run.h5" \
     --layers 1 --heads 2 --embd 16 --block 16 --batch 4 --iters 1000000 --eval-every 20 --eval-iters 1 \
     --ckpt-every 20 --threads 1 --mpi-timeout 5 > "$dir/log" 2>&1 &

@@ -1,0 +1,70 @@
+#include "tinygpt/io/run_metrics.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/data/json.h"
+
+namespace tinygpt::io {
+
+namespace {
+
+constexpr int64_t kMaxMetricsBytes = int64_t{4} << 30;
+
+std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : "null"; }
+
+}  // namespace
+
+std::string step_json(const LogRow& r) {
+  const StepColumns& s = r.step.value();
+  std::string groups;
+  for (size_t g = 0; g < kUpdateGroups.size(); ++g)
+    groups += fmt::format("{}\"{}\": {}", g ? ", " : "", kUpdateGroups[g], json_number(s.group_ratio[g]));
+  return fmt::format(
+      R"({{"type": "step", "iter": {}, "train_loss": {}, "lr": {:.6e}, "tokens": {}, "tokens_per_s": {:.1f}, )"
+      R"("seconds": {:.3f}, "grad_norm": {}, "clip_scale": {:.9g}, "update_ratio": {}, )"
+      R"("update_ratio_by_group": {{{}}}, "peak_share": {:.4f}, "skipped": {}}})",
+      r.iter, json_number(r.train_loss), r.lr, s.tokens, r.tokens_per_s, r.seconds, json_number(s.grad_norm),
+      s.clip_scale, json_number(s.update_ratio), groups, s.peak_share, s.skipped);
+}
+
+std::string eval_json(int64_t iter, double val_loss) {
+  return fmt::format(R"({{"type": "eval", "iter": {}, "val_loss": {}}})", iter, json_number(val_loss));
+}
+
+bool is_metrics_header(std::string_view line) { return line == kMetricsHeader; }
+
+std::vector<MetricsLine> read_metrics_lines(const std::string& path) {
+  data::InputFile file(path, "metrics");
+  const data::FileBytes bytes = file.read_all(kMaxMetricsBytes);
+  const std::string_view all = bytes.view();
+  const size_t header_end = all.find('\n');
+  if (!is_metrics_header(all.substr(0, header_end)))
+    throw std::invalid_argument(fmt::format("'{}' is not a tinygpt metrics file: its first line is not {}", path,
+                                            kMetricsHeader));
+  std::vector<MetricsLine> lines;
+  int64_t number = 2;
+  for (size_t start = header_end + 1; header_end != std::string_view::npos && start < all.size(); ++number) {
+    const size_t end = all.find('\n', start);
+    if (end == std::string_view::npos) break;  // cut short while being written
+    const std::string_view line = all.substr(start, end - start);
+    start = end + 1;
+    const std::string where = fmt::format("'{}', line {}", path, number);
+    const data::json::Value v = data::json::parse(line, where, {.depth = 2, .values = 64});
+    const data::json::Value* iter = v.find("iter");
+    int64_t n = 0;
+    const auto parsed = iter && iter->is_integer()
+                            ? std::from_chars(iter->text.data(), iter->text.data() + iter->text.size(), n)
+                            : std::from_chars_result{nullptr, std::errc::invalid_argument};
+    if (parsed.ec != std::errc() || n < 0)
+      throw std::invalid_argument(fmt::format("metrics {}: an object without an iteration number \"iter\"", where));
+    lines.push_back({n, std::string(line)});
+  }
+  return lines;
+}
+
+}  // namespace tinygpt::io
