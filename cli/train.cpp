@@ -61,6 +61,7 @@ struct TrainCommand {
     fmt::print("tinygpt: {} parameters; {} tokenizer, {} tokens; {} training and {} validation tokens\n",
                t.model().parameter_count(), data::name(t.corpus().tokenizer->kind()), t.corpus().tokenizer->vocab_size(),
                t.corpus().train.size(), t.corpus().val.size());
+    fmt::print("tinygpt: memory: {}\n", train::describe(t.memory_plan(), static_cast<double>(machine_memory_bytes())));
     for (const std::string& change : t.new_changes()) fmt::print("tinygpt: changed at {}\n", change);
     if (s.options.iters <= s.options.warmup)
       fmt::print("tinygpt: warning: --iters {} ends inside the {} warm-up iterations: the learning rate climbs to {:.3g} "

@@ -112,10 +112,15 @@ std::unique_ptr<data::BatchSampler> validation_sampler(const data::Corpus& c, co
 }
 
 // The memory a run needs: the model's training state and the token arrays of its text.
+MemoryPlan run_memory_plan(const nn::GPTConfig& config, const TrainOptions& o) {
+  return training_memory_plan(config, {.batch = o.batch,
+                                       .attention = AttentionMemory::automatic,
+                                       .samples = o.sample_every > 0,
+                                       .data_bytes = corpus_bytes(training_files(o)) + corpus_bytes(o.val_data)});
+}
+
 void require_run_memory(const nn::GPTConfig& config, const TrainOptions& o) {
-  require_memory(training_bytes(config, o.batch, AttentionMemory::automatic) + corpus_bytes(training_files(o)) +
-                     corpus_bytes(o.val_data),
-                 "this run");
+  require_memory(run_memory_plan(config, o).total(), "this run");
 }
 
 // How many tokens --sample-every's samples have, as llm.c's.
@@ -389,6 +394,7 @@ void Trainer::prepare() {
   update_groups_.clear();
   for (const auto& s : optimizer_->state()) update_groups_.push_back(update_group(s.name));
   flops_per_token_ = nn::training_flops_per_token(model_->config());
+  memory_plan_ = run_memory_plan(model_->config(), options_);
   guard_ = SpikeGuard({.loss_factor = options_.spike_loss, .grad_factor = options_.spike_grad,
                        .window = options_.spike_window, .patience = options_.spike_patience});
   guard_.set_state(state_.guard);

@@ -15,6 +15,7 @@
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/optim/adamw.h"
 #include "tinygpt/optim/schedule.h"
+#include "tinygpt/train/memory_budget.h"
 #include "tinygpt/train/spike_guard.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/distributed.h"
@@ -81,6 +82,8 @@ class Trainer {
   // What the last train_step did: gradient norm, clipping, update-to-weight ratios (tokens and
   // peak_share are filled in by run()).
   const io::StepColumns& last_step() const { return last_step_; }
+  // What the run is estimated to hold at its peak (memory_budget.h), for the line at its start.
+  const MemoryPlan& memory_plan() const { return memory_plan_; }
   std::string plot_path() const;  // its loss plot (SVG), refreshed at every evaluation
   std::string best_path() const;  // with keep_best: the checkpoint of the lowest validation loss
   // The lines this resume added to state().changes (empty for a new run).
@@ -122,6 +125,7 @@ class Trainer {
   std::vector<Tensor> parameters_;  // the model's, listed once
   std::vector<size_t> update_groups_;  // io::kUpdateGroups index of each parameter
   io::StepColumns last_step_;
+  MemoryPlan memory_plan_;
   bool last_skipped_ = false;
   std::string skip_reason_;  // why the last step was not applied
   SpikeGuard guard_;

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "cli_run.h"
@@ -441,4 +442,33 @@ TEST_CASE("cli: a write the system refuses names its reason, and the last checkp
   for (const auto& entry : fs::directory_iterator(dir.file("")))  // no temporary file left behind
     REQUIRE(entry.path().filename().string().find(".tmp-") == std::string::npos);
   REQUIRE_FALSE(fs::exists(ckpt + ".lock"));
+}
+
+TEST_CASE("cli: the memory line's estimate is within 20% of the run's measured peak, on two shapes",
+          "[cli][memory]") {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; text.size() < 60000; ++i)
+    text += "Line " + std::to_string(i * 7919 % 1000) + ": the quick brown fox jumps over the lazy dog.\n";
+  const std::string data = dir.write("text.txt", text);
+  for (const char* shape : {"--layers 4 --heads 4 --embd 128 --block 64 --batch 48",
+                            "--layers 2 --heads 4 --embd 192 --block 256 --batch 16 --sample-every 3"}) {
+    INFO(shape);
+    std::vector<std::string> args = {"train", "--data", data, "--iters", "3", "--eval-every", "3", "--eval-iters", "1",
+                                     "--threads", "2", "--force", "--out", dir.file("m.h5")};
+    std::istringstream words(shape);
+    for (std::string w; words >> w;) args.push_back(w);
+    const Run r = Process(args, dir.file("out.txt")).wait(std::chrono::minutes(2));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    const size_t at = r.output.find("tinygpt: memory: about ");
+    REQUIRE(at != std::string::npos);
+    const double estimate_mb = std::stod(r.output.substr(at + 23));
+    const double measured_mb = static_cast<double>(r.peak_rss_mb) * 1.048576;  // MiB to MB
+    REQUIRE(estimate_mb > 0.8 * measured_mb);
+    REQUIRE(estimate_mb < 1.2 * measured_mb);
+    const size_t fit = r.output.find("micro-batches up to ", at);
+    REQUIRE(fit != std::string::npos);
+    REQUIRE(std::stoll(r.output.substr(fit + 20)) > 48);
+  }
 }
