@@ -9,6 +9,9 @@
 
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/json.h"
+#include "tinygpt/io/output_files.h"
+#include "tinygpt/train/existing_outputs.h"
+#include "tinygpt/train/settings_file.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/cli/commands.h"
 
@@ -161,15 +164,26 @@ void print_json(const std::string& path, const train::Checkpoint& ck) {
 
 void add_info(CLI::App& app) {
   struct Args {
-    std::string ckpt;
-    bool json = false;
+    std::string ckpt, config;
+    bool json = false, force = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("info", "describe a checkpoint: model, tokenizer, progress, losses, every setting");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to describe")->required();
   cmd->add_flag("--json", args->json, "print one JSON object: model, tokenizer, training (null for weights only)");
+  cmd->add_option("--config", args->config,
+                  "also write the run's settings to this JSON file, for train --config to repeat the run");
+  cmd->add_flag("--force", args->force, "replace a settings file already at --config");
   cmd->callback([args] {
+    if (!args->config.empty())  // before reading: a file that is not ours is never replaced
+      train::refuse_replacing(args->config, io::OutputKind::settings, {.force = args->force, .inputs = {args->ckpt}});
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
+    if (!args->config.empty()) {
+      if (!ck.train)
+        throw std::invalid_argument(fmt::format("'{}' holds weights only: it has no run settings for --config",
+                                                args->ckpt));
+      io::write_output_file(args->config, io::OutputKind::settings, train::settings_file_text(ck.train->options));
+    }
     if (args->json) return print_json(args->ckpt, ck);
     print_text(args->ckpt, ck);
   });

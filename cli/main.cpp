@@ -12,24 +12,9 @@
 
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/train/distributed.h"
+#include "tinygpt/train/options.h"
 
 namespace {
-
-// Edits (insertions, deletions, substitutions) between two words.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // The message for words CLI11 did not expect: the first flag that `command` does not have, with the
 // nearest one it has ("unknown flag --iter (did you mean --iters?)"), or the stray value.
@@ -41,12 +26,7 @@ std::string unexpected(const CLI::App& command, const std::vector<std::string>& 
     if (!word.starts_with("-")) continue;
     const std::string flag = word.substr(0, word.find('='));
     if (std::find(flags.begin(), flags.end(), flag) != flags.end()) continue;
-    std::string nearest;
-    size_t best = 3;  // at most two edits away, or the start of a longer flag
-    for (const std::string& f : flags) {
-      const size_t d = f.starts_with(flag) && flag.size() > 3 ? 1 : edit_distance(flag, f);
-      if (d < best) best = d, nearest = f;
-    }
+    const std::string nearest = tinygpt::train::nearest_name(flag, flags);
     return fmt::format("unknown flag {}{}; see tinygpt {} --help", flag,
                        nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest), command.get_name());
   }

@@ -12,6 +12,7 @@
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"
+#include "tinygpt/train/settings_file.h"
 #include "tinygpt/train/run_data.h"
 #include "tinygpt/train/trainer.h"
 
@@ -21,15 +22,31 @@ namespace {
 
 struct TrainCommand {
   train::TrainOptions options;
-  std::string resume, init_from;
+  std::string resume, init_from, config;
   bool force = false;
   int64_t mpi_timeout = 300;
   CLI::App* cmd = nullptr;
 
+  // The settings a --config file gave (names without --), beside those on the command line.
+  std::set<std::string> from_file;
+
+  void read_config() {
+    if (config.empty()) return;
+    for (const char* start : {"--resume", "--init-from"})
+      if (cmd->count(start))
+        throw std::invalid_argument(fmt::format("--config starts a new run from a settings file; {} takes its settings "
+                                                "from a checkpoint: give one of them",
+                                                start));
+    from_file = train::read_settings_file(config, options, given_settings());
+  }
+
   void run() {
+    read_config();
     const auto comm = train::Communicator::world(std::chrono::seconds(mpi_timeout));
-    if (!cmd->count("--min-lr")) options.min_lr = options.lr / 10;
-    train::apply_arch(options.arch, given_arch_flags(cmd));
+    if (!given_settings().count("min-lr")) options.min_lr = options.lr / 10;
+    std::vector<std::string> arch_given = given_arch_flags(cmd);
+    for (const std::string& name : from_file) arch_given.push_back(name);  // apply_arch looks for its own names
+    train::apply_arch(options.arch, arch_given);
     if (comm.is_root()) suggest_prepare();
     std::unique_ptr<train::Trainer> trainer;
     const auto existing = force ? train::ExistingOutputs::replace : train::ExistingOutputs::refuse;
@@ -119,7 +136,7 @@ struct TrainCommand {
     std::set<std::string> given;
     train::TrainOptions probe;
     train::for_each_option(probe, [&](const char* name, auto&, const char*, const io::Range&, train::Choices) {
-      if (cmd->count(std::string("--") + name) > 0) given.insert(name);
+      if (cmd->count(std::string("--") + name) > 0 || from_file.count(name)) given.insert(name);
     });
     return given;
   }
@@ -142,6 +159,8 @@ void add_train(CLI::App& app) {
                 "replace a checkpoint, log or plot that another run left at --out; on --resume, also continue on text "
                 "whose bytes changed (recorded in the checkpoint)");
   cmd->add_option("--resume", command->resume, "continue the run saved in this checkpoint, exactly");
+  cmd->add_option("--config", command->config,
+                  "read the settings from this JSON file (info --config writes a checkpoint's); flags given here win");
   cmd->add_option("--init-from", command->init_from,
                   "start a new run (fine-tuning) from this checkpoint's weights and tokenizer; --block may shrink "
                   "its context");

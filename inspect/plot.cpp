@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "tinygpt/io/output_files.h"
+#include "tinygpt/io/run_metrics.h"
 #include "tinygpt/inspect/detail/svg.h"
 
 namespace tinygpt::inspect {
@@ -39,12 +40,12 @@ struct Panel {
     svg.rect(x0, y0, w, h, "none", "stroke=\"#444444\"");
     for (double t : ticks(xmin, xmax)) {
       svg.line(px(t), y0 + h, px(t), y0 + h + 4, "#444444");
-      svg.text(px(t), y0 + h + 16, fmt::format("{:g}", t), 10, "middle");
+      svg.text(px(t), y0 + h + 16, fmt::format("{:g}", t + 0.0), 10, "middle");  // + 0.0: no "-0"
     }
     for (double t : ticks(ymin, ymax)) {
       svg.line(x0 - 4, py(t), x0, py(t), "#444444");
       svg.line(x0, py(t), x0 + w, py(t), "#eeeeee");
-      svg.text(x0 - 7, py(t) + 3, fmt::format("{:g}", t), 10, "end");
+      svg.text(x0 - 7, py(t) + 3, fmt::format("{:g}", t + 0.0), 10, "end");
     }
     svg.text(x0 + w / 2, y0 + h + 32, xlabel, 11, "middle");
     svg.text(x0 - 45, y0 + h / 2, ylabel, 11, "middle", -90);
@@ -64,7 +65,13 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs, const std::string&
   size_t longest = 10;  // legend labels: "<name> validation"
   for (const auto& run : runs) longest = std::max(longest, run.name.size() + 11);
   const double left = 80, plot_w = 600, W = std::max(800.0, left + plot_w + 50 + 6.5 * static_cast<double>(longest));
-  Svg svg(W, 620);
+  // The gradient's norm (log10) when the logs keep it, between the losses and the speed.
+  std::vector<double> norms;
+  for (const auto& run : runs)
+    for (const auto& r : run.rows)
+      if (r.step && r.step->grad_norm > 0 && std::isfinite(r.step->grad_norm)) norms.push_back(std::log10(r.step->grad_norm));
+  const double grad_h = norms.empty() ? 0 : 180;
+  Svg svg(W, 620 + grad_h);
   svg.text(left, 26, title, 14, "start", 0, "font-weight=\"bold\"");
   std::vector<double> iters, losses, speeds;
   for (const auto& run : runs)
@@ -79,9 +86,12 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs, const std::string&
   const auto [lmin, lmax] = padded_range(losses);
   const auto [smin, smax] = padded_range(speeds);
   const Panel loss{left, 50, plot_w, 330, xmin, xmax, lmin, lmax};
-  const Panel speed{left, 450, plot_w, 120, xmin, xmax, std::max(0.0, smin), smax};
+  const Panel speed{left, 450 + grad_h, plot_w, 120, xmin, xmax, std::max(0.0, smin), smax};
   loss.axes(svg, "iteration", "loss");
   speed.axes(svg, "iteration", "tokens/s");
+  const auto [gmin, gmax] = norms.empty() ? std::pair{0.0, 1.0} : padded_range(norms);
+  const Panel grad{left, 450, plot_w, 120, xmin, xmax, gmin, gmax};
+  if (!norms.empty()) grad.axes(svg, "iteration", "log10 gradient norm");
   // train, validation and speed colours of each run, in turn
   static constexpr const char* kColours[][3] = {{"#6baed6", "#d94801", "#41ab5d"}, {"#9e9ac8", "#54278f", "#969696"},
                                                 {"#fd8d3c", "#a50f15", "#fdae6b"}};
@@ -101,6 +111,16 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs, const std::string&
     for (const auto& r : runs[k].rows)
       if (r.val_loss) svg.circle(loss.px(static_cast<double>(r.iter)), loss.py(*r.val_loss), 3.5, colour[1], "class=\"val\"");
     svg.polyline(speed_pts, colour[2], 1, "class=\"speed\"");
+    // The norm before clipping; a dot where it was clipped, a red ring where the step was skipped.
+    std::string grad_pts;
+    for (const auto& r : runs[k].rows) {
+      if (!r.step || !(r.step->grad_norm > 0) || !std::isfinite(r.step->grad_norm)) continue;
+      const double x = grad.px(static_cast<double>(r.iter)), y = grad.py(std::log10(r.step->grad_norm));
+      grad_pts += fmt::format("{:.1f},{:.1f} ", x, y);
+      if (r.step->skipped) svg.circle(x, y, 4, "#cb181d", "class=\"skipped\"");
+      else if (r.step->clip_scale < 1) svg.circle(x, y, 1.5, colour[0], "class=\"clipped\"");
+    }
+    if (!grad_pts.empty()) svg.polyline(grad_pts, colour[0], 1, "class=\"grad\"");
     const std::string name = runs[k].name.empty() ? "" : runs[k].name + " ";
     for (int curve = 0; curve < 2; ++curve, legend_y += 18) {
       svg.line(left + plot_w + 15, legend_y, left + plot_w + 35, legend_y, colour[curve], 2);
@@ -115,7 +135,8 @@ void write_loss_plot(const std::vector<std::string>& logs, const std::string& sv
   for (const std::string& log : logs) {
     std::string name = log.substr(log.find_last_of('/') + 1);
     if (name.size() > 4 && name.ends_with(".csv")) name.resize(name.size() - 4);
-    runs.push_back({logs.size() > 1 ? name : "", io::read_log(log)});
+    if (name.size() > 6 && name.ends_with(".jsonl")) name.resize(name.size() - 6);
+    runs.push_back({logs.size() > 1 ? name : "", log.ends_with(".jsonl") ? io::read_metrics(log) : io::read_log(log)});
   }
   io::write_output_file(svg_path, io::OutputKind::svg, loss_plot_svg(runs, logs.size() > 1 ? "" : logs.front()));
 }

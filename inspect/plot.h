@@ -13,15 +13,16 @@ struct RunCurves {
   std::vector<io::LogRow> rows;
 };
 
-// Two panels over iterations: train and validation loss (one marker per evaluation), tokens/s;
-// each run in its own colours.
+// Panels over iterations: train and validation loss (one marker per evaluation); the gradient's
+// norm before clipping on a log scale, a dot at each clipped step and a red ring at each step the
+// spike guard skipped (when the logs keep them); tokens/s. Each run in its own colours.
 std::string loss_plot_svg(const std::vector<RunCurves>& runs, const std::string& title);
 inline std::string loss_plot_svg(const std::vector<io::LogRow>& rows, const std::string& title) {
   return loss_plot_svg(std::vector<RunCurves>{{"", rows}}, title);
 }
 
-// Reads the logs and writes their plot to `svg`: several logs are drawn together, each named by its
-// file name without the directory and ".csv".
+// Reads the logs (CSV, or a run's .jsonl metrics) and writes their plot to `svg`: several logs are
+// drawn together, each named by its file name without the directory and ".csv" or ".jsonl".
 void write_loss_plot(const std::vector<std::string>& logs, const std::string& svg);
 
 }  // namespace tinygpt::inspect

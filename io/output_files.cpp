@@ -31,6 +31,7 @@ const char* kind_name(OutputKind kind) {
     case OutputKind::hdf5: return "an HDF5 file (a checkpoint or saved module)";
     case OutputKind::log: return "a tinygpt log";
     case OutputKind::metrics: return "a tinygpt metrics file";
+    case OutputKind::settings: return "a tinygpt settings file";
     case OutputKind::svg: return "an SVG file";
     case OutputKind::html: return "a tinygpt explain page";
     case OutputKind::llama2c: return "a llama2.c model or tokenizer file";
@@ -46,6 +47,7 @@ bool holds(OutputKind kind, std::string_view head) {
     case OutputKind::log:
       return is_log_header(std::string(head.substr(0, head.find('\n'))));
     case OutputKind::metrics: return is_metrics_header(head.substr(0, head.find('\n')));
+    case OutputKind::settings: return head.starts_with("{\n  \"tinygpt\": \"train settings\"");
     case OutputKind::svg:
       return (head.starts_with("<svg") || head.starts_with("<?xml")) && head.find("<svg") != std::string_view::npos;
     case OutputKind::html:

@@ -11,7 +11,7 @@
 namespace tinygpt::io {
 
 // html: a page of `tinygpt explain`; llama2c: llama2.c's model.bin or tokenizer.bin.
-enum class OutputKind { hdf5, log, metrics, svg, html, llama2c };
+enum class OutputKind { hdf5, log, metrics, settings, svg, html, llama2c };
 
 // Throws a one-line error when `path` cannot take that output: its folder is missing or not
 // writable, or it exists and is a directory, a FIFO or device, or a file of another kind.

@@ -67,4 +67,44 @@ std::vector<MetricsLine> read_metrics_lines(const std::string& path) {
   return lines;
 }
 
+namespace {
+
+double number_at(const data::json::Value& v, const char* key, const std::string& where) {
+  const data::json::Value* x = v.find(key);
+  if (!x || (x->type != data::json::Value::Type::number && x->type != data::json::Value::Type::null))
+    throw std::invalid_argument(fmt::format("metrics {}: no number \"{}\"", where, key));
+  return x->type == data::json::Value::Type::null ? NAN : x->number;
+}
+
+}  // namespace
+
+std::vector<LogRow> read_metrics(const std::string& path) {
+  std::vector<LogRow> rows;
+  int64_t number = 1;
+  for (const MetricsLine& line : read_metrics_lines(path)) {
+    const std::string where = fmt::format("'{}', line {}", path, ++number);
+    const data::json::Value v = data::json::parse(line.text, where, {.depth = 2, .values = 64});
+    const data::json::Value* type = v.find("type");
+    if (type && type->text == "eval" && !rows.empty() && rows.back().iter == line.iter) {
+      rows.back().val_loss = number_at(v, "val_loss", where);
+      continue;
+    }
+    if (!type || type->text != "step")
+      throw std::invalid_argument(fmt::format("metrics {}: neither a step nor its evaluation", where));
+    StepColumns s;
+    s.tokens = static_cast<int64_t>(number_at(v, "tokens", where));
+    s.grad_norm = number_at(v, "grad_norm", where), s.clip_scale = number_at(v, "clip_scale", where);
+    s.update_ratio = number_at(v, "update_ratio", where), s.peak_share = number_at(v, "peak_share", where);
+    const data::json::Value* groups = v.find("update_ratio_by_group");
+    for (size_t g = 0; g < kUpdateGroups.size(); ++g)
+      s.group_ratio[g] = groups ? number_at(*groups, kUpdateGroups[g], where) : NAN;
+    const data::json::Value* skipped = v.find("skipped");
+    s.skipped = skipped && skipped->boolean;
+    rows.push_back({line.iter, number_at(v, "train_loss", where), std::nullopt, number_at(v, "lr", where),
+                    number_at(v, "tokens_per_s", where), number_at(v, "seconds", where), s});
+  }
+  if (rows.empty()) throw std::invalid_argument(fmt::format("metrics '{}' have no steps", path));
+  return rows;
+}
+
 }  // namespace tinygpt::io

@@ -32,4 +32,7 @@ std::vector<MetricsLine> read_metrics_lines(const std::string& path);
 
 bool is_metrics_header(std::string_view line);
 
+// The file's steps as log rows, each with its evaluation's val_loss, as read_log gives a CSV's.
+std::vector<LogRow> read_metrics(const std::string& path);
+
 }  // namespace tinygpt::io

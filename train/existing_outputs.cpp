@@ -78,6 +78,7 @@ std::string describe_path(const std::string& path) {
       if (lines.empty()) return "the metrics of a run (no steps)";
       return fmt::format("the metrics of a run (to iteration {})", lines.back().iter);
     }
+    if (io::holds_output(path, io::OutputKind::settings)) return "a tinygpt settings file";
     if (io::holds_output(path, io::OutputKind::html)) return "a tinygpt explain page";
     if (io::holds_output(path, io::OutputKind::svg)) return "an SVG picture";
     switch (io::llama2c_file_kind(path)) {

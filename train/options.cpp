@@ -76,6 +76,34 @@ std::string snapshot_path_for(const std::string& out, int64_t iteration) {
   return checkpoint_file(out).replace_extension(fmt::format(".step{}.h5", iteration)).string();
 }
 
+namespace {
+// Edits (insertions, deletions, substitutions) between two words.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string nearest_name(const std::string& word, const std::vector<std::string>& names) {
+  std::string nearest;
+  size_t best = 3;  // at most two edits away, or the start of a longer name
+  for (const std::string& name : names) {
+    const size_t d = name.starts_with(word) && word.size() > 3 ? 1 : edit_distance(word, name);
+    if (d < best) best = d, nearest = name;
+  }
+  return nearest;
+}
+
 std::string choice_problem(const std::string& value, Choices choices) {
   if (choices.empty() || std::find(choices.begin(), choices.end(), value) != choices.end()) return "";
   std::string list;

@@ -221,6 +221,10 @@ std::string snapshot_path_for(const std::string& out, int64_t iteration);  // ru
 // What is wrong with `value` for `choices` ("must be char or bpe (got 'x')"); empty when nothing is.
 std::string choice_problem(const std::string& value, Choices choices);
 
+// The name in `names` nearest to a mistyped `word` (at most two edits away, or the start of a longer
+// name), for "did you mean" hints; empty when none is that near.
+std::string nearest_name(const std::string& word, const std::vector<std::string>& names);
+
 // Throws a clear error for impossible settings: a number outside its range ("--batch must be at
 // least 1 (got 0)"), n_embd % n_head, min_lr > lr, more tokens than a 64-bit count holds, weights
 // that are not numbers. (Which flags fit the data: run_data.h's check_flags_apply.)

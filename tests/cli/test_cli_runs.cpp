@@ -472,3 +472,91 @@ TEST_CASE("cli: the memory line's estimate is within 20% of the run's measured p
     REQUIRE(std::stoll(r.output.substr(fit + 20)) > 48);
   }
 }
+
+TEST_CASE("cli: train --config repeats a run bit for bit from info --config's file, and flags win over it",
+          "[cli][config]") {
+  TempDir dir;
+  const std::string args = small_run(dir) + " --iters 12 --arch llama --kv-heads 1 --lr 0.003 --seed 5 --no-bias";
+  REQUIRE(run("train " + args + " --out " + dir.file("a.h5")).exit_code == 0);
+  const Result wrote = run("info --ckpt " + dir.file("a.h5") + " --config " + dir.file("a.json"));
+  INFO(wrote.output);
+  REQUIRE(wrote.exit_code == 0);
+  const std::string settings = read_file(dir.file("a.json"));
+  REQUIRE(settings.starts_with("{\n  \"tinygpt\": \"train settings\",\n"));
+  REQUIRE(settings.find("\"kv-heads\": 1") != std::string::npos);
+  const json::Value parsed = json::parse(settings, "a.json");  // plain JSON
+  REQUIRE(parsed.find("lr")->text == "0.003");
+
+  const Result again = run("train --config " + dir.file("a.json") + " --out " + dir.file("b.h5"));
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  auto weights_of = [&](const char* ckpt) {  // the exported weights, byte for byte
+    const std::string out = dir.file(std::string(ckpt) + ".hf");
+    const Result exported = run("export --ckpt " + dir.file(ckpt) + " --format hf --weights-only --out " + out);
+    INFO(exported.output);
+    REQUIRE(exported.exit_code == 0);
+    return read_file(out + "/model.safetensors");
+  };
+  REQUIRE(weights_of("a.h5") == weights_of("b.h5"));
+
+  // A flag on the command line wins over the file.
+  REQUIRE(run("train --config " + dir.file("a.json") + " --iters 5 --out " + dir.file("c.h5")).exit_code == 0);
+  REQUIRE(at(at(info(dir.file("c.h5")), "training"), "iteration").number == 5);
+}
+
+TEST_CASE("cli: a settings file's mistakes are one clear error, and nothing is written", "[cli][config][errors]") {
+  TempDir dir;
+  const std::string data = dir.write("t.txt", std::string(2000, 'a') + "bc\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"lyers\": 4}", "\"lyers\" is not a setting of tinygpt train (did you mean \"layers\"?)"},
+      {"{\"layers\": \"four\"}", "\"layers\" must be a whole number (got a string)"},
+      {"{\"layers\": 2.5}", "\"layers\" must be a whole number (got 2.5)"},
+      {"{\"lr\": 20}", "\"lr\" must be at most 10 (got 20)"},
+      {"{\"norm\": \"batchnorm\"}", "\"norm\" must be layernorm or rmsnorm (got 'batchnorm')"},
+      {"{\"keep-best\": 1}", "\"keep-best\" must be true or false (got a number)"},
+      {"[1, 2]", "must hold one JSON object of settings"},
+      {"{\"layers\": 2,}", "settings file '"}};
+  for (const auto& [text, message] : cases) {
+    const std::string file = dir.write("bad.json", text);
+    const Result r = run("train --config " + file + " --data " + data + " --iters 2 --out " + dir.file("x.h5"));
+    INFO(text << "\n" << r.output);
+    REQUIRE(r.exit_code == 1);
+    REQUIRE_THAT(r.output, Catch::Contains(message));
+    REQUIRE_FALSE(std::filesystem::exists(dir.file("x.h5")));
+  }
+  REQUIRE_THAT(run("train --config " + dir.file("none.json") + " --data " + data).output,
+               Catch::Contains("none.json': no such file"));
+  REQUIRE_THAT(run("train --config " + dir.write("ok.json", "{}") + " --resume " + dir.file("x.h5")).output,
+               Catch::Contains("--config starts a new run from a settings file; --resume takes its settings"));
+  // info --config never replaces a file that is not a settings file.
+  REQUIRE(run("train --data " + data + " --layers 1 --heads 1 --embd 8 --block 8 --batch 2 --iters 2 --out " +
+              dir.file("r.h5")).exit_code == 0);
+  const std::string notes = dir.write("notes.json", "{\"mine\": true}\n");
+  const Result refused = run("info --ckpt " + dir.file("r.h5") + " --config " + notes);
+  REQUIRE(refused.exit_code == 1);
+  REQUIRE_THAT(refused.output, Catch::Contains("notes.json"));
+  REQUIRE(read_file(notes) == "{\"mine\": true}\n");
+}
+
+TEST_CASE("cli: plot reads a run's .jsonl as its CSV, and draws the gradient norm, clipped steps marked",
+          "[cli][plot]") {
+  TempDir dir;
+  REQUIRE(run("train " + small_run(dir) + " --iters 20 --grad-clip 0.5 --out " + dir.file("run.h5")).exit_code == 0);
+  REQUIRE(run("plot --log " + dir.file("run.csv") + " --out " + dir.file("csv.svg")).exit_code == 0);
+  REQUIRE(run("plot --log " + dir.file("run.jsonl") + " --out " + dir.file("jsonl.svg")).exit_code == 0);
+  auto drawn = [&](const std::string& svg) {  // everything after the title, which names the file
+    const std::string text = read_file(dir.file(svg));
+    return text.substr(text.find("</text>"));
+  };
+  REQUIRE(drawn("csv.svg") == drawn("jsonl.svg"));
+  const std::string svg = read_file(dir.file("csv.svg"));
+  REQUIRE(svg.find("class=\"grad\"") != std::string::npos);
+  REQUIRE(svg.find("log10 gradient norm") != std::string::npos);
+  REQUIRE(svg.find("class=\"clipped\"") != std::string::npos);  // a 0.5 clip acts on a fresh model
+  REQUIRE(svg.find("class=\"skipped\"") == std::string::npos);
+  // Several runs, CSV and JSONL mixed, in one picture.
+  REQUIRE(run("plot --log " + dir.file("run.csv") + " --log " + dir.file("run.jsonl") + " --out " + dir.file("two.svg"))
+              .exit_code == 0);
+  REQUIRE_THAT(run("plot --log " + dir.write("x.jsonl", "{}\n") + " --out " + dir.file("x.svg")).output,
+               Catch::Contains("is not a tinygpt metrics file"));
+}

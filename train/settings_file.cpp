@@ -1,0 +1,147 @@
+#include "tinygpt/train/settings_file.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <charconv>
+#include <filesystem>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+#include "tinygpt/data/input_file.h"
+#include "tinygpt/data/json.h"
+
+namespace tinygpt::train {
+
+namespace {
+
+constexpr int64_t kMaxSettingsBytes = int64_t{16} << 20;  // thousands of data files' paths
+
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    else out += c;
+  }
+  return out + "\"";
+}
+
+// One setting's value as JSON.
+template <class T>
+std::string json_value(const T& field, Choices choices) {
+  if constexpr (std::is_same_v<T, bool>) return field ? "true" : "false";
+  else if constexpr (std::is_enum_v<T>) return quoted(choices[static_cast<size_t>(field)]);
+  else if constexpr (std::is_same_v<T, std::string>) return quoted(field);
+  else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    std::vector<std::string> items;
+    for (const std::string& f : field) items.push_back(quoted(f));
+    return fmt::format("[{}]", fmt::join(items, ", "));
+  } else {
+    return fmt::format("{}", field);  // the shortest text that reads back to the same number
+  }
+}
+
+// Sets `field` from `v`, or returns what is wrong with `v`.
+template <class T>
+std::string set_from(const data::json::Value& v, T& field, const io::Range& range, Choices choices) {
+  using Type = data::json::Value::Type;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (v.type != Type::boolean) return fmt::format("must be true or false (got {})", v.type_name());
+    field = v.boolean;
+  } else if constexpr (std::is_enum_v<T>) {
+    if (v.type != Type::string) return fmt::format("must be a string (got {})", v.type_name());
+    const std::optional<T> value = parse_choice<T>(v.text, choices);
+    if (!value) return choice_problem(v.text, choices);
+    field = *value;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (v.type != Type::string) return fmt::format("must be a string (got {})", v.type_name());
+    field = v.text;
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    if (v.type != Type::array) return fmt::format("must be an array of strings (got {})", v.type_name());
+    std::vector<std::string> items;
+    for (const data::json::Value& item : *v.array) {
+      if (item.type != Type::string) return fmt::format("must be an array of strings (holds {})", item.type_name());
+      items.push_back(item.text);
+    }
+    field = items;
+  } else if constexpr (std::is_integral_v<T>) {
+    T value{};
+    const auto [end, error] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), value);
+    if (v.type != Type::number || !v.is_integer() || error != std::errc() || end != v.text.data() + v.text.size())
+      return fmt::format("must be a whole number (got {})", v.type == Type::number ? v.text : v.type_name());
+    if (std::string problem = io::range_problem(value, range); !problem.empty()) return problem;
+    field = value;
+  } else {
+    if (v.type != Type::number) return fmt::format("must be a number (got {})", v.type_name());
+    if (std::string problem = io::range_problem(v.number, range); !problem.empty()) return problem;
+    field = v.number;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string settings_file_text(const TrainOptions& options) {
+  // The defaults' values as text, by name, to leave out the settings that equal them.
+  std::vector<std::pair<std::string, std::string>> defaults;
+  TrainOptions d;
+  for_each_option(d, [&](const char* name, const auto& field, const char*, const io::Range&, Choices choices) {
+    defaults.emplace_back(name, json_value(field, choices));
+  });
+  const bool folders = !options.data.empty() && std::filesystem::is_directory(options.data.front());
+  auto left_out = [&](const std::string& name) {
+    if (!options.tokenizer_from.empty()) return name == "tokenizer" || name == "vocab-size" || name == "tokenizer-model";
+    if (folders && options.tokenizer_model.empty()) return name == "tokenizer" || name == "vocab-size";
+    return false;
+  };
+  ArchOptions arch_names;
+  std::set<std::string> always = {"lr", "min-lr"};
+  for_each_arch_option(arch_names, [&](const char* name, auto&, const char*, const io::Range&, Choices) {
+    always.insert(name);
+  });
+  std::string text = fmt::format("{{\n  {}", kSettingsMark);
+  TrainOptions o = options;
+  size_t i = 0;
+  for_each_option(o, [&](const char* name, const auto& field, const char*, const io::Range&, Choices choices) {
+    const std::string value = json_value(field, choices);
+    if (!left_out(name) && (always.count(name) || value != defaults.at(i).second))
+      text += fmt::format(",\n  {}: {}", quoted(name), value);
+    ++i;
+  });
+  return text + "\n}\n";
+}
+
+std::set<std::string> read_settings_file(const std::string& path, TrainOptions& options,
+                                         const std::set<std::string>& given) {
+  data::InputFile file(path, "settings file");
+  const data::FileBytes bytes = file.read_all(kMaxSettingsBytes);
+  const std::string where = fmt::format("settings file '{}'", path);
+  const data::json::Value document = data::json::parse(bytes.view(), where, {.depth = 2});
+  if (document.type != data::json::Value::Type::object)
+    throw std::invalid_argument(fmt::format("{}: must hold one JSON object of settings", where));
+  std::vector<std::string> names;
+  for_each_option(options, [&](const char* name, auto&, const char*, const io::Range&, Choices) { names.push_back(name); });
+  std::set<std::string> set;
+  for (const auto& [key, value] : *document.object) {
+    if (key == "tinygpt") continue;  // the mark
+    bool known = false;
+    for_each_option(options, [&](const char* name, auto& field, const char*, const io::Range& range, Choices choices) {
+      if (key != name) return;
+      known = true;
+      if (given.count(key)) return;  // the command line's value wins
+      if (std::string problem = set_from(value, field, range, choices); !problem.empty())
+        throw std::invalid_argument(fmt::format("{}: \"{}\" {}", where, key, problem));
+      set.insert(key);
+    });
+    if (!known) {
+      const std::string nearest = nearest_name(key, names);
+      throw std::invalid_argument(fmt::format("{}: \"{}\" is not a setting of tinygpt train{}", where, key,
+                                              nearest.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", nearest)));
+    }
+  }
+  return set;
+}
+
+}  // namespace tinygpt::train
