@@ -90,7 +90,8 @@ std::string settings_file_text(const TrainOptions& options) {
   for_each_option(d, [&](const char* name, const auto& field, const char*, const io::Range&, Choices choices) {
     defaults.emplace_back(name, json_value(field, choices));
   });
-  const bool folders = !options.data.empty() && std::filesystem::is_directory(options.data.front());
+  std::error_code ec;  // data that cannot be looked at now: judged as text
+  const bool folders = !options.data.empty() && std::filesystem::is_directory(options.data.front(), ec);
   auto left_out = [&](const std::string& name) {
     if (!options.tokenizer_from.empty()) return name == "tokenizer" || name == "vocab-size" || name == "tokenizer-model";
     if (folders && options.tokenizer_model.empty()) return name == "tokenizer" || name == "vocab-size";
