@@ -78,7 +78,7 @@ printf '%s' "$chars" > "$work/chars.txt"
 $tinygpt prepare --data "$work/chars.txt" --out "$work/tok" --val-fraction 0 --force >/dev/null
 for corpus in big small; do
   cp "$work/tok/tokenizer.h5" "$work/$corpus/tokenizer.h5"
-  rm -f "$work/$corpus.h5" "$work/$corpus.csv" "$work/$corpus.svg"
+  rm -f "$work/$corpus.h5" "$work/$corpus.csv" "$work/$corpus.jsonl" "$work/$corpus.svg"
   /usr/bin/time -f "%e %M" -o "$work/$corpus.time" $tinygpt train --data "$work/$corpus" --out "$work/$corpus.h5" \
     --iters 1 --eval-every 1 --eval-iters 1 --threads 2 > /dev/null
   read -r seconds rss < "$work/$corpus.time"

@@ -9,7 +9,7 @@ export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}  # new build trees only; an exi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null  # one configuration for both commands
 cmake --build build -j"$(nproc)" --target tinygpt
 mkdir -p runs
-rm -f runs/fortunes.h5 runs/fortunes.csv runs/fortunes.svg  # the demo starts afresh each time
+rm -f runs/fortunes.h5 runs/fortunes.csv runs/fortunes.jsonl runs/fortunes.svg  # the demo starts afresh each time
 ./build/cli/tinygpt train --out runs/fortunes.h5 --iters 2000 --eval-every 250 --log-every 100
 # zippy is the last fortunes file, so it lies wholly in the held-out validation split.
 ./build/cli/tinygpt eval --ckpt runs/fortunes.h5 --data /usr/share/games/fortunes/zippy
