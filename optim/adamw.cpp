@@ -11,7 +11,6 @@ namespace tinygpt::optim {
 
 namespace {
 constexpr int64_t kChunk = 8192;  // elements per task, and per partial sum of the update's size
-
 }  // namespace
 
 AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named, AdamWOptions options)
@@ -67,26 +66,35 @@ void AdamW::step(float lr, float grad_scale) {
     // 1 - beta in double, then float, as PyTorch's alpha = 1 - beta (1 - 0.999f is 1.3e-5 off).
     const int64_t n = s.param.numel(), chunks = (n + kChunk - 1) / kChunk;
     UpdateSquares* sums = chunk_sums_.data();
-    parallel_for(chunks, 1, [=, beta1 = static_cast<float>(o.beta1), beta2 = static_cast<float>(o.beta2),
-                             rest1 = static_cast<float>(1.0 - o.beta1), rest2 = static_cast<float>(1.0 - o.beta2),
-                             eps = o.eps](int64_t c0, int64_t c1) {
+    const bool keep = update_sums_ == UpdateSums::kept;
+    // One element's step; returns the change it made to the weight.
+    const auto advance = [=, beta1 = static_cast<float>(o.beta1), beta2 = static_cast<float>(o.beta2),
+                          rest1 = static_cast<float>(1.0 - o.beta1), rest2 = static_cast<float>(1.0 - o.beta2),
+                          eps = o.eps](int64_t k) {
+      const float gi = g[k] * grad_scale + l2 * p[k];  // exact when grad_scale is 1 and l2 0
+      m[k] = beta1 * m[k] + rest1 * gi;
+      v[k] = beta2 * v[k] + rest2 * gi * gi;
+      const float before = p[k];
+      p[k] = before * decay - step_size * m[k] / (std::sqrt(v[k]) / bias2_sqrt + eps);
+      return p[k] - before;
+    };
+    parallel_for(chunks, 1, [=](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t begin = c * kChunk, end = std::min(n, (c + 1) * kChunk);
+        if (!keep) {
+          for (int64_t k = begin; k < end; ++k) advance(k);
+          continue;
+        }
         const double weight = sum_in_lanes<double>(begin, end, [p](int64_t k) { return double(p[k]) * p[k]; });
-        // Each element's update once, in order; its change's square summed in lanes (vector speed).
-        const double update = sum_in_lanes<double>(begin, end, [=](int64_t k) {
-          const float gi = g[k] * grad_scale + l2 * p[k];  // exact when grad_scale is 1 and l2 0
-          m[k] = beta1 * m[k] + rest1 * gi;
-          v[k] = beta2 * v[k] + rest2 * gi * gi;
-          const float before = p[k];
-          p[k] = before * decay - step_size * m[k] / (std::sqrt(v[k]) / bias2_sqrt + eps);
-          const float change = p[k] - before;
+        // Each element's step once, in order; its change's square summed in lanes (vector speed).
+        const double update = sum_in_lanes<double>(begin, end, [&](int64_t k) {
+          const float change = advance(k);
           return double(change) * change;
         });
         sums[c] = {update, weight};
       }
     });
-    for (int64_t c = 0; c < chunks; ++c)  // in chunk order: any thread count, the same sums
+    for (int64_t c = 0; keep && c < chunks; ++c)  // in chunk order: any thread count, the same sums
       last_update_[i].update += sums[c].update, last_update_[i].weight += sums[c].weight;
     s.param.mark_changed(coupled_ ? "Adam::step" : "AdamW::step");
   }

@@ -53,11 +53,15 @@ class AdamW : public Optimizer {
   const char* kind() const override { return "adamw"; }
 
   // What the last step did to parameter i (state() order): the sum of squares of the change it
-  // made and of the weights before it, for update-to-weight ratios. Summed in fixed chunks, so the
-  // same for any thread count; zeros for a parameter without a gradient.
+  // made and of the weights before it, for update-to-weight ratios. Summed in fixed chunks as the
+  // step runs, so the same for any thread count; zeros for a parameter without a gradient, and
+  // for every one unless keep_update_sums(UpdateSums::kept) asked for them (they cost a read of
+  // the weights and a sum per element).
   struct UpdateSquares {
     double update = 0, weight = 0;
   };
+  enum class UpdateSums { skipped, kept };
+  void keep_update_sums(UpdateSums sums) { update_sums_ = sums; }
   const std::vector<UpdateSquares>& last_update() const { return last_update_; }
 
  private:
@@ -72,6 +76,7 @@ class AdamW : public Optimizer {
   bool coupled_ = false;
   std::vector<UpdateSquares> last_update_;
   std::vector<UpdateSquares> chunk_sums_;  // per chunk of the largest parameter, reused each step
+  UpdateSums update_sums_ = UpdateSums::skipped;
 };
 
 struct AdamOptions {

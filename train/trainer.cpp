@@ -391,6 +391,7 @@ void Trainer::check_data(DataCheck check) {
 
 void Trainer::prepare() {
   parameters_ = model_->parameters();
+  optimizer_->keep_update_sums(optim::AdamW::UpdateSums::kept);  // the log's update-to-weight ratios
   update_groups_.clear();
   for (const auto& s : optimizer_->state()) update_groups_.push_back(update_group(s.name));
   flops_per_token_ = nn::training_flops_per_token(model_->config());

@@ -158,3 +158,28 @@ TEST_CASE("sgd: plain, momentum, Nesterov and weight decay against hand-computed
   REQUIRE_THROWS_WITH(SGD({{"w", Tensor::zeros({1}).set_requires_grad(true)}}, {.nesterov = true}),
                       Catch::Contains("Nesterov momentum needs momentum > 0"));
 }
+
+TEST_CASE("optim: AdamW's update sums are kept only when asked, and are the step's own", "[optim]") {
+  for (auto sums : {AdamW::UpdateSums::skipped, AdamW::UpdateSums::kept}) {
+    Tensor w = Tensor::randn({300, 70}, 3).set_requires_grad(true);  // 21,000: three chunks
+    AdamW opt({{"w", w}}, {});
+    opt.keep_update_sums(sums);
+    (w * w).sum().backward();
+    const std::vector<float> before = w.to_vector();
+    opt.step(1e-2f);
+    const std::vector<float> after = w.to_vector();
+    double update = 0, weight = 0;
+    for (size_t i = 0; i < before.size(); ++i) {
+      const double d = double(after[i]) - before[i];
+      update += d * d, weight += double(before[i]) * before[i];
+    }
+    const AdamW::UpdateSquares& got = opt.last_update().at(0);
+    if (sums == AdamW::UpdateSums::skipped) {
+      REQUIRE(got.update == 0);
+      REQUIRE(got.weight == 0);
+    } else {
+      REQUIRE(got.update == Approx(update).epsilon(1e-9));
+      REQUIRE(got.weight == Approx(weight).epsilon(1e-12));
+    }
+  }
+}
