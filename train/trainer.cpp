@@ -51,6 +51,14 @@ std::vector<std::string> absolute_paths(const std::vector<std::string>& paths) {
   return out;
 }
 
+// Every file a new run reads, with absolute paths: the stored settings (and info --config's file)
+// name them from any folder.
+void make_inputs_absolute(TrainOptions& o) {
+  o.data = absolute_paths(o.data), o.val_data = absolute_paths(o.val_data);
+  for (std::string* file : {&o.tokenizer_from, &o.tokenizer_model})
+    if (!file->empty()) *file = absolute_paths({*file}).front();
+}
+
 // A setting's value as the command line writes it.
 template <class T>
 std::string flag_text(const T& value) {
@@ -137,7 +145,7 @@ uint64_t rank_seed(int64_t seed, int rank) {
 Trainer::Trainer(const TrainOptions& options, Communicator comm, ExistingOutputs existing)
     : comm_(comm), options_(options) {
   validate(options_);
-  options_.data = absolute_paths(options_.data), options_.val_data = absolute_paths(options_.val_data);
+  make_inputs_absolute(options_);
   set_num_threads(static_cast<int>(options_.threads));
   claim_outputs(Claim::others, existing);
   require_run_memory(model_config(options_, 1), options_);  // before reading data; below with the vocabulary
@@ -165,7 +173,7 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   options_.tokenizer = ck.tokenizer->kind(), options_.tokenizer_from = init.checkpoint, options_.tokenizer_model.clear();
   if (options_.tokenizer == data::TokenizerKind::bpe) options_.vocab_size = ck.tokenizer->vocab_size();
   validate(options_);
-  options_.data = absolute_paths(options_.data), options_.val_data = absolute_paths(options_.val_data);
+  make_inputs_absolute(options_);
   set_num_threads(static_cast<int>(options_.threads));
   claim_outputs(Claim::others, existing, {init.checkpoint});
   nn::GPTConfig config = c;

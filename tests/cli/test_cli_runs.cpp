@@ -502,6 +502,11 @@ TEST_CASE("cli: train --config repeats a run bit for bit from info --config's fi
   // A flag on the command line wins over the file.
   REQUIRE(run("train --config " + dir.file("a.json") + " --iters 5 --out " + dir.file("c.h5")).exit_code == 0);
   REQUIRE(at(at(info(dir.file("c.h5")), "training"), "iteration").number == 5);
+
+  // Files named relative to where the run started are stored, and written, as absolute paths.
+  REQUIRE(run("train " + small_run(dir) + " --iters 2 --tokenizer-from a.h5 --out d.h5", dir.file("")).exit_code == 0);
+  REQUIRE(run("info --ckpt d.h5 --config d.json", dir.file("")).exit_code == 0);
+  REQUIRE(read_file(dir.file("d.json")).find("\"tokenizer-from\": \"" + dir.file("a.h5") + "\"") != std::string::npos);
 }
 
 TEST_CASE("cli: a settings file's mistakes are one clear error, and nothing is written", "[cli][config][errors]") {
