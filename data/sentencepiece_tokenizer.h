@@ -33,6 +33,7 @@ class SentencePieceTokenizer : public Tokenizer {
   static std::string with_spaces(std::string piece);
   float score(int32_t id) const;
   std::optional<int32_t> document_token() const override;  // BOS, when the model has one
+  bool ends_text(int32_t id) const override { return id == document_token() || (id >= 0 && id == eos_id()); }
   // Whether a text may be cut before a space between two ASCII letters or digits and the parts
   // encoded on their own, the second without that space (the model's dummy prefix stands for it):
   // true when the normalizer and pieces never join text across such a space (Llama's, llama2.c's,

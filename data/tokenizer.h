@@ -66,6 +66,9 @@ class Tokenizer {
   // The token that stands between two documents (text files): GPT-2's <|endoftext|>, a
   // SentencePiece model's BOS; none for a character vocabulary or a BPE without <|endoftext|>.
   virtual std::optional<int32_t> document_token() const { return std::nullopt; }
+  // Whether `id` ends a text when sampled: the document token (a model trained here predicts it
+  // where a document ends), and a SentencePiece model's EOS.
+  virtual bool ends_text(int32_t id) const { return id == document_token(); }
   TokenizerIdentity identity() const;
 
  protected:

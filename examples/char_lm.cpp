@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     const auto len = static_cast<int64_t>(std::min<size_t>(context.size(), T));
     const std::span<const int32_t> window(context.data() + context.size() - len, static_cast<size_t>(len));
     const Tensor last = model.forward(window, 1, len).slice(1, len - 1, len);  // logits of the next character
-    context.push_back(nn::pick_token(last.to_vector(), 0.8, 0, rng.uniform()));
+    context.push_back(nn::pick_token(last.to_vector(), {.temperature = 0.8}, rng.uniform()));
   }
   std::printf("---\n%s\n---\n", tokenizer.decode(context).c_str());
   return loss_value < first_loss - 0.5f ? 0 : 1;  // it learned something

@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   for (int n = 0; n < 200; ++n) {
     auto [logits, next_state] = model.forward(std::span<const int32_t>(&sample.back(), 1), 1, 1, state);
     state = next_state;
-    sample.push_back(nn::pick_token(logits.to_vector(), 0.8, 0, rng.uniform()));
+    sample.push_back(nn::pick_token(logits.to_vector(), {.temperature = 0.8}, rng.uniform()));
   }
   std::printf("---\n%s\n---\n", tokenizer.decode(sample).c_str());
   return held < 2.3 ? 0 : 1;

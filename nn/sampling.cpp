@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <span>
@@ -14,28 +15,53 @@
 
 namespace tinygpt::nn {
 
-int32_t pick_token(std::span<const float> logits, double temperature, int64_t top_k, double uniform) {
+namespace {
+
+void check_pick(const PickOptions& pick) {
+  if (!(pick.temperature >= 0)) throw std::invalid_argument(fmt::format("--temperature {} must not be negative", pick.temperature));
+  if (pick.top_k < 0) throw std::invalid_argument(fmt::format("--top-k {} must not be negative", pick.top_k));
+  if (!(pick.top_p > 0 && pick.top_p <= 1))
+    throw std::invalid_argument(fmt::format("--top-p {} must be above 0 and at most 1", pick.top_p));
+}
+
+}  // namespace
+
+int32_t pick_token(std::span<const float> logits, const PickOptions& pick, double uniform) {
   const auto V = static_cast<int64_t>(logits.size());
   if (V == 0) throw std::invalid_argument("pick_token: no logits");
-  if (!(temperature >= 0) || top_k < 0)
-    throw std::invalid_argument(fmt::format("pick_token: temperature {} and top_k {} must not be negative", temperature,
-                                            top_k));
-  if (temperature == 0) return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-  const int64_t k = top_k > 0 ? std::min(top_k, V) : V;
+  check_pick(pick);
+  if (pick.temperature == 0) return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  const int64_t k = pick.top_k > 0 ? std::min(pick.top_k, V) : V;
+  const bool nucleus = pick.top_p < 1;
   std::vector<int32_t> order(V);
   std::iota(order.begin(), order.end(), 0);
   const float top = *std::max_element(logits.begin(), logits.end());
-  if (k < V) {  // the k most likely, highest first; ties by id, so the choice never depends on sort details
+  if (k < V || nucleus) {  // the k most likely, highest first; ties by id, so the choice never depends on sort details
     std::partial_sort(order.begin(), order.begin() + k, order.end(),
                       [&](int32_t a, int32_t b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
   }  // all of them: in id order (a sort of a whole vocabulary would cost more than the model's step)
   std::vector<double> p(k);
   double total = 0;
-  for (int64_t i = 0; i < k; ++i) total += (p[i] = std::exp((logits[order[i]] - top) / temperature));
+  for (int64_t i = 0; i < k; ++i) total += (p[i] = std::exp((logits[order[i]] - top) / pick.temperature));
+  int64_t kept = k;
+  if (nucleus) {  // the fewest most likely whose share reaches top_p
+    double sum = 0;
+    for (kept = 0; kept < k && sum < pick.top_p * total;) sum += p[kept++];
+    total = sum;
+  }
   double r = uniform * total;
-  for (int64_t i = 0; i < k; ++i)
+  for (int64_t i = 0; i < kept; ++i)
     if ((r -= p[i]) < 0) return order[i];
-  return order[k - 1];
+  return order[kept - 1];
+}
+
+const char* name(StopReason reason) {
+  switch (reason) {
+    case StopReason::length: return "length";
+    case StopReason::end_of_text: return "end of text";
+    case StopReason::stop_text: return "stop text";
+  }
+  return "?";
 }
 
 std::vector<int32_t> start_of_text(const data::Tokenizer& tokenizer) {
@@ -48,27 +74,70 @@ std::vector<int32_t> start_of_text(const data::Tokenizer& tokenizer) {
   return {0};
 }
 
-std::string generate(nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& o,
-                     const std::function<void(const std::string&)>& on_text) {
-  if (o.temperature < 0) throw std::invalid_argument(fmt::format("--temperature {} must not be negative", o.temperature));
-  if (o.top_k < 0) throw std::invalid_argument(fmt::format("--top-k {} must not be negative", o.top_k));
+namespace {
+
+// Where the first stop text starts in text[from..), or npos.
+size_t find_stop(const std::string& text, size_t from, const std::vector<std::string>& stops) {
+  size_t first = std::string::npos;
+  for (const std::string& stop : stops) first = std::min(first, text.find(stop, from));
+  return first;
+}
+
+// How many bytes at the end of text[from..) may begin a stop text: they wait for the next token.
+size_t may_begin_stop(const std::string& text, size_t from, const std::vector<std::string>& stops) {
+  size_t longest = 0;
+  for (const std::string& stop : stops)
+    for (size_t k = std::min(stop.size() - 1, text.size() - from); k > longest; --k)
+      if (text.compare(text.size() - k, k, stop, 0, k) == 0) {
+        longest = k;
+        break;
+      }
+  return longest;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+SampleResult generate(nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& o,
+                      const std::function<void(const std::string&)>& on_text) {
+  check_pick(o.pick);
+  for (const std::string& stop : o.stop)
+    if (stop.empty()) throw std::invalid_argument("--stop: an empty text would stop before the first token");
   if (tokenizer.vocab_size() > model.config().vocab_size)
     throw std::invalid_argument(fmt::format("sample: the tokenizer has {} tokens, the model only {} rows",
                                             tokenizer.vocab_size(), model.config().vocab_size));
+  auto t0 = std::chrono::steady_clock::now();
   std::vector<int32_t> context = o.prompt.empty() ? std::vector<int32_t>{} : tokenizer.encode(o.prompt, "the prompt");
   if (context.empty()) context = start_of_text(tokenizer);
   const int64_t block = model.config().block_size;
   Generator gen(model);
   // A prompt longer than the block: its last block_size tokens.
   const std::vector<float>* logits = nullptr;
-  for (size_t i = context.size() - std::min<size_t>(context.size(), block); i < context.size(); ++i)
+  SampleResult result;
+  for (size_t i = context.size() - std::min<size_t>(context.size(), block); i < context.size(); ++i, ++result.prompt_tokens)
     logits = &gen.feed(context[i]);
+  result.prompt_seconds = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
   Rng rng(o.seed);
-  std::string text, pending;  // pending: bytes of a character not yet complete
+  std::string& text = result.text;
+  std::string pending;  // bytes of a character not yet complete
+  size_t shown = 0;     // text[0..shown) has gone to on_text
+  const auto show = [&](size_t end) {
+    if (end > shown && on_text) on_text(text.substr(shown, end - shown));
+    shown = std::max(shown, end);
+  };
   for (int64_t n = 0; n < o.tokens; ++n) {
     // Rows past the tokenizer's last token are padding that no text produces: never picked.
     const auto tokens = std::span<const float>(*logits).first(static_cast<size_t>(tokenizer.vocab_size()));
-    const int32_t next = pick_token(tokens, o.temperature, o.top_k, rng.uniform());
+    const int32_t next = pick_token(tokens, o.pick, rng.uniform());
+    ++result.generated_tokens;
+    if (o.end_of_text == EndOfText::stop && tokenizer.ends_text(next)) {
+      result.stopped = StopReason::end_of_text;
+      break;
+    }
     pending += tokenizer.token_bytes(next);
     size_t valid = 0;  // the longest prefix of whole characters
     for (size_t i = 0; i < pending.size();) {
@@ -76,20 +145,28 @@ std::string generate(nn::GPT& model, const data::Tokenizer& tokenizer, const Sam
       valid = i;
     }
     if (valid > 0 || pending.size() >= 4) {
-      const std::string piece = valid > 0 ? pending.substr(0, valid) : data::sanitize_utf8(pending);
+      text += valid > 0 ? pending.substr(0, valid) : data::sanitize_utf8(pending);
       pending.erase(0, valid > 0 ? valid : pending.size());
-      text += piece;
-      if (on_text) on_text(piece);
+      if (const size_t at = find_stop(text, shown, o.stop); at != std::string::npos) {
+        text.resize(at);
+        result.stopped = StopReason::stop_text;
+        break;
+      }
+      show(text.size() - may_begin_stop(text, shown, o.stop));
     }
     if (n + 1 == o.tokens) break;
     logits = &gen.feed(next);
   }
-  if (!pending.empty()) {
-    const std::string piece = data::sanitize_utf8(pending);
-    text += piece;
-    if (on_text) on_text(piece);
+  if (result.stopped != StopReason::stop_text && !pending.empty()) {
+    text += data::sanitize_utf8(pending);
+    if (const size_t at = find_stop(text, shown, o.stop); at != std::string::npos) {
+      text.resize(at);
+      result.stopped = StopReason::stop_text;
+    }
   }
-  return text;
+  show(text.size());
+  result.generate_seconds = seconds_since(t0);
+  return result;
 }
 
 }  // namespace tinygpt::nn

@@ -44,29 +44,47 @@ class Generator {
   std::vector<float> x_, logits_;  // [C] the residual stream, [V]
 };
 
-// Choosing the next token from a model's logits [V]. The caller draws `uniform` in [0, 1) (from
-// its own seeded Rng), so the same draw gives the same token.
-// temperature 0: the most likely token (the lowest id on ties). Else softmax(logits / temperature)
-// over the top_k most likely (0: all), ties broken by id.
-int32_t pick_token(std::span<const float> logits, double temperature, int64_t top_k, double uniform);
+// How the next token is chosen from a model's logits [V].
+struct PickOptions {
+  double temperature = 0.8;  // 0: the most likely token (the lowest id on ties)
+  int64_t top_k = 0;         // among the k most likely (0: all)
+  double top_p = 1.0;        // among the fewest most likely whose probabilities sum to top_p or more (1: all)
+};
 
+// Choosing the next token: softmax(logits / temperature) over the top_k most likely, then cut to
+// the top_p nucleus (both ranked by logit, ties by id), and the draw `uniform` in [0, 1) from the
+// caller's own seeded Rng, so the same draw gives the same token.
+int32_t pick_token(std::span<const float> logits, const PickOptions& pick, double uniform);
 
 // What a sample without a prompt starts from: the tokenizer's document token (GPT-2's
 // <|endoftext|>, a SentencePiece model's BOS), else a newline's ids, else token 0.
 std::vector<int32_t> start_of_text(const data::Tokenizer& tokenizer);
 
+enum class EndOfText { stop, go_on };  // at a token that ends a text (Tokenizer::ends_text)
+
 struct SampleOptions {
   std::string prompt;       // empty: start_of_text
-  int64_t tokens = 200;     // how many to generate
-  double temperature = 0.8; // 0: always the most likely token
-  int64_t top_k = 0;        // 0: all tokens
+  int64_t tokens = 200;     // how many to generate at most
+  PickOptions pick;
+  std::vector<std::string> stop;  // texts that end the sample where they appear (not part of it)
+  EndOfText end_of_text = EndOfText::stop;
   uint64_t seed = kDefaultSeed;
 };
 
-// Generates, calling on_text with each piece of valid UTF-8 text as soon as it is complete
-// (a BPE token may end inside a character). Returns the generated text (without the prompt).
-// Past block_size the context goes on as Generator::feed keeps it.
-std::string generate(nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& options,
-                     const std::function<void(const std::string&)>& on_text = {});
+enum class StopReason { length, end_of_text, stop_text };
+const char* name(StopReason reason);  // "length", "end of text", "stop text"
+
+struct SampleResult {
+  std::string text;  // the generated text, without the prompt and without a stop text
+  StopReason stopped = StopReason::length;
+  int64_t prompt_tokens = 0, generated_tokens = 0;  // those fed as context; those picked
+  double prompt_seconds = 0, generate_seconds = 0;  // encoding the prompt; the rest
+};
+
+// Generates, calling on_text with each piece of valid UTF-8 text as soon as it is complete (a BPE
+// token may end inside a character) and cannot be the start of a stop text. Past block_size the
+// context goes on as Generator::feed keeps it.
+SampleResult generate(nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& options,
+                      const std::function<void(const std::string&)>& on_text = {});
 
 }  // namespace tinygpt::nn

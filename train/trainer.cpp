@@ -494,9 +494,9 @@ void Trainer::save_to(const std::string& path) {
 void Trainer::log_sample(Progress& progress) {
   NoGradGuard no_grad;
   model_->eval();
-  const nn::SampleOptions options{.prompt = "", .tokens = kSampleTokens, .temperature = 0.8, .top_k = 0,
-                              .seed = static_cast<uint64_t>(options_.seed) ^ static_cast<uint64_t>(state_.iteration)};
-  const std::string text = generate(*model_, *corpus_.tokenizer, options);
+  const nn::SampleOptions options{.prompt = "", .tokens = kSampleTokens, .pick = {.temperature = 0.8},
+                                  .seed = static_cast<uint64_t>(options_.seed) ^ static_cast<uint64_t>(state_.iteration)};
+  const std::string text = generate(*model_, *corpus_.tokenizer, options).text;
   model_->train();
   progress.message(fmt::format("tinygpt: sample at iteration {}:\n{}", state_.iteration, text));
 }

@@ -8,8 +8,6 @@
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/nn/sampling.h"
 #include "tinygpt/train/evaluate.h"
-#include "tinygpt/nn/sampling.h"
-#include "tinygpt/nn/sampling.h"
 
 using namespace tinygpt;
 
@@ -124,17 +122,83 @@ TEST_CASE("sample: same seed same text, slides past block_size, top-k and greedy
   const auto owned = small_model(5, 4);
   nn::GPT& model = *owned;
   const data::CharTokenizer tok(std::vector<int32_t>{'\n', 'a', 'b', 'c', 'd'});
-  nn::SampleOptions o{.prompt = "ab", .tokens = 20, .temperature = 1.0, .top_k = 0, .seed = 4};
+  nn::SampleOptions o{.prompt = "ab", .tokens = 20, .pick = {.temperature = 1.0}, .seed = 4};
   std::string streamed;
-  const std::string text = nn::generate(model, tok, o, [&](const std::string& piece) { streamed += piece; });
+  const nn::SampleResult r = nn::generate(model, tok, o, [&](const std::string& piece) { streamed += piece; });
+  const std::string& text = r.text;
   REQUIRE(text.size() == 20);  // well past block_size 4: the context slid
+  REQUIRE(r.generated_tokens == 20);
+  REQUIRE(r.prompt_tokens == 2);
+  REQUIRE(r.stopped == nn::StopReason::length);
   REQUIRE(streamed == text);
-  REQUIRE(nn::generate(model, tok, o) == text);
+  REQUIRE(nn::generate(model, tok, o).text == text);
   o.seed = 5;
-  REQUIRE(nn::generate(model, tok, o) != text);
-  REQUIRE(nn::pick_token(std::vector<float>{0.1f, 3.0f, 2.0f}, 0.0, 0, 0.99) == 1);   // greedy
-  REQUIRE(nn::pick_token(std::vector<float>{0.1f, 3.0f, 2.0f}, 1.0, 1, 0.99) == 1);   // top-1
-  REQUIRE(nn::pick_token(std::vector<float>{5.0f, 0.0f, 5.0f}, 1.0, 2, 0.75) == 2);   // top-2 of two equals
+  REQUIRE(nn::generate(model, tok, o).text != text);
+  REQUIRE(nn::pick_token(std::vector<float>{0.1f, 3.0f, 2.0f}, {.temperature = 0.0}, 0.99) == 1);   // greedy
+  REQUIRE(nn::pick_token(std::vector<float>{0.1f, 3.0f, 2.0f}, {.temperature = 1.0, .top_k = 1}, 0.99) == 1);   // top-1
+  REQUIRE(nn::pick_token(std::vector<float>{5.0f, 0.0f, 5.0f}, {.temperature = 1.0, .top_k = 2}, 0.75) == 2);   // top-2 of two equals
   o.prompt = "abz";
   REQUIRE_THROWS_WITH(nn::generate(model, tok, o), Catch::Contains("'z' (U+007A)") && Catch::Contains("the prompt"));
+}
+
+TEST_CASE("sample: top-p keeps the fewest most likely tokens that reach p", "[sample]") {
+  // Probabilities 0.2, 0.5, 0.3 at temperature 1, in id order; ranked: 1, 2, 0.
+  const std::vector<float> logits = {std::log(0.2f), std::log(0.5f), std::log(0.3f)};
+  const auto pick = [&](double top_p, double uniform) {
+    return nn::pick_token(logits, {.temperature = 1.0, .top_p = top_p}, uniform);
+  };
+  for (double u : {0.0, 0.5, 0.999}) REQUIRE(pick(0.45, u) == 1);  // 0.5 alone reaches 0.45
+  REQUIRE(pick(0.75, 0.6) == 1);    // {1, 2}: 0.6 x 0.8 = 0.48 falls in token 1's 0.5
+  REQUIRE(pick(0.75, 0.7) == 2);    // 0.56 falls past it
+  REQUIRE(pick(0.75, 0.999) == 2);  // never token 0
+  REQUIRE(pick(0.81, 0.999) == 0); // 0.8 does not reach 0.81: all three
+  REQUIRE(pick(1.0, 0.1) == 0);    // p = 1: id order, as without top-p (0.1 falls in token 0's 0.2)
+  // With top-k first: the 2 most likely, then the nucleus of those (0.5 of 0.8 reaches 0.6).
+  REQUIRE(nn::pick_token(logits, {.temperature = 1.0, .top_k = 2, .top_p = 0.6}, 0.999) == 1);
+  REQUIRE_THROWS_WITH(pick(0.0, 0.5), Catch::Contains("--top-p 0 must be above 0"));
+  REQUIRE_THROWS_WITH(pick(1.5, 0.5), Catch::Contains("at most 1"));
+}
+
+namespace {
+// A character vocabulary whose newline (id 0) ends a text, as <|endoftext|> does GPT-2's.
+struct NewlineEnds : data::CharTokenizer {
+  using data::CharTokenizer::CharTokenizer;
+  std::optional<int32_t> document_token() const override { return 0; }
+};
+}  // namespace
+
+TEST_CASE("sample: a stop text ends the sample before it, and nothing of it is streamed", "[sample]") {
+  const auto model = small_model(5, 4);
+  const data::CharTokenizer tok(std::vector<int32_t>{'\n', 'a', 'b', 'c', 'd'});
+  nn::SampleOptions o{.prompt = "ab", .tokens = 60, .pick = {.temperature = 1.0}, .seed = 4};
+  const std::string whole = nn::generate(*model, tok, o).text;
+  REQUIRE(whole.size() == 60);
+  for (const std::string stop : {whole.substr(20, 3), whole.substr(7, 1), whole.substr(58, 2)}) {
+    INFO("stop '" << stop << "' in '" << whole << "'");
+    o.stop = {"zz", stop};  // one that never appears beside it
+    std::string streamed;
+    const nn::SampleResult r = nn::generate(*model, tok, o, [&](const std::string& piece) { streamed += piece; });
+    REQUIRE(r.text == whole.substr(0, whole.find(stop)));
+    REQUIRE(streamed == r.text);
+    REQUIRE(r.stopped == nn::StopReason::stop_text);
+    REQUIRE(r.generated_tokens == static_cast<int64_t>(whole.find(stop) + stop.size()));
+  }
+  o.stop = {"zz"};
+  REQUIRE(nn::generate(*model, tok, o).text == whole);
+  o.stop = {""};
+  REQUIRE_THROWS_WITH(nn::generate(*model, tok, o), Catch::Contains("empty text"));
+}
+
+TEST_CASE("sample: the tokenizer's end of text ends a sample unless told to go on", "[sample]") {
+  const auto model = small_model(5, 4);
+  const NewlineEnds tok(std::vector<int32_t>{'\n', 'a', 'b', 'c', 'd'});
+  nn::SampleOptions o{.prompt = "ab", .tokens = 80, .pick = {.temperature = 1.0}, .end_of_text = nn::EndOfText::go_on,
+                      .seed = 4};
+  const std::string whole = nn::generate(*model, tok, o).text;
+  REQUIRE(whole.find('\n') != std::string::npos);
+  o.end_of_text = nn::EndOfText::stop;
+  const nn::SampleResult r = nn::generate(*model, tok, o);
+  REQUIRE(r.text == whole.substr(0, whole.find('\n')));
+  REQUIRE(r.stopped == nn::StopReason::end_of_text);
+  REQUIRE(r.generated_tokens == static_cast<int64_t>(whole.find('\n') + 1));
 }
