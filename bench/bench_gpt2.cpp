@@ -98,11 +98,34 @@ std::pair<double, double> inside_and_past_context(nn::GPT& model, int rounds) {
   return {inside, past};
 }
 
+// Best tokens/s of greedy sampling with the key/value cache over positions prompt .. prompt + tokens.
+double sampling_rate(nn::GPT& model, const std::vector<int32_t>& prompt, int64_t tokens) {
+  nn::Generator gen(model);
+  double best = 0;
+  for (int round = 0; round < 3; ++round) {
+    gen.reset();
+    int32_t next = 0;
+    for (int32_t t : prompt) {
+      const std::vector<float>& logits = gen.feed(t);
+      next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    }
+    const double s = seconds_of([&] {
+      for (int64_t k = 0; k < tokens; ++k) {
+        const std::vector<float>& logits = gen.feed(next);
+        next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      }
+    });
+    best = std::max(best, static_cast<double>(tokens) / s);
+  }
+  return best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
   std::map<std::string, bench::Integer> flags = {
-      {"--tokens", {64, {1, 1 << 16}}}, {"--past", {0, {0, 1}}}, {"--rope", {0, {0, 1}}}};
+      {"--tokens", {64, {1, 1 << 16}}}, {"--past", {0, {0, 1}}}, {"--rope", {0, {0, 1}}},
+      {"--int8-group", {nn::kInt8Group, {0, 4096}}}};
   bench::add_model_flags(flags, {.vocab_size = 50257, .block_size = 1024, .n_layer = 12, .n_head = 12, .n_embd = 768});
   std::map<std::string, std::string> texts = {{"--write-hf", ""}, {"--tokenizer", ""}};
   bench::parse_flags(argc, argv, flags, texts);
@@ -144,30 +167,30 @@ int main(int argc, char** argv) try {
   for (int64_t i = 0; i < c.block_size; ++i) targets[i] = idx[(i + 1) % c.block_size];
   const double forward_flops = 2.0 * static_cast<double>(model.parameter_count() - c.block_size * c.n_embd) * c.block_size +
                                2.0 * c.n_layer * c.block_size * c.block_size * c.n_embd;  // weights, QK^T and AV (causal)
+  // The same model with int8 weights (its own copy: the float one keeps its weights).
+  const int64_t int8_group = flags["--int8-group"].value;
+  std::unique_ptr<nn::GPT> int8;
+  double int8_bytes = 0;
+  if (int8_group > 0) {
+    int8 = std::make_unique<nn::GPT>(c, 1);
+    int8->eval();
+    int8->use_int8_weights(int8_group);
+    int8_bytes = weight_bytes / 4 * (1 + 4.0 / int8_group);  // a byte a weight and a float a group (rows: whole groups)
+  }
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     const double bandwidth = read_bandwidth(buffer, 5);
-    nn::Generator gen(model);
-    double best = 0;
-    for (int round = 0; round < 3; ++round) {
-      gen.reset();
-      int32_t next = 0;
-      for (int32_t t : prompt) {
-        const std::vector<float>& logits = gen.feed(t);
-        next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-      }
-      const double s = seconds_of([&] {
-        for (int64_t k = 0; k < tokens; ++k) {
-          const std::vector<float>& logits = gen.feed(next);
-          next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-        }
-      });
-      best = std::max(best, static_cast<double>(tokens) / s);
-    }
+    const double best = sampling_rate(model, prompt, tokens);
     const double bound = bandwidth * 1e9 / weight_bytes;
     fmt::print("threads {}: read bandwidth {:.1f} GB/s -> bound {:.1f} tokens/s; sample (KV cache, positions {}-{}): "
                "{:.1f} tokens/s = {:.0f}% of the bound\n",
                threads, bandwidth, bound, prompt.size(), prompt.size() + tokens, best, 100 * best / bound);
+    if (int8) {
+      const double rate = sampling_rate(*int8, prompt, tokens), fp32_again = sampling_rate(model, prompt, tokens);
+      fmt::print("threads {}: int8 weights (groups of {}, about {:.0f} MB read per token): {:.1f} tokens/s = {:.2f}x fp32 "
+                 "({:.1f} tokens/s before it, {:.1f} after)\n",
+                 threads, int8_group, int8_bytes / 1e6, rate, rate / std::max(best, fp32_again), best, fp32_again);
+    }
     const double peak = gemm_peak(c.block_size, c.n_embd, 5);
     NoGradGuard no_grad;
     memory::Reuse reuse;  // as tinygpt eval: each window runs in the memory the one before freed

@@ -21,6 +21,14 @@ template CLI::Option* add_number(CLI::App*, const std::string&, int64_t&, const 
 template CLI::Option* add_number(CLI::App*, const std::string&, uint64_t&, const io::Range&, const std::string&);
 template CLI::Option* add_number(CLI::App*, const std::string&, double&, const io::Range&, const std::string&);
 
+void add_weights_flag(CLI::App* cmd, nn::WeightFormat& format) {
+  static constexpr const char* kChoices[] = {"fp32", "int8"};
+  static const std::string help = fmt::format(
+      "how the weight matrices are stored while the model runs: as trained, or in 8 bits by groups of {} weights of a "
+      "row, each with a float scale (quicker sampling, a little less exact)", nn::kInt8Group);
+  add_option_flag(cmd, "weights", format, help.c_str(), io::Range{}, train::Choices(kChoices));
+}
+
 void add_arch_flags(CLI::App* cmd, train::ArchOptions& o) {
   train::for_each_arch_option(o, [&](const char* name, auto& field, const char* help, const io::Range& range,
                                      train::Choices choices) { add_option_flag(cmd, name, field, help, range, choices); });

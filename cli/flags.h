@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tinygpt/nn/gpt.h"
 #include "tinygpt/train/options.h"
 
 namespace tinygpt::cli {
@@ -50,6 +51,10 @@ void add_option_flag(CLI::App* cmd, const char* name, T& field, const char* help
     if (!choices.empty()) option->type_name(fmt::format("{}", fmt::join(choices, "|")));
   }
 }
+
+// --weights fp32|int8, for the commands that run a model without training it (sample, eval): int8
+// stores its weight matrices in 8 bits (nn::GPT::use_int8_weights).
+void add_weights_flag(CLI::App* cmd, nn::WeightFormat& format);
 
 // The architecture flags (--arch, --norm, ..., --tie), for commands that build a model.
 void add_arch_flags(CLI::App* cmd, train::ArchOptions& o);

@@ -21,6 +21,7 @@ namespace {
 struct SampleArgs {
   std::string ckpt;
   nn::SampleOptions sample;
+  nn::WeightFormat weights = nn::WeightFormat::fp32;
   int64_t num_samples = 1, threads = 0;
   bool interactive = false, ignore_end_of_text = false;
 };
@@ -99,6 +100,7 @@ void add_sample(CLI::App& app) {
   cmd->add_flag("--interactive", args->interactive, "read prompts from stdin, one per line, until its end");
   add_number(cmd, "--seed", args->sample.seed, io::Range{0, 18446744073709551615.0},
              "random seed: the same seed gives the same text");
+  add_weights_flag(cmd, args->weights);
   add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
   cmd->callback([args, prompt] {
     if (args->interactive && prompt->count())
@@ -109,6 +111,7 @@ void add_sample(CLI::App& app) {
     args->sample.end_of_text = args->ignore_end_of_text ? nn::EndOfText::go_on : nn::EndOfText::stop;
     set_num_threads(static_cast<int>(args->threads));
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt, train::CheckpointPart::weights);
+    if (args->weights == nn::WeightFormat::int8) ck.model->use_int8_weights();
     if (!args->interactive) return sample_prompt(*ck.model, *ck.tokenizer, *args, args->sample.prompt);
     if (!sample_lines(*ck.model, *ck.tokenizer, *args))
       throw std::invalid_argument("some lines of stdin could not be sampled (each named above)");

@@ -367,7 +367,23 @@ void GPT::embed_row(int32_t token, int64_t position, float* x) const {
 
 void GPT::logits_row(const float* x, RowScratch& s, float* logits) const {
   ln_f.forward_row(x, s.normed.data());
-  matvec(output_weight().data(), nullptr, s.normed.data(), logits, config_.vocab_size, config_.n_embd);
+  if (lm_head) return lm_head->forward_row(s.normed.data(), logits);
+  if (output_int8_) return matvec_int8(*output_int8_, nullptr, s.normed.data(), logits);
+  matvec(wte.weight.data(), nullptr, s.normed.data(), logits, config_.vocab_size, config_.n_embd);
+}
+
+const char* name(WeightFormat format) { return format == WeightFormat::int8 ? "int8" : "fp32"; }
+
+void GPT::use_int8_weights(int64_t group) {
+  for (Block* block : h)
+    for (Linear* layer : {&block->attn.c_attn, &block->attn.c_proj, &block->mlp.c_fc, &block->mlp.c_proj})
+      layer->use_int8(group);
+  if (lm_head) lm_head->use_int8(group);
+  const Tensor& table = wte.weight;
+  auto int8 = std::make_shared<const Int8Matrix>(quantize_int8(table.data(), table.size(0), table.size(1), group));
+  dequantize_int8(*int8, table.data());
+  if (!lm_head) output_int8_ = std::move(int8);  // the output layer too: its logits read it whole
+  weight_format_ = WeightFormat::int8;
 }
 
 GPTOutput GPT::forward(std::span<const int32_t> idx, int64_t B, int64_t T, std::span<const int32_t> targets,

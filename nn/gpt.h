@@ -30,6 +30,11 @@ constexpr double kMaxNormEps = 1.0, kMaxRopeTheta = 1e12;
 enum class NormKind { layernorm, rmsnorm };
 enum class PositionKind { learned, rope };  // a wpe table, or queries and keys turned by position
 enum class MlpKind { gelu, swiglu };
+// How a model's weight matrices are stored for inference: as trained, or in 8 bits by groups of
+// kInt8Group weights of a row (GPT::use_int8_weights).
+enum class WeightFormat { fp32, int8 };
+const char* name(WeightFormat format);  // "fp32", "int8"
+constexpr int64_t kInt8Group = 64;  // weights per scale: docs/performance.md measures 32 to 256
 
 struct GPTConfig {
   int64_t vocab_size = 65;
@@ -247,6 +252,13 @@ class GPT : public Module {
   void set_dropout_seed(uint64_t seed);  // the seed given to the constructor sets it too
   void set_dropout(float p);             // a training setting, not part of a checkpoint's /config
 
+  // For inference (sample, eval): every Linear of the blocks, lm_head and wte stored in 8 bits by
+  // groups of `group` weights of a row (Linear::use_int8); the parameters then hold the weights the
+  // int8 ones stand for, so forward and the row forms compute the same model. wpe, the norms and
+  // the biases stay float.
+  void use_int8_weights(int64_t group = kInt8Group);
+  WeightFormat weight_format() const { return weight_format_; }
+
   // The output layer's weight [V, C]: wte's, or lm_head's when untied.
   const Tensor& output_weight() const { return lm_head ? lm_head->weight : wte.weight; }
 
@@ -258,6 +270,8 @@ class GPT : public Module {
 
  private:
   GPT(const GPTConfig& config, uint64_t seed, Init init);  // every layer built, none written
+  std::shared_ptr<const Int8Matrix> output_int8_;  // wte's int8 form when it is the output layer
+  WeightFormat weight_format_ = WeightFormat::fp32;
   friend std::vector<std::pair<std::string, Shape>> parameter_shapes(const GPTConfig& config);
   Tensor dropout_(const Tensor& x);
   GPTConfig config_;

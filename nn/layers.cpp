@@ -26,7 +26,13 @@ void Linear::reset_parameters(uint64_t seed) {
 
 Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
 
+void Linear::use_int8(int64_t group) {
+  int8_ = std::make_shared<const Int8Matrix>(quantize_int8(weight.data(), weight.size(0), weight.size(1), group));
+  dequantize_int8(*int8_, weight.data());
+}
+
 void Linear::forward_row(const float* x, float* y) const {
+  if (int8_) return matvec_int8(*int8_, bias.defined() ? bias.data() : nullptr, x, y);
   matvec(weight.data(), bias.defined() ? bias.data() : nullptr, x, y, weight.size(0), weight.size(1));
 }
 

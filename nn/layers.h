@@ -2,9 +2,11 @@
 // The basic layers: Linear, Embedding, LayerNorm, RMSNorm. Each starts with PyTorch's default
 // initialization, drawn from `seed` (reset_parameters draws it again from another seed).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 
+#include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/nn/module.h"
 
@@ -27,7 +29,15 @@ class Linear : public Module {
   Tensor forward(const Tensor& x) const;  // [..., in] -> [..., out]
   void forward_row(const float* x, float* y) const;  // one row: [in] -> [out], as forward computes it
   void reset_parameters(uint64_t seed) override;
+  // For inference: the weight stored in 8 bits by groups of `group` (inference.h's Int8Matrix).
+  // forward_row then reads the int8 weights, and `weight` holds the floats they stand for, so
+  // forward computes the same model. Training afterwards would leave forward_row behind.
+  void use_int8(int64_t group);
+  const Int8Matrix* int8() const { return int8_.get(); }
   Tensor weight, bias;                    // bias undefined when constructed without one
+
+ private:
+  std::shared_ptr<const Int8Matrix> int8_;
 };
 
 // Rows of a [num, dim] table picked by integer ids. The table starts N(0, 1), drawn as Linear's.

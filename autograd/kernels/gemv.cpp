@@ -1,5 +1,11 @@
-// matvec (inference.h): y = W x + b, the matrix-vector product of decoding one position at a time.
+// matvec (inference.h): y = W x + b, the matrix-vector product of decoding one position at a time,
+// over float weights or over int8 weights with a float scale per group.
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
 
 #include "tinygpt/autograd/inference.h"
 #include "tinygpt/autograd/kernels/simd.h"
@@ -9,25 +15,57 @@ namespace tinygpt {
 
 namespace {
 
+// Rows of float weights: row r of a block, from column i.
+struct FloatRows {
+  const float* w;
+  int64_t in;
+  template <int R>
+  void column(int64_t) {}
+  simd::vfloat load(int r, int64_t i) const { return simd::load(w + r * in + i); }
+  float at(int r, int64_t j) const { return w[r * in + j]; }
+  FloatRows from_row(int64_t o) const { return {w + o * in, in}; }
+};
+
+// Rows of int8 weights, each weight float(q) * scale as dequantize_int8 writes it. column(i) comes
+// before the loads at column i, and takes the scales of its R (up to 4) rows when i starts a group (a group
+// spans whole steps of dot_rows: the smallest, 32, is two AVX-512 vectors).
+struct Int8Rows {
+  const int8_t* q;
+  const float* scales;
+  int64_t in, groups;
+  int shift;  // log2 of the group size
+  simd::vfloat scale[4] = {};
+  template <int R>
+  void column(int64_t i) {
+    if ((i & ((int64_t{1} << shift) - 1)) == 0)
+      for (int r = 0; r < R; ++r) scale[r] = simd::broadcast(scales + r * groups + (i >> shift));
+  }
+  simd::vfloat load(int r, int64_t i) const { return simd::mul(simd::load_int8(q + r * in + i), scale[r]); }
+  float at(int r, int64_t j) const { return float(q[r * in + j]) * scales[r * groups + (j >> shift)]; }
+  Int8Rows from_row(int64_t o) const { return {q + o * in, scales + o * groups, in, groups, shift}; }
+};
+
 // R rows of y = W x: the rows share each load of x, and each row keeps two accumulators so that
 // the FMAs overlap. Every row is summed in the same order whatever R is (the bits of a row do not
-// depend on how rows are split over threads).
-template <int R>
-void dot_rows(const float* w, const float* x, int64_t in, float* out) {
+// depend on how rows are split over threads), and whatever the weights' storage.
+template <int R, class Rows>
+void dot_rows(Rows w, const float* x, int64_t in, float* out) {
   using namespace simd;
   vfloat acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = zero();
   int64_t i = 0;
   for (; i + 2 * kLanes <= in; i += 2 * kLanes) {
     const vfloat x0 = load(x + i), x1 = load(x + i + kLanes);
+    w.template column<R>(i);
     for (int r = 0; r < R; ++r) {
-      acc[r][0] = fma(load(w + r * in + i), x0, acc[r][0]);
-      acc[r][1] = fma(load(w + r * in + i + kLanes), x1, acc[r][1]);
+      acc[r][0] = fma(w.load(r, i), x0, acc[r][0]);
+      acc[r][1] = fma(w.load(r, i + kLanes), x1, acc[r][1]);
     }
   }
   if (i + kLanes <= in) {
     const vfloat x0 = load(x + i);
-    for (int r = 0; r < R; ++r) acc[r][0] = fma(load(w + r * in + i), x0, acc[r][0]);
+    w.template column<R>(i);
+    for (int r = 0; r < R; ++r) acc[r][0] = fma(w.load(r, i), x0, acc[r][0]);
     i += kLanes;
   }
   for (int r = 0; r < R; ++r) {
@@ -35,24 +73,70 @@ void dot_rows(const float* w, const float* x, int64_t in, float* out) {
     store(lanes, add(acc[r][0], acc[r][1]));
     float s = 0.0f;
     for (float lane : lanes) s += lane;
-    for (int64_t j = i; j < in; ++j) s += w[r * in + j] * x[j];
+    for (int64_t j = i; j < in; ++j) s = std::fma(w.at(r, j), x[j], s);  // fused on every path and storage
     out[r] = s;
   }
+}
+
+template <class Rows>
+void matvec_rows(const Rows& w, const float* b, const float* x, float* y, int64_t out, int64_t in) {
+  constexpr int kRows = 4;
+  parallel_for((out + kRows - 1) / kRows, grain_for(kRows * in), [&](int64_t g0, int64_t g1) {
+    for (int64_t o = g0 * kRows; o < std::min(out, g1 * kRows); o += kRows) {
+      if (o + kRows <= out) dot_rows<kRows>(w.from_row(o), x, in, y + o);
+      else
+        for (int64_t r = o; r < out; ++r) dot_rows<1>(w.from_row(r), x, in, y + r);
+    }
+  });
+  if (b)
+    for (int64_t o = 0; o < out; ++o) y[o] += b[o];
 }
 
 }  // namespace
 
 void matvec(const float* w, const float* b, const float* x, float* y, int64_t out, int64_t in) {
-  constexpr int kRows = 4;
-  parallel_for((out + kRows - 1) / kRows, grain_for(kRows * in), [&](int64_t g0, int64_t g1) {
-    for (int64_t o = g0 * kRows; o < std::min(out, g1 * kRows); o += kRows) {
-      if (o + kRows <= out) dot_rows<kRows>(w + o * in, x, in, y + o);
-      else
-        for (int64_t r = o; r < out; ++r) dot_rows<1>(w + r * in, x, in, y + r);
-    }
+  matvec_rows(FloatRows{w, in}, b, x, y, out, in);
+}
+
+bool valid_int8_group(int64_t group) { return group >= 32 && group <= 4096 && (group & (group - 1)) == 0; }
+
+Int8Matrix quantize_int8(const float* w, int64_t out, int64_t in, int64_t group) {
+  if (!valid_int8_group(group))
+    throw std::invalid_argument(fmt::format("int8 weights: group size {} is not a power of two from 32 to 4096", group));
+  Int8Matrix m{.out = out, .in = in, .group = group};
+  m.q.resize(static_cast<size_t>(out * in));
+  m.scales.resize(static_cast<size_t>(out * m.groups_per_row()));
+  parallel_for(out, grain_for(in), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o)
+      for (int64_t g = 0; g < m.groups_per_row(); ++g) {
+        const float* v = w + o * in + g * group;
+        const int64_t n = std::min(group, in - g * group);
+        float largest = 0;
+        bool finite = true;
+        for (int64_t j = 0; j < n; ++j) largest = std::max(largest, std::fabs(v[j])), finite &= std::isfinite(v[j]);
+        if (!finite)
+          throw std::invalid_argument(fmt::format("int8 weights: row {} of a [{}, {}] matrix holds a value that is not finite",
+                                                  o, out, in));
+        const float scale = largest / 127.0f;
+        m.scales[o * m.groups_per_row() + g] = scale;
+        int8_t* q = m.q.data() + o * in + g * group;
+        for (int64_t j = 0; j < n; ++j)
+          q[j] = scale == 0 ? 0 : static_cast<int8_t>(std::clamp(std::nearbyint(v[j] / scale), -127.0f, 127.0f));
+      }
   });
-  if (b)
-    for (int64_t o = 0; o < out; ++o) y[o] += b[o];
+  return m;
+}
+
+void dequantize_int8(const Int8Matrix& m, float* out) {
+  const int shift = std::countr_zero(static_cast<uint64_t>(m.group));
+  for (int64_t o = 0; o < m.out; ++o)
+    for (int64_t j = 0; j < m.in; ++j)
+      out[o * m.in + j] = float(m.q[o * m.in + j]) * m.scales[o * m.groups_per_row() + (j >> shift)];
+}
+
+void matvec_int8(const Int8Matrix& m, const float* b, const float* x, float* y) {
+  const int shift = std::countr_zero(static_cast<uint64_t>(m.group));
+  matvec_rows(Int8Rows{m.q.data(), m.scales.data(), m.in, m.groups_per_row(), shift}, b, x, y, m.out, m.in);
 }
 
 }  // namespace tinygpt

@@ -59,6 +59,22 @@ inline void store_first(float* p, vfloat v, int n) {
 }
 #endif
 inline vfloat add(vfloat a, vfloat b) { return a + b; }
+inline vfloat mul(vfloat a, vfloat b) { return a * b; }
+
+// kLanes signed bytes as floats (each exactly; int8 weights, inference.h). (GCC 12's AVX-512
+// headers warn here as at round_bf16 below: the same false positive.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+inline vfloat load_int8(const int8_t* p) {
+#if defined(__AVX512F__)
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__AVX2__) && defined(__FMA__)
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+#else
+  return vfloat{float(p[0]), float(p[1]), float(p[2]), float(p[3])};
+#endif
+}
+#pragma GCC diagnostic pop
 
 #if defined(__AVX2__)
 // Eight rows of eight floats become eight columns: r[i][j] moves to r[j][i], in 256-bit registers

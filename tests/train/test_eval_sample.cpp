@@ -173,7 +173,7 @@ TEST_CASE("sample: a stop text ends the sample before it, and nothing of it is s
   nn::SampleOptions o{.prompt = "ab", .tokens = 60, .pick = {.temperature = 1.0}, .seed = 4};
   const std::string whole = nn::generate(*model, tok, o).text;
   REQUIRE(whole.size() == 60);
-  for (const std::string stop : {whole.substr(20, 3), whole.substr(7, 1), whole.substr(58, 2)}) {
+  for (const std::string& stop : {whole.substr(20, 3), whole.substr(7, 1), whole.substr(58, 2)}) {
     INFO("stop '" << stop << "' in '" << whole << "'");
     o.stop = {"zz", stop};  // one that never appears beside it
     std::string streamed;
