@@ -92,6 +92,7 @@
 #include "tinygpt/train/existing_outputs.h"
 #include "tinygpt/train/interrupt.h"
 #include "tinygpt/train/memory_budget.h"
+#include "tinygpt/train/multiple_choice.h"
 #include "tinygpt/train/options.h"
 #include "tinygpt/train/progress.h"
 #include "tinygpt/train/run_data.h"

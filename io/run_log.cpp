@@ -63,6 +63,14 @@ std::optional<std::array<size_t, kStepColumns.size()>> step_positions(std::strin
   return at;
 }
 
+// Where task_acc and task_acc_norm are, when the header has both.
+std::optional<std::array<size_t, 2>> task_positions(std::string_view header) {
+  const std::vector<std::string_view> names = split_csv(header);
+  const auto acc = std::find(names.begin(), names.end(), "task_acc"), norm = std::find(names.begin(), names.end(), "task_acc_norm");
+  if (acc == names.end() || norm == names.end()) return std::nullopt;
+  return std::array<size_t, 2>{static_cast<size_t>(acc - names.begin()), static_cast<size_t>(norm - names.begin())};
+}
+
 std::string number_or_empty(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : ""; }
 
 // A finite number, or empty for NaN (a group the model lacks).
@@ -89,11 +97,15 @@ std::optional<StepColumns> parse_step(const std::vector<std::string_view>& f,
 std::string format_log_row(const LogRow& r) {
   std::string row = fmt::format("{},{:.9g},{},{:.6e},{:.1f},{:.3f}", r.iter, r.train_loss,
                                 r.val_loss ? number_or_empty(*r.val_loss) : "", r.lr, r.tokens_per_s, r.seconds);
-  if (!r.step) return row + std::string(kStepColumns.size(), ',');
-  const StepColumns& s = *r.step;
-  row += fmt::format(",{},{:.9g},{:.9g},{}", s.tokens, s.grad_norm, s.clip_scale, number_or_empty(s.update_ratio));
-  for (double g : s.group_ratio) row += "," + number_or_empty(g);
-  return row + fmt::format(",{:.4f},{}", s.peak_share, s.skipped ? 1 : 0);
+  if (!r.step) {
+    row += std::string(kStepColumns.size(), ',');
+  } else {
+    const StepColumns& s = *r.step;
+    row += fmt::format(",{},{:.9g},{:.9g},{}", s.tokens, s.grad_norm, s.clip_scale, number_or_empty(s.update_ratio));
+    for (double g : s.group_ratio) row += "," + number_or_empty(g);
+    row += fmt::format(",{:.4f},{}", s.peak_share, s.skipped ? 1 : 0);
+  }
+  return row + (r.task ? fmt::format(",{:.6f},{:.6f}", r.task->acc, r.task->acc_norm) : ",,");
 }
 
 bool is_log_header(const std::string& line) {
@@ -113,6 +125,7 @@ std::vector<LogLine> read_log_lines(const std::string& path) {
     throw std::invalid_argument(fmt::format("log '{}' has no column '{}' (expected {})", path, missing,
                                             fmt::join(kColumns, ", ")));
   const auto step_at = step_positions(all.substr(0, header_end));
+  const auto task_at = task_positions(all.substr(0, header_end));
   std::vector<LogLine> lines;
   int64_t number = 2;
   for (size_t start = header_end == std::string_view::npos ? all.size() : header_end + 1; start < all.size(); ++number) {
@@ -138,6 +151,14 @@ std::vector<LogLine> read_log_lines(const std::string& path) {
     if (step_at && std::ranges::any_of(*step_at, [&](size_t c) { return c < f.size() && !f[c].empty(); })) {
       if (std::ranges::any_of(*step_at, [&](size_t c) { return c >= f.size(); }) || !(row.step = parse_step(f, *step_at)))
         throw bad_row();
+    }
+    if (task_at && (*task_at)[0] < f.size() && !f[(*task_at)[0]].empty()) {
+      io::TaskColumns task;
+      if ((*task_at)[1] >= f.size() || !parse_whole(f[(*task_at)[0]], task.acc) ||
+          !parse_whole(f[(*task_at)[1]], task.acc_norm) || !(task.acc >= 0 && task.acc <= 1) ||
+          !(task.acc_norm >= 0 && task.acc_norm <= 1))
+        throw bad_row();
+      row.task = task;
     }
     if (!std::isfinite(row.train_loss) && !(row.step && row.step->skipped)) throw bad_row();  // only a skipped step's
     lines.push_back({row, std::string(line)});

@@ -1,7 +1,8 @@
 #pragma once
 // The CSV log a training run keeps beside its checkpoint: one row per iteration, losses with 9
 // significant digits (enough to tell any two floats apart), the validation loss only on rows where
-// it was estimated, then the step's statistics (StepColumns).
+// it was estimated, then the step's statistics (StepColumns), then a task's scores (TaskColumns) on
+// evaluation rows of a run that has one.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -12,7 +13,7 @@ namespace tinygpt::io {
 
 constexpr const char* kLogHeader =
     "iter,train_loss,val_loss,lr,tokens_per_s,seconds,tokens,grad_norm,clip_scale,update_ratio,update_embeddings,"
-    "update_attention,update_mlp,update_norms,update_head,peak_share,skipped";
+    "update_attention,update_mlp,update_norms,update_head,peak_share,skipped,task_acc,task_acc_norm";
 
 // The parameter groups whose update-to-weight ratios a log keeps, in its column order.
 constexpr std::array<const char*, 5> kUpdateGroups = {"embeddings", "attention", "mlp", "norms", "head"};
@@ -28,12 +29,19 @@ struct StepColumns {
   bool skipped = false;     // not applied by the loss-spike guard (its loss may then be nan or inf)
 };
 
+// A multiple-choice task's scores at an evaluation (train/multiple_choice.h).
+struct TaskColumns {
+  double acc = 0, acc_norm = 0;
+  int64_t examples = 0;
+};
+
 struct LogRow {
   int64_t iter;
   double train_loss;
   std::optional<double> val_loss;  // only on evaluation rows
   double lr, tokens_per_s, seconds;
   std::optional<StepColumns> step;  // absent from logs that do not keep it
+  std::optional<TaskColumns> task;  // evaluation rows of a run with a task (a log keeps no example count)
 };
 
 std::string format_log_row(const LogRow& row);  // without the newline

@@ -32,8 +32,11 @@ std::string step_json(const LogRow& r) {
       s.clip_scale, json_number(s.update_ratio), groups, s.peak_share, s.skipped);
 }
 
-std::string eval_json(int64_t iter, double val_loss) {
-  return fmt::format(R"({{"type": "eval", "iter": {}, "val_loss": {}}})", iter, json_number(val_loss));
+std::string eval_json(int64_t iter, double val_loss, const std::optional<TaskColumns>& task) {
+  const std::string scores = task ? fmt::format(R"(, "task_examples": {}, "task_acc": {:.6f}, "task_acc_norm": {:.6f})",
+                                                task->examples, task->acc, task->acc_norm)
+                                  : "";
+  return fmt::format(R"({{"type": "eval", "iter": {}, "val_loss": {}{}}})", iter, json_number(val_loss), scores);
 }
 
 bool is_metrics_header(std::string_view line) { return line == kMetricsHeader; }

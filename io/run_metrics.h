@@ -5,10 +5,12 @@
 //   {"type": "step", "iter", "train_loss", "lr", "tokens", "tokens_per_s", "seconds", "grad_norm",
 //    "clip_scale", "update_ratio", "update_ratio_by_group": {"embeddings", "attention", "mlp",
 //    "norms", "head"}, "peak_share", "skipped"}       after every optimizer step
-//   {"type": "eval", "iter", "val_loss"}               after every evaluation
+//   {"type": "eval", "iter", "val_loss"}               after every evaluation, with
+//     "task_examples", "task_acc", "task_acc_norm" in a run with a multiple-choice task
 // The numbers are the CSV log's (run_log.h), with the same digits; null stands for a group the
 // model lacks, or a skipped step's loss or norm that was not finite.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +22,7 @@ namespace tinygpt::io {
 constexpr const char* kMetricsHeader = R"({"format": "tinygpt run metrics", "version": 1})";
 
 std::string step_json(const LogRow& row);  // row.step must be present
-std::string eval_json(int64_t iter, double val_loss);
+std::string eval_json(int64_t iter, double val_loss, const std::optional<TaskColumns>& task = std::nullopt);
 
 struct MetricsLine {
   int64_t iter;

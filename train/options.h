@@ -42,6 +42,7 @@ struct TrainOptions {
   int64_t vocab_size = 512;
   std::string tokenizer_from;  // a checkpoint or tokenizer file whose tokenizer to use (GPT-2's for its shards)
   std::string tokenizer_model;  // --tokenizer sentencepiece: the SentencePiece model file
+  std::string eval_task;  // a multiple-choice task scored at every evaluation (multiple_choice.h); empty: none
   int64_t layers = 4, heads = 4, embd = 128, block = 64;
   ArchOptions arch;
   double dropout = 0.0;
@@ -190,6 +191,10 @@ void for_each_option(Options& o, Visit&& visit_option) {
         Range{1, kMany});
   visit("eval-every", o.eval_every, "iterations between validation-loss estimates", Range{1, kMany});
   visit("eval-iters", o.eval_iters, "batches per validation-loss estimate", Range{1, 1e6});
+  visit("eval-task", o.eval_task,
+        "a multiple-choice benchmark in HellaSwag's JSON lines (ctx, endings, label), scored at every evaluation: "
+        "acc and acc_norm in the log",
+        text);
   visit("ckpt-every", o.ckpt_every, "iterations between checkpoints", Range{1, kMany});
   visit("log-every", o.log_every, "iterations between progress lines when not on a terminal", Range{1, kMany});
   visit("sample-every", o.sample_every, "iterations between short samples in the log (0: none)", Range{0, kMany});

@@ -55,7 +55,7 @@ std::vector<std::string> absolute_paths(const std::vector<std::string>& paths) {
 // name them from any folder.
 void make_inputs_absolute(TrainOptions& o) {
   o.data = absolute_paths(o.data), o.val_data = absolute_paths(o.val_data);
-  for (std::string* file : {&o.tokenizer_from, &o.tokenizer_model})
+  for (std::string* file : {&o.tokenizer_from, &o.tokenizer_model, &o.eval_task})
     if (!file->empty()) *file = absolute_paths({*file}).front();
 }
 
@@ -399,6 +399,12 @@ void Trainer::check_data(DataCheck check) {
 
 void Trainer::prepare() {
   parameters_ = model_->parameters();
+  task_examples_.clear(), task_rows_ = {};
+  if (!options_.eval_task.empty()) {  // read and tokenized before the first step: a bad file costs nothing
+    task_examples_ = read_choice_task(options_.eval_task);
+    task_rows_ = choice_rows(task_examples_, *corpus_.tokenizer, model_->config().block_size,
+                             fmt::format("--eval-task '{}'", options_.eval_task));
+  }
   optimizer_->keep_update_sums(optim::AdamW::UpdateSums::kept);  // the log's update-to-weight ratios
   update_groups_.clear();
   for (const auto& s : optimizer_->state()) update_groups_.push_back(update_group(s.name));
@@ -458,6 +464,12 @@ double Trainer::train_step(float lr) {
   optimizer_->step(lr, scale);
   last_step_ = step_columns(norm, scale, optimizer_->last_update(), update_groups_);
   return loss;
+}
+
+std::optional<io::TaskColumns> Trainer::score_task() {
+  if (task_examples_.empty()) return std::nullopt;
+  const ChoiceScores s = tally(task_examples_, score_choices(*model_, task_rows_, options_.batch));
+  return io::TaskColumns{.acc = s.acc(), .acc_norm = s.acc_norm(), .examples = s.examples};
 }
 
 double Trainer::estimate_val_loss() {
@@ -522,8 +534,10 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
     const double step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     state_.seconds = seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::optional<double> val;
+    std::optional<io::TaskColumns> task;
     if (state_.iteration % options_.eval_every == 0 || state_.iteration == options_.iters) {
       val = estimate_val_loss();
+      if (comm_.is_root()) task = score_task();  // the ranks hold the same weights
       if (corpus_.val.size() > 0 && !std::isfinite(*val))
         throw std::runtime_error(fmt::format("the validation loss became {} at iteration {}: the run stops here, "
                                              "without saving over '{}'", *val, state_.iteration, options_.out));
@@ -547,15 +561,18 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
       if (stop) return Outcome::interrupted;
       continue;
     }
-    const io::LogRow row{state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds, last_step_};
+    const io::LogRow row{state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds, last_step_, task};
     append_line(log, log_path(), io::format_log_row(row));
     append_line(metrics, metrics_path(), io::step_json(row));
-    if (val) append_line(metrics, metrics_path(), io::eval_json(state_.iteration, *val));
+    if (val) append_line(metrics, metrics_path(), io::eval_json(state_.iteration, *val, task));
     if (val) inspect::write_loss_plot({log_path()}, plot_path());  // a fresh picture at every evaluation
     if (last_skipped_)
       progress.message(fmt::format("tinygpt: iteration {} not applied: {}", state_.iteration, skip_reason_));
     progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val,
                    last_step_.grad_norm, last_step_.clip_scale < 1, last_step_.peak_share});
+    if (task)
+      progress.message(fmt::format("tinygpt: {} at iteration {}: acc {:.4f}, acc_norm {:.4f} ({} examples)",
+                                   options_.eval_task, state_.iteration, task->acc, task->acc_norm, task->examples));
     if (options_.sample_every > 0 && state_.iteration % options_.sample_every == 0) log_sample(progress);
     if (stop) return Outcome::interrupted;
   }

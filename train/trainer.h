@@ -16,6 +16,7 @@
 #include "tinygpt/optim/adamw.h"
 #include "tinygpt/optim/schedule.h"
 #include "tinygpt/train/memory_budget.h"
+#include "tinygpt/train/multiple_choice.h"
 #include "tinygpt/train/spike_guard.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/distributed.h"
@@ -73,6 +74,8 @@ class Trainer {
   Outcome run(Progress& progress, const InterruptWatch* interrupt = nullptr, int64_t pause_at = -1);
 
   double estimate_val_loss();  // mean loss over eval_iters random validation batches
+  // With options.eval_task: the task's scores (every example, the batch's rows per pass); else none.
+  std::optional<io::TaskColumns> score_task();
   const nn::GPT& model() const { return *model_; }
   const TrainState& state() const { return state_; }
   const data::Corpus& corpus() const { return corpus_; }
@@ -121,6 +124,8 @@ class Trainer {
   std::unique_ptr<data::BatchSampler> sampler_;
   optim::LrSchedule schedule_;
   TrainState state_;
+  std::vector<ChoiceExample> task_examples_;  // options.eval_task's, read and tokenized once
+  ChoiceRows task_rows_;
   std::vector<int32_t> inputs_, targets_;
   std::vector<Tensor> parameters_;  // the model's, listed once
   std::vector<size_t> update_groups_;  // io::kUpdateGroups index of each parameter

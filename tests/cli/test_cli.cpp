@@ -56,13 +56,46 @@ TEST_CASE("cli: train, eval --json, sample, info", "[cli]") {
   INFO(sample.output);
   REQUIRE(sample.exit_code == 0);
   REQUIRE(sample.output.rfind("나는", 0) == 0);
-  REQUIRE(run("sample --ckpt " + ckpt + " --prompt 나는 --tokens 30 --seed 3").output == sample.output);
+  // The same text again; the line of figures after it (stderr) tells the speed, which varies.
+  const auto text = [](const std::string& output) { return output.substr(0, output.rfind("tinygpt: 1 sample: prompt 2 tokens")); };
+  REQUIRE(text(sample.output).size() > 30);
+  REQUIRE(text(run("sample --ckpt " + ckpt + " --prompt 나는 --tokens 30 --seed 3").output) == text(sample.output));
   Result info = run("info --ckpt " + ckpt);
   INFO(info.output);
   REQUIRE(info.exit_code == 0);
   REQUIRE(info.output.find("1 layers, 2 heads, 16 embd, block 16") != std::string::npos);
   REQUIRE(info.output.find("iteration    20 of 20") != std::string::npos);
   REQUIRE(std::ifstream(dir.file("run.csv")).good());
+}
+
+TEST_CASE("cli: --eval-task scores a benchmark at every evaluation into the logs, and a bad one stops nothing it "
+          "started", "[cli][task]") {
+  TempDir dir;
+  const std::string task = dir.write("task.jsonl", R"({"ctx": "To be, or not to", "endings": [" be, that is", "question be"], "label": 0})" "\n"
+                                                   R"({"ctx": "that is the", "endings": ["question.", "be,", "not"], "label": 0})" "\n");
+  const std::string ckpt = dir.file("run.h5");
+  const Result trained = run("train " + small_run(dir) + " --iters 20 --eval-task " + task + " --out " + ckpt);
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  REQUIRE_THAT(trained.output, Catch::Contains("task.jsonl at iteration 20: acc "));
+  REQUIRE(run("train --resume " + ckpt + " --iters 30").exit_code == 0);  // the task is the run's: scored again
+  std::ifstream csv(dir.file("run.csv"));
+  std::string line;
+  std::vector<std::string> scored;
+  while (std::getline(csv, line))
+    if (line.back() != ',') scored.push_back(line.substr(0, line.find(',')));
+  REQUIRE(scored == std::vector<std::string>{"iter", "10", "20", "30"});  // the header ends with task_acc_norm
+  std::ifstream jsonl(dir.file("run.jsonl"));
+  int evals = 0;
+  while (std::getline(jsonl, line)) evals += line.find("\"task_examples\": 2, \"task_acc\": ") != std::string::npos;
+  REQUIRE(evals == 3);
+  // A bad task file: refused before the run writes anything.
+  const std::string bad = dir.write("bad.jsonl", R"({"ctx": "To be", "endings": ["or"], "label": 0})" "\n");
+  const Result refused = run("train " + small_run(dir) + " --iters 20 --eval-task " + bad + " --out " + dir.file("other.h5"));
+  REQUIRE(refused.exit_code != 0);
+  REQUIRE_THAT(refused.output, Catch::Contains("bad.jsonl' line 1: field \"endings\" has 1 ending"));
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("other.h5")));
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("other.csv")));
 }
 
 TEST_CASE("cli: Ctrl-C writes a checkpoint, exits 130, and the run resumes", "[cli]") {

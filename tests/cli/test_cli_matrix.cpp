@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -104,6 +105,7 @@ struct Matrix {
     REQUIRE(number(eval, "tokens") > 0);
     ok("sample --ckpt " + ckpt + " --tokens 5 --seed 2");
     ok("sample --ckpt " + ckpt + " --prompt 'Once upon' --tokens 5 --seed 2");
+    check_sampling_and_tasks(ckpt, eval_data, eval);
     ok("tokens --ckpt " + ckpt + " --text 'a fox' --json");
     ok("info --ckpt " + ckpt);
     // Export in each format the shape allows, import back, and evaluate to the same loss.
@@ -136,6 +138,31 @@ struct Matrix {
        " --iters 2 --eval-every 2 --eval-iters 1 --batch 2 --threads 1 --out " + tuned);
     ok("train --resume " + tuned + " --iters 3");
     ok("sample --ckpt " + tuned + " --tokens 3");
+  }
+
+  // The sampling flags, stdin prompts, int8 weights and a multiple-choice task on one cell's checkpoint.
+  void check_sampling_and_tasks(const std::string& ckpt, const std::string& eval_data, const std::string& eval) {
+    const std::string flags = " --tokens 8 --top-p 0.9 --top-k 20 --temperature 1.2 --stop ', ' --seed 2";
+    const Result many = ok("sample --ckpt " + ckpt + " --prompt 'Once upon'" + flags + " --num-samples 2");
+    REQUIRE_THAT(many.output, Catch::Contains("--- sample 2 of 2 (seed 3) ---") && Catch::Contains("2 samples: prompt "));
+    // Each stdin line is sampled as --prompt samples it (stdout only: the figures on stderr vary).
+    const std::string quiet = " 2>/dev/null";
+    const std::string one = shell(std::string(TINYGPT_BINARY) + " sample --ckpt " + ckpt + " --prompt 'Once upon'" + flags + quiet).output;
+    const std::string prompts = dir.write("prompts.txt", "Once upon\nOnce upon\n");
+    REQUIRE(shell(std::string(TINYGPT_BINARY) + " sample --interactive --ckpt " + ckpt + flags + " < " + prompts + quiet).output ==
+            one + one);
+    // int8 weights: the same text lengths and a loss near the float one.
+    ok("sample --ckpt " + ckpt + " --weights int8" + flags);
+    const double int8_loss = number(ok("eval --json --weights int8 --ckpt " + ckpt + " --data " + eval_data).output, "loss");
+    REQUIRE(std::abs(int8_loss - number(eval, "loss")) < 0.05);
+    // A multiple-choice task in the characters every tokenizer here knows, in fp32 and int8.
+    const std::string task = dir.write("task.jsonl", R"({"ctx": "The end of a tale, line", "endings": ["3, and a fox.", "a fox and a tale."], "label": 0})" "\n"
+                                                     R"({"ctx": "and a", "endings": ["fox.", "tale", "line"], "label": 0})" "\n");
+    for (const char* weights : {"fp32", "int8"}) {
+      const std::string scores = ok("eval --json --ckpt " + ckpt + " --weights " + weights + " --task " + task).output;
+      REQUIRE(number(scores, "examples") == 2);
+      REQUIRE(number(scores, "acc") >= 0);
+    }
   }
 
   void run_all(const std::string& arch, const TokenizerCase& t) {

@@ -172,7 +172,7 @@ TEST_CASE("step stats: logs without the step columns still read, and resume into
   REQUIRE(lines.size() == 2);
   REQUIRE_FALSE(lines[0].row.step);
   const std::string again = io::format_log_row(lines[1].row);
-  REQUIRE(again == "2,3.4,3.45,1.000000e-03,100.0,0.020,,,,,,,,,,,");
+  REQUIRE(again == "2,3.4,3.45,1.000000e-03,100.0,0.020,,,,,,,,,,,,,");  // no step columns, no task
   const std::string rewritten = dir.write("new.csv", std::string(io::kLogHeader) + "\n" + again + "\n");
   REQUIRE_FALSE(io::read_log_lines(rewritten)[0].row.step);
   REQUIRE_THROWS_WITH(
