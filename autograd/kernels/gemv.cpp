@@ -15,12 +15,19 @@ namespace tinygpt {
 
 namespace {
 
+// How far ahead of its reads the product asks for its weights: 16 rows (4 blocks of dot_rows).
+// Without it, the int8 loop reads memory at about half the fp32 loop's bandwidth.
+constexpr int64_t kPrefetchRows = 16;
+
 // Rows of float weights: row r of a block, from column i.
 struct FloatRows {
   const float* w;
   int64_t in;
   template <int R>
-  void column(int64_t) {}
+  void column(int64_t i) {
+    for (int r = 0; r < R; ++r)
+      for (int64_t line = 0; line < 2 * simd::kLanes; line += 16) __builtin_prefetch(w + (r + kPrefetchRows) * in + i + line);
+  }
   simd::vfloat load(int r, int64_t i) const { return simd::load(w + r * in + i); }
   float at(int r, int64_t j) const { return w[r * in + j]; }
   FloatRows from_row(int64_t o) const { return {w + o * in, in}; }
@@ -37,6 +44,7 @@ struct Int8Rows {
   simd::vfloat scale[4] = {};
   template <int R>
   void column(int64_t i) {
+    for (int r = 0; r < R; ++r) __builtin_prefetch(q + (r + kPrefetchRows) * in + i);
     if ((i & ((int64_t{1} << shift) - 1)) == 0)
       for (int r = 0; r < R; ++r) scale[r] = simd::broadcast(scales + r * groups + (i >> shift));
   }

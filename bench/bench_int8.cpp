@@ -1,0 +1,81 @@
+// int8 weights against fp32 on a trained checkpoint: the eval loss of each group size (the
+// evaluation rule, docs/checkpoint-format.md) and its greedy sampling speed with the key/value
+// cache, 1 and 2 threads, the float model timed before and after each (same machine, same run).
+//   bench_int8 --ckpt C --data TEXT [--groups 32,64,128,256] [--tokens 128]
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tinygpt/autograd/machine.h"
+#include "tinygpt/autograd/threads.h"
+#include "tinygpt/nn/sampling.h"
+#include "tinygpt/train/checkpoint.h"
+#include "tinygpt/train/evaluate.h"
+#include "tinygpt/train/run_data.h"
+#include "flags.h"
+
+using namespace tinygpt;
+
+namespace {
+
+// Best tokens/s of greedy decoding over `tokens` positions from token 0.
+double sampling_rate(nn::GPT& model, int64_t tokens) {
+  nn::Generator gen(model);
+  double best = 0;
+  for (int round = 0; round < 3; ++round) {
+    gen.reset();
+    int32_t next = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t k = 0; k < tokens; ++k) {
+      const std::vector<float>& logits = gen.feed(next);
+      next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    }
+    best = std::max(best, tokens / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::map<std::string, bench::Integer> flags = {{"--tokens", {128, {1, 1 << 16}}}};
+  std::map<std::string, std::string> texts = {{"--ckpt", ""}, {"--data", ""}, {"--groups", "32,64,128,256"}};
+  bench::parse_flags(argc, argv, flags, texts);
+  if (texts["--ckpt"].empty() || texts["--data"].empty()) throw std::invalid_argument("--ckpt and --data are needed");
+  std::vector<int64_t> groups;
+  std::stringstream list(texts["--groups"]);
+  for (std::string g; std::getline(list, g, ',');) groups.push_back(io::parse_number<int64_t>("--groups", g, io::Range{32, 4096}));
+  const int64_t tokens = std::min(flags["--tokens"].value, int64_t{1} << 16);
+  const auto load = [&] { return train::read_checkpoint(texts["--ckpt"], train::CheckpointPart::weights); };
+  train::Checkpoint fp32 = load();
+  const data::TokenArray text = train::tokens_to_score({texts["--data"]}, "val", *fp32.tokenizer, "the checkpoint");
+  const double fp32_loss = train::evaluate(*fp32.model, *fp32.tokenizer, text).loss;
+  const nn::GPTConfig& c = fp32.config;
+  fmt::print("machine: {}, vector path {}\nmodel: {} layers, {} heads, n_embd {}, block {}, vocab {}; {} tokens scored\n",
+             cpu_model(), vector_path(), c.n_layer, c.n_head, c.n_embd, c.block_size, c.vocab_size, text.size() - 1);
+  fmt::print("fp32: eval loss {:.6f}\n", fp32_loss);
+  for (const int64_t group : groups) {
+    train::Checkpoint int8 = load();
+    const auto t0 = std::chrono::steady_clock::now();
+    int8.model->use_int8_weights(group);
+    const double quantize_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double loss = train::evaluate(*int8.model, *int8.tokenizer, text).loss;
+    fmt::print("int8, groups of {}: eval loss {:.6f} ({:+.6f}; quantized in {:.3f} s)", group, loss, loss - fp32_loss, quantize_s);
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      const double before = sampling_rate(*fp32.model, tokens), rate = sampling_rate(*int8.model, tokens),
+                   after = sampling_rate(*fp32.model, tokens);
+      fmt::print("; {} thread{}: {:.1f} tokens/s = {:.2f}x fp32", threads, threads == 1 ? "" : "s", rate,
+                 rate / std::max(before, after));
+    }
+    set_num_threads(0);
+    fmt::print("\n");
+  }
+} catch (const std::exception& e) {
+  fmt::print(stderr, "bench_int8: {}\n", e.what());
+  return 2;
+}
