@@ -140,7 +140,12 @@ void add_bench(CLI::App& app) {
       ->check(CLI::IsMember({"measured", "native", "rounded"}))
       ->capture_default_str();
   cmd->add_flag("--json", *json, "print one JSON object");
-  cmd->callback([o, json, attention, precision, kernels, arch, cmd] {
+  auto weights = std::make_shared<nn::WeightFormat>(nn::WeightFormat::fp32);
+  add_weights_flag(cmd, *weights);
+  cmd->callback([o, json, attention, precision, kernels, arch, cmd, weights] {
+    if (*weights == nn::WeightFormat::int8)
+      throw std::invalid_argument("--weights int8: tinygpt bench times training steps, which update float weights; "
+                                  "int8 weights are for sample and eval (bench/bench_gpt2 and bench/bench_int8 time them)");
     train::apply_arch(*arch, given_arch_flags(cmd));
     o->config = train::with_arch(o->config, *arch);
     set_bf16_kernels(parse_bf16_kernels(*kernels));

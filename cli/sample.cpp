@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -38,7 +39,8 @@ void sample_prompt(nn::GPT& model, const data::Tokenizer& tokenizer, const Sampl
   nn::SampleOptions o = args.sample;
   o.prompt = prompt;
   if (!prompt.empty()) tokenizer.encode(prompt, "the prompt");  // fails before any output
-  int64_t prompt_tokens = 0, generated = 0, stopped_early = 0;
+  int64_t prompt_tokens = 0, generated = 0;
+  std::map<nn::StopReason, int64_t> stopped;
   double prompt_seconds = 0, generate_seconds = 0;
   for (int64_t i = 0; i < args.num_samples; ++i) {
     o.seed = args.sample.seed + static_cast<uint64_t>(i);
@@ -52,11 +54,12 @@ void sample_prompt(nn::GPT& model, const data::Tokenizer& tokenizer, const Sampl
     std::fflush(stdout);
     prompt_tokens += r.prompt_tokens, generated += r.generated_tokens;
     prompt_seconds += r.prompt_seconds, generate_seconds += r.generate_seconds;
-    stopped_early += r.stopped != nn::StopReason::length;
+    ++stopped[r.stopped];
   }
+  std::string ends;  // "; ended by: 1 length, 2 end of text"
+  for (const auto& [reason, count] : stopped) ends += fmt::format("{} {} {}", ends.empty() ? "; ended by:" : ",", count, nn::name(reason));
   fmt::print(stderr, "tinygpt: {} sample{}: prompt {}, generated {}{}\n", args.num_samples,
-             args.num_samples == 1 ? "" : "s", rate(prompt_tokens, prompt_seconds), rate(generated, generate_seconds),
-             stopped_early ? fmt::format(" ({} stopped at the end of text or a stop text)", stopped_early) : "");
+             args.num_samples == 1 ? "" : "s", rate(prompt_tokens, prompt_seconds), rate(generated, generate_seconds), ends);
 }
 
 // One prompt per line of stdin until its end; a line that cannot be encoded is reported and
@@ -105,9 +108,7 @@ void add_sample(CLI::App& app) {
   cmd->callback([args, prompt] {
     if (args->interactive && prompt->count())
       throw std::invalid_argument("--interactive reads its prompts from stdin; it takes no --prompt");
-    if (args->sample.pick.top_p == 0) throw std::invalid_argument("--top-p must be above 0 (got 0)");
-    for (const std::string& stop : args->sample.stop)
-      if (stop.empty()) throw std::invalid_argument("--stop: an empty text would stop before the first token");
+    nn::check(args->sample);  // before the checkpoint is read
     args->sample.end_of_text = args->ignore_end_of_text ? nn::EndOfText::go_on : nn::EndOfText::stop;
     set_num_threads(static_cast<int>(args->threads));
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt, train::CheckpointPart::weights);

@@ -36,10 +36,12 @@ int32_t pick_token(std::span<const float> logits, const PickOptions& pick, doubl
   std::vector<int32_t> order(V);
   std::iota(order.begin(), order.end(), 0);
   const float top = *std::max_element(logits.begin(), logits.end());
-  if (k < V || nucleus) {  // the k most likely, highest first; ties by id, so the choice never depends on sort details
+  // The k most likely, highest first, ties by id (so the choice never depends on sort details); the
+  // nucleus needs them ranked, the whole vocabulary when top_k is 0. Otherwise all of them in id
+  // order: a sort of a whole vocabulary can cost more than a small model's step.
+  if (k < V || nucleus)
     std::partial_sort(order.begin(), order.begin() + k, order.end(),
                       [&](int32_t a, int32_t b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
-  }  // all of them: in id order (a sort of a whole vocabulary would cost more than the model's step)
   std::vector<double> p(k);
   double total = 0;
   for (int64_t i = 0; i < k; ++i) total += (p[i] = std::exp((logits[order[i]] - top) / pick.temperature));
@@ -101,11 +103,15 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+void check(const SampleOptions& options) {
+  check_pick(options.pick);
+  for (const std::string& stop : options.stop)
+    if (stop.empty()) throw std::invalid_argument("--stop: an empty text would stop before the first token");
+}
+
 SampleResult generate(nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& o,
                       const std::function<void(const std::string&)>& on_text) {
-  check_pick(o.pick);
-  for (const std::string& stop : o.stop)
-    if (stop.empty()) throw std::invalid_argument("--stop: an empty text would stop before the first token");
+  check(o);
   if (tokenizer.vocab_size() > model.config().vocab_size)
     throw std::invalid_argument(fmt::format("sample: the tokenizer has {} tokens, the model only {} rows",
                                             tokenizer.vocab_size(), model.config().vocab_size));

@@ -81,6 +81,10 @@ struct SampleResult {
   double prompt_seconds = 0, generate_seconds = 0;  // encoding the prompt; the rest
 };
 
+// Throws std::invalid_argument naming the flag (--temperature, --top-k, --top-p, --stop) of a
+// setting that cannot work: generate checks it first, a command line before it loads a model.
+void check(const SampleOptions& options);
+
 // Generates, calling on_text with each piece of valid UTF-8 text as soon as it is complete (a BPE
 // token may end inside a character) and cannot be the start of a stop text. Past block_size the
 // context goes on as Generator::feed keeps it.

@@ -146,6 +146,22 @@ TEST_CASE("cli: bad input exits non-zero with a clear message", "[cli][errors]")
   Result prompt = run("sample --ckpt " + ckpt + " --prompt 'Zebra'");
   REQUIRE(prompt.exit_code != 0);
   REQUIRE(prompt.output.rfind("tinygpt: error: 'Z' (U+005A) at line 1, column 1 of the prompt", 0) == 0);
+  // The sampling and evaluation flags that cannot work, refused before any output.
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"sample --ckpt " + ckpt + " --top-p 0", "--top-p 0 must be above 0"},
+      {"sample --ckpt " + ckpt + " --top-p 1.5", "--top-p must be at most 1"},
+      {"sample --ckpt " + ckpt + " --stop ''", "--stop: an empty text would stop before the first token"},
+      {"sample --ckpt " + ckpt + " --interactive --prompt To", "--interactive reads its prompts from stdin"},
+      {"sample --ckpt " + ckpt + " --weights int4", "--weights"},
+      {"eval --ckpt " + ckpt, "give one of them"},
+      {"eval --ckpt " + ckpt + " --data " + dir.file("corpus.txt") + " --task " + dir.file("corpus.txt"), "give one of them"},
+      {"bench --weights int8 --iters 1", "tinygpt bench times training steps"}};
+  for (const auto& [args, message] : refused) {
+    const Result r = run(args);
+    INFO(args << "\n" << r.output);
+    REQUIRE(r.exit_code != 0);
+    REQUIRE_THAT(r.output, Catch::StartsWith("tinygpt: error: ") && Catch::Contains(message));
+  }
   Result heads = run("train " + small_run(dir, "3") + " --out " + dir.file("h.h5"));
   REQUIRE(heads.exit_code != 0);
   REQUIRE(heads.output.find("--embd 16 is not divisible by --heads 3") != std::string::npos);

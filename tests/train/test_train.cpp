@@ -14,6 +14,7 @@
 
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/data/json.h"
 #include "checkpoint_edits.h"
 #include "temp_files.h"
 #include "train_helpers.h"
@@ -175,6 +176,32 @@ TEST_CASE("train: bf16 runs resume in bf16, bitwise, and differ from fp32 runs",
   });
   REQUIRE_THROWS_WITH(read_checkpoint(paused.out),
                       Catch::Contains("attribute 'precision' of /train must be fp32 or bf16 (got 'fp64')"));
+}
+
+TEST_CASE("train: an eval task changes no number of the run, and a checkpoint from before it reads without it",
+          "[train][task]") {
+  TempDir dir;
+  Quiet q;
+  const TrainOptions plain = tiny_options(dir, "plain.h5");
+  TrainOptions with_task = tiny_options(dir, "task.h5");
+  const std::string text = tiny_text();
+  with_task.eval_task = dir.write("choices.jsonl", fmt::format(R"({{"ctx": {}, "endings": [{}, {}], "label": 1}})" "\n",
+                                                            data::json::quote(text.substr(0, 12)),
+                                                            data::json::quote(text.substr(30, 6)),
+                                                            data::json::quote(text.substr(12, 6))));
+  Trainer a(plain), b(with_task);
+  a.run(q.progress);
+  b.run(q.progress);
+  REQUIRE(weights(a.model()) == weights(b.model()));  // scoring reads the model, touches nothing
+  REQUIRE(loss_columns(a.log_path()) == loss_columns(b.log_path()));
+  std::ifstream log(b.log_path());
+  std::string line;
+  int scored = 0;
+  while (std::getline(log, line)) scored += line.back() != ',' && line.rfind("iter", 0) != 0;
+  REQUIRE(scored == 3);  // iterations 4, 8 and 12
+  REQUIRE(read_checkpoint(with_task.out).train->options.eval_task == with_task.eval_task);
+  edit_checkpoint(with_task.out, [](H5::H5File& f) { f.openGroup("/train").removeAttr("eval-task"); });
+  REQUIRE(read_checkpoint(with_task.out).train->options.eval_task.empty());
 }
 
 TEST_CASE("train: SIGINT finishes the step and leaves a resumable checkpoint", "[train][resume]") {
