@@ -91,7 +91,7 @@ inline constexpr const char* kResumeSettings[] = {"iters",      "out",        "t
                                                   "eval-every", "eval-iters", "ckpt-every", "sample-every",
                                                   "keep-best",  "snapshot-every", "lr",         "min-lr",    "warmup",
                                                   "lr-decay-iters", "data",   "val-data", "spike-loss", "spike-grad",
-                                                  "spike-patience"};
+                                                  "spike-patience", "eval-task"};
 
 // Worker threads, for every command that takes --threads (0: all cores).
 inline constexpr io::Range kThreadRange{0, 1024};

@@ -338,6 +338,7 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
 void Trainer::apply(const Resume& changes) {
   TrainOptions given = changes.options;
   given.data = absolute_paths(given.data), given.val_data = absolute_paths(given.val_data);
+  if (!given.eval_task.empty()) given.eval_task = absolute_paths({given.eval_task}).front();
   if (changes.given.count("lr") && !changes.given.count("min-lr")) given.min_lr = given.lr / 10;  // as a new run's
   std::set<std::string> names = changes.given;
   if (changes.given.count("lr")) names.insert("min-lr");
@@ -401,7 +402,12 @@ void Trainer::prepare() {
   parameters_ = model_->parameters();
   task_examples_.clear(), task_rows_ = {};
   if (!options_.eval_task.empty()) {  // read and tokenized before the first step: a bad file costs nothing
-    task_examples_ = read_choice_task(options_.eval_task);
+    try {
+      task_examples_ = read_choice_task(options_.eval_task);
+    } catch (const std::runtime_error& e) {  // the file is not there (a resume may name its new place)
+      throw std::runtime_error(fmt::format("{} (--eval-task; on --resume, --eval-task FILE names another, "
+                                           "--eval-task '' none)", e.what()));
+    }
     task_rows_ = choice_rows(task_examples_, *corpus_.tokenizer, model_->config().block_size,
                              fmt::format("--eval-task '{}'", options_.eval_task));
   }

@@ -89,6 +89,15 @@ TEST_CASE("cli: --eval-task scores a benchmark at every evaluation into the logs
   int evals = 0;
   while (std::getline(jsonl, line)) evals += line.find("\"task_examples\": 2, \"task_acc\": ") != std::string::npos;
   REQUIRE(evals == 3);
+  // The task file moved: the resume names the flag that gives its new place, and takes it.
+  std::filesystem::rename(task, dir.file("moved.jsonl"));
+  const Result lost = run("train --resume " + ckpt + " --iters 40");
+  REQUIRE(lost.exit_code != 0);
+  REQUIRE_THAT(lost.output, Catch::Contains("task.jsonl': no such file") && Catch::Contains("--eval-task FILE names another"));
+  const Result moved = run("train --resume " + ckpt + " --iters 40 --eval-task " + dir.file("moved.jsonl"));
+  INFO(moved.output);
+  REQUIRE(moved.exit_code == 0);
+  REQUIRE_THAT(moved.output, Catch::Contains("moved.jsonl at iteration 40: acc "));
   // A bad task file: refused before the run writes anything.
   const std::string bad = dir.write("bad.jsonl", R"({"ctx": "To be", "endings": ["or"], "label": 0})" "\n");
   const Result refused = run("train " + small_run(dir) + " --iters 20 --eval-task " + bad + " --out " + dir.file("other.h5"));
