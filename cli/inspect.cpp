@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "tinygpt/autograd/threads.h"
 #include "tinygpt/data/corpus.h"
 #include "tinygpt/data/json.h"
 #include "tinygpt/data/text_files.h"
@@ -65,11 +66,12 @@ void add_tokens(CLI::App& app) {
 void add_attention(CLI::App& app) {
   struct Args {
     std::string ckpt, text, out;
-    int64_t layer = 0, head = 0, dims = 4, position = 0;
+    int64_t layer = 0, head = 0, dims = 4, position = 0, threads = 0;
     bool steps = false, trace = false, json = false, force = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("attention", "print (and draw) where each token's attention goes");
+  add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to run")->required();
   cmd->add_option("--text", args->text, "the text (at most block_size tokens)")->required();
   add_number(cmd, "--layer", args->layer, io::Range{0, double(nn::kMaxLayers - 1)},
@@ -94,6 +96,7 @@ void add_attention(CLI::App& app) {
   cmd->callback([args, cmd] {
     if (!args->out.empty())  // before any work
       train::refuse_replacing(args->out, io::OutputKind::svg, {.force = args->force, .inputs = {args->ckpt}});
+    set_num_threads(static_cast<int>(args->threads));
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt, train::CheckpointPart::weights);
     const auto write_svg = [&](const std::string& svg) {
       io::write_output_file(args->out, io::OutputKind::svg, svg);
@@ -154,6 +157,7 @@ void add_explain(CLI::App& app) {
     std::string ckpt, text, file, out, log, lang = "en";
     std::vector<std::string> ckpts;
     std::vector<int64_t> layers;
+    int64_t threads = 0;
     bool force = false;
   };
   auto args = std::make_shared<Args>();
@@ -179,8 +183,10 @@ void add_explain(CLI::App& app) {
       ->check(CLI::IsMember({"en", "ko"}))
       ->capture_default_str();
   cmd->add_flag("--force", args->force, "replace a page that already lies at --out");
+  add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
   cmd->callback([args, text, file] {
     if (!text->count() && !file->count()) throw std::invalid_argument("explain: give --text or --file");
+    set_num_threads(static_cast<int>(args->threads));
     std::vector<std::string> inputs = args->ckpts;
     inputs.insert(inputs.end(), {args->ckpt, args->file, args->log});
     train::refuse_replacing(args->out, io::OutputKind::html, {.force = args->force, .inputs = inputs});  // before any work

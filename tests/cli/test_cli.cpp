@@ -107,6 +107,25 @@ TEST_CASE("cli: --eval-task scores a benchmark at every evaluation into the logs
   REQUIRE_FALSE(std::filesystem::exists(dir.file("other.csv")));
 }
 
+TEST_CASE("cli: attention and explain take --threads, and show the same numbers for any count", "[cli][inspect]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("run.h5");
+  REQUIRE(run("train " + small_run(dir) + " --iters 4 --out " + ckpt).exit_code == 0);
+  std::vector<std::string> steps, pages;
+  for (const char* threads : {"1", "2"}) {
+    const Result r = run("attention --ckpt " + ckpt + " --text 'To be, or not' --steps --json --threads " + threads);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    steps.push_back(r.output);
+    const std::string page = dir.file(std::string("page") + threads + ".html");
+    REQUIRE(run("explain --ckpt " + ckpt + " --text 'To be, or not' --out " + page + " --threads " + threads).exit_code == 0);
+    pages.push_back(read_file(page));
+  }
+  REQUIRE(steps[0] == steps[1]);
+  REQUIRE(pages[0].size() > 1000);
+  REQUIRE(pages[0] == pages[1]);
+}
+
 TEST_CASE("cli: Ctrl-C writes a checkpoint, exits 130, and the run resumes", "[cli]") {
   TempDir dir;
   const std::string ckpt = dir.file("long.h5"), log = dir.file("long.csv"), out = dir.file("train.out");
