@@ -80,7 +80,8 @@ void add_attention(CLI::App& app) {
   cmd->add_option("--out", args->out,
                   "also write an SVG heatmap: every head of --layer, or all layers x heads; with --steps, the steps");
   CLI::Option* steps = cmd->add_flag("--steps", args->steps,
-                                     "show the head's four steps: Q, K, V; scores Q·Kᵀ; ÷ √d_k; mask + softmax; weights·V");
+                                     "show the head's Q, K, V and the five operations on them: 1. Q·Kᵀ, 2. ÷ √d_k, 3. causal mask, "
+                                     "4. softmax, 5. ·V");
   add_number(cmd, "--dims", args->dims, io::Range{1, double(nn::kMaxEmbd)},
              "with --steps: columns of Q, K, V and the output to print")
       ->needs(steps);

@@ -139,27 +139,29 @@ std::string attention_steps_text(const AttentionSteps& s, int64_t dims) {
       s.rope ? "\n   RoPE turns each pair (2i, 2i+1) of Q and K by position * theta^(-2i/d_k) (autograd/ops/rope.cpp): "
                "Q·K then depends on how far apart two tokens are"
              : "";
-  out += heading(fmt::format("1. {}[T, d_k] = [{}, {}]   (the query: what this token looks for){}{}", made("Q", 'q', s.rope),
+  out += heading(fmt::format("Q, K, V, before the five operations:\n{}[T, d_k] = [{}, {}]   (the query: what this token looks for){}{}", made("Q", 'q', s.rope),
                              T, s.d_k, turn, shared),
                  qkv_code) +
          head_table(s, s.q, shown);
-  out += fmt::format("\n   {}[{}, {}]   (the key: what this token offers to be found by)\n", made("K", 'k', s.rope), T,
+  out += fmt::format("\n{}[{}, {}]   (the key: what this token offers to be found by)\n", made("K", 'k', s.rope), T,
                      s.d_k) + head_table(s, s.k, shown);
-  out += fmt::format("\n   {}[{}, {}]   (the value: what this token passes on)\n", made("V", 'v', false), T, s.d_k) +
+  out += fmt::format("\n{}[{}, {}]   (the value: what this token passes on)\n", made("V", 'v', false), T, s.d_k) +
          head_table(s, s.v, shown);
   const std::string kernel = "autograd/ops/attention.cpp, weights_strip";
-  out += heading(fmt::format("2. scores = Q Kᵀ   [T, T] = [{}, {}]   (row i, column j: how well query i matches key j)", T, T),
-                 kernel + " (one small_gemm computes steps 2 and 3 together, for the keys a query can see)") +
+  out += heading(fmt::format("1. scores = Q·Kᵀ   [T, T] = [{}, {}]   (row i, column j: how well query i matches key j)", T, T),
+                 kernel + " (one small_gemm computes operations 1 and 2 together, for the keys a query can see)") +
          square_table(s, s.scores, Cells::all);
-  out += heading(fmt::format("3. scaled = scores / √d_k = scores / {:.4f}   (keeps the softmax from saturating as d_k grows)",
+  out += heading(fmt::format("2. scaled = scores ÷ √d_k = scores ÷ {:.4f}   (keeps the softmax from saturating as d_k grows)",
                              root),
                  kernel + " (the 1/√d_k factor of the same small_gemm)") +
          square_table(s, s.scaled, Cells::all);
-  out += heading("4. weights = softmax(mask(scaled))   mask: a key after its query (×) is -∞, so its weight is 0",
-                 kernel + " and softmax_row (the masked keys are never scored; their weights are set to 0)") +
-         "   the scaled scores, masked:\n" + square_table(s, s.scaled, Cells::seen) +
-         "   the weights: each row sums to 1 over the keys it sees\n" + square_table(s, s.weights, Cells::seen_and_sums);
-  out += heading(fmt::format("5. output = weights V   [{}, {}]   (each query's weighted mix of the values)", T, s.d_k),
+  out += heading("3. masked = causal mask(scaled)   a key after its query (×) becomes -∞: a token cannot see later ones",
+                 kernel + " (the masked keys are never scored)") +
+         square_table(s, s.scaled, Cells::seen);
+  out += heading("4. weights = softmax(masked)   each row sums to 1 over the keys it sees; a masked key's weight is 0",
+                 kernel + " and softmax_row (the masked keys' weights are set to 0)") +
+         square_table(s, s.weights, Cells::seen_and_sums);
+  out += heading(fmt::format("5. output = weights·V   [{}, {}]   (each query's weighted mix of the values)", T, s.d_k),
                  "autograd/ops/attention.cpp, attend (small_gemm y = P V); then the heads are put side by side "
                  "and c_proj mixes them (nn/gpt.cpp, CausalSelfAttention::forward)") +
          head_table(s, s.output, shown);

@@ -1,6 +1,7 @@
 #pragma once
-// One attention head's computation, step by step, for one text: the four steps of scaled
-// dot-product attention as the model computes them (`tinygpt attention --steps`).
+// One attention head's computation, step by step, for one text: Q, K, V and the five operations
+// of scaled dot-product attention on them (Q·Kᵀ, ÷√d_k, causal mask, softmax, ·V) as the model
+// computes them (`tinygpt attention --steps`).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -1,4 +1,5 @@
-// `tinygpt attention --steps --out steps.svg`: the four steps of one head as heatmaps, side by side.
+// `tinygpt attention --steps --out steps.svg`: one head's Q, K, V and the five operations on them
+// (Q·Kᵀ, ÷√d_k, causal mask, softmax, ·V) as heatmaps, side by side.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,11 +20,15 @@ std::string signed_color(double t) {
   return fmt::format("#{:02x}{:02x}{:02x}", mix(255, 33, t), mix(255, 102, t), mix(255, 172, t));
 }
 
+// signed: red-white-blue; masked: the same, the future keys (×) grey; weights: 0..1 on the blues
+// ramp, the future masked.
+enum class PanelKind { signed_values, masked, weights };
+
 struct StepPanel {
   std::string caption, detail;  // a step's formula, and its shape or code
   const std::vector<float>* values;
   int64_t cols;
-  bool weights;  // 0..1 on the blues ramp with the future masked; otherwise signed, red-white-blue
+  PanelKind kind;
 };
 
 class StepsDrawing {
@@ -48,12 +53,12 @@ class StepsDrawing {
       for (int64_t j = 0; j < p.cols; ++j) {
         const double x = x0 + static_cast<double>(j) * cw, y = y0 + static_cast<double>(i) * cell_;
         const float v = (*p.values)[i * p.cols + j];
-        const bool masked = p.weights && j > i;
+        const bool weights = p.kind == PanelKind::weights, masked = p.kind != PanelKind::signed_values && j > i;
         const std::string where = p.cols == T_ ? fmt::format("{} → {}", s_.tokens[i].label, s_.tokens[j].label)
                                                : fmt::format("{} [{}]", s_.tokens[i].label, j);
-        svg.rect(x, y, cw, cell_, masked ? "#e6e6e6" : p.weights ? heat_color(v) : signed_color(v / range),
+        svg.rect(x, y, cw, cell_, masked ? "#e6e6e6" : weights ? heat_color(v) : signed_color(v / range),
                  fmt::format("class=\"cell\" data-row=\"{}\" data-column=\"{}\"", i, j),
-                 masked ? where + ": masked (weight 0)" : fmt::format("{}: {:.4f}", where, v));
+                 masked ? where + (weights ? ": masked (weight 0)" : ": masked (-∞)") : fmt::format("{}: {:.4f}", where, v));
         if (masked && cell_ >= 12) svg.text(x + cw / 2, y + cell_ / 2 + 4, "×", label_, "middle", 0, "fill=\"#999999\"");
       }
     for (int64_t t = 0; t < T_; t += stride_) {
@@ -75,12 +80,13 @@ class StepsDrawing {
 
   void scale(Svg& svg, const StepPanel& p, double x, double y, float range) const {
     const double h = std::max(60.0, height());
+    const bool weights = p.kind == PanelKind::weights;
     for (int k = 0; k < 20; ++k) {
       const double t = (k + 0.5) / 20.0;
-      svg.rect(x, y + h * (1 - (k + 1) / 20.0), 10, h / 20 + 0.5, p.weights ? heat_color(t) : signed_color(2 * t - 1));
+      svg.rect(x, y + h * (1 - (k + 1) / 20.0), 10, h / 20 + 0.5, weights ? heat_color(t) : signed_color(2 * t - 1));
     }
-    svg.text(x + 13, y + 8, p.weights ? "1" : fmt::format("{:.3g}", range), 9);
-    svg.text(x + 13, y + h, p.weights ? "0" : fmt::format("{:.3g}", -range), 9);
+    svg.text(x + 13, y + 8, weights ? "1" : fmt::format("{:.3g}", range), 9);
+    svg.text(x + 13, y + h, weights ? "0" : fmt::format("{:.3g}", -range), 9);
   }
 
   const AttentionSteps& s_;
@@ -96,13 +102,15 @@ std::string attention_steps_svg(const AttentionSteps& s) {
   const StepsDrawing drawing(s);
   const double root = std::sqrt(static_cast<double>(d));
   const std::vector<std::vector<StepPanel>> rows = {
-      {{"1. Q = ln_1(x) W_q + b_q", fmt::format("queries [{}, {}]", T, d), &s.q, d, false},
-       {"K = ln_1(x) W_k + b_k", fmt::format("keys [{}, {}]", T, d), &s.k, d, false},
-       {"V = ln_1(x) W_v + b_v", fmt::format("values [{}, {}]", T, d), &s.v, d, false}},
-      {{"2. scores = Q Kᵀ", fmt::format("[{}, {}]: row = query, column = key", T, T), &s.scores, T, false},
-       {"3. scaled = scores / √d_k", fmt::format("√{} = {:.3f}", d, root), &s.scaled, T, false},
-       {"4. weights = softmax(mask(scaled))", "future keys masked (grey); rows sum to 1", &s.weights, T, true},
-       {"5. output = weights V", fmt::format("[{}, {}]", T, d), &s.output, d, false}}};
+      {{"Q = ln_1(x) W_q + b_q", fmt::format("queries [{}, {}]", T, d), &s.q, d, PanelKind::signed_values},
+       {"K = ln_1(x) W_k + b_k", fmt::format("keys [{}, {}]", T, d), &s.k, d, PanelKind::signed_values},
+       {"V = ln_1(x) W_v + b_v", fmt::format("values [{}, {}]", T, d), &s.v, d, PanelKind::signed_values}},
+      {{"1. scores = Q·Kᵀ", fmt::format("[{}, {}]: row = query, column = key", T, T), &s.scores, T,
+        PanelKind::signed_values},
+       {"2. scaled = scores ÷ √d_k", fmt::format("√{} = {:.3f}", d, root), &s.scaled, T, PanelKind::signed_values},
+       {"3. masked = causal mask(scaled)", "a key after its query (grey) is -∞", &s.scaled, T, PanelKind::masked},
+       {"4. weights = softmax(masked)", "rows sum to 1", &s.weights, T, PanelKind::weights},
+       {"5. output = weights·V", fmt::format("[{}, {}]", T, d), &s.output, d, PanelKind::signed_values}}};
   const double margin = 80, gap = 40, caption = 40, below = 70;
   double width = 0;
   for (const auto& row : rows) {
@@ -113,7 +121,7 @@ std::string attention_steps_svg(const AttentionSteps& s) {
   const double row_height = caption + std::max(60.0, drawing.height()) + below;
   Svg svg(width, 40 + row_height * static_cast<double>(rows.size()));
   svg.text(margin, 22,
-           fmt::format("attention, layer {}, head {}: the four steps for {} tokens (d_k = {}); rows are queries",
+           fmt::format("attention, layer {}, head {}: Q, K, V and the five operations for {} tokens (d_k = {}); rows are queries",
                        s.layer, s.head, T, d),
            14);
   for (size_t r = 0; r < rows.size(); ++r) {

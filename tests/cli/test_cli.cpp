@@ -307,8 +307,8 @@ TEST_CASE("cli: attention --steps as tables, JSON and SVG, and --trace", "[cli][
   Result steps = run(args + "--steps --dims 3 --out " + dir.file("steps.svg"));
   INFO(steps.output);
   REQUIRE(steps.exit_code == 0);
-  for (const char* part : {"d_k = 8", "show 3 of 8 columns", "2. scores = Q Kᵀ", "4. weights", "| 1.000",
-                           "5. output = weights V", "wrote " })
+  for (const char* part : {"d_k = 8", "show 3 of 8 columns", "1. scores = Q·Kᵀ", "3. masked", "4. weights", "| 1.000",
+                           "5. output = weights·V", "wrote " })
     REQUIRE(steps.output.find(part) != std::string::npos);
   REQUIRE(std::system(("xmllint --noout " + dir.file("steps.svg")).c_str()) == 0);
   Result json = run(args + "--steps --json");

@@ -192,11 +192,18 @@ TEST_CASE("attention steps: tables, JSON and SVG", "[inspect][steps]") {
   SharpModel m;
   const inspect::AttentionSteps s = inspect::attention_steps(m.model, m.tokenizer, "ab한", 1, 0);
   const std::string text = inspect::attention_steps_text(s, 2);
-  for (const char* heading : {"1. Q = ln_1(x) W_q + b_q", "K = ln_1(x) W_k", "V = ln_1(x) W_v", "2. scores = Q Kᵀ",
-                              "3. scaled = scores / √d_k = scores / 2.0000", "4. weights = softmax(mask(scaled))",
-                              "5. output = weights V", "autograd/ops/attention.cpp, weights_strip",
+  // Q, K, V, then the five operations, numbered as the page and the SVG number them.
+  for (const char* heading : {"Q, K, V, before the five operations:\nQ = ln_1(x) W_q + b_q", "\nK = ln_1(x) W_k",
+                              "\nV = ln_1(x) W_v", "\n1. scores = Q·Kᵀ", "\n2. scaled = scores ÷ √d_k = scores ÷ 2.0000",
+                              "\n3. masked = causal mask(scaled)", "\n4. weights = softmax(masked)",
+                              "\n5. output = weights·V", "autograd/ops/attention.cpp, weights_strip",
                               "nn/gpt.cpp, CausalSelfAttention::forward"})
     REQUIRE(text.find(heading) != std::string::npos);
+  REQUIRE(text.find("\n6.") == std::string::npos);
+  const std::string drawn = inspect::attention_steps_svg(s);
+  for (const char* title : {"Q, K, V and the five operations", "1. scores = Q·Kᵀ", "2. scaled = scores ÷ √d_k",
+                            "3. masked = causal mask(scaled)", "4. weights = softmax(masked)", "5. output = weights·V"})
+    REQUIRE(drawn.find(title) != std::string::npos);
   REQUIRE(text.find("| 1.000") != std::string::npos);  // row sums
   const std::string json = inspect::attention_steps_json(s);
   REQUIRE(json.rfind("{\"ids\": [2, 3, 6], \"tokens\": [\"a\", \"b\", \"한\"], \"layer\": 1, \"head\": 0, \"d_k\": 4, \"q\": [[",
@@ -206,8 +213,9 @@ TEST_CASE("attention steps: tables, JSON and SVG", "[inspect][steps]") {
   const std::string svg = inspect::attention_steps_svg(s);
   size_t cells = 0;
   for (size_t at = svg.find("class=\"cell\""); at != std::string::npos; at = svg.find("class=\"cell\"", at + 1)) ++cells;
-  REQUIRE(cells == 4 * 3 * 4 + 3 * 3 * 3);  // q, k, v, output [3, 4]; scores, scaled, weights [3, 3]
+  REQUIRE(cells == 4 * 3 * 4 + 4 * 3 * 3);  // q, k, v, output [3, 4]; scores, scaled, masked, weights [3, 3]
   REQUIRE(svg.find("masked (weight 0)") != std::string::npos);
+  REQUIRE(svg.find("masked (-∞)") != std::string::npos);
   REQUIRE(std::system(("xmllint --noout " + dir.write("steps.svg", svg)).c_str()) == 0);
   REQUIRE_THROWS_WITH(inspect::attention_steps(m.model, m.tokenizer, "ab", 3, 0), Catch::Contains("--layer 3 is out of range"));
   REQUIRE_THROWS_WITH(inspect::attention_steps(m.model, m.tokenizer, "ab", 0, 2), Catch::Contains("--head 2 is out of range"));
