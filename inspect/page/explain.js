@@ -98,9 +98,23 @@
     },
   };
   const state = { lang: D.language === "ko" ? "ko" : "en", layer: 0, head: 0, step: 0, pos: T - 1, t: 1, k: 0, snap: -1, cell: [T - 1, 0] };
+  // Whether a Korean reading of `text` ends in a consonant (batchim): a number by its last digit
+  // (일, 삼, 육, 칠, 팔, and 영 십 백 천 만 for a final 0 do; 이, 사, 오, 구 do not), a Hangul
+  // syllable by its final jamo; null for anything else (Latin text keeps the particle as written).
+  const endsInConsonant = (text) => {
+    if (/^-?[0-9][0-9,]*$/.test(text)) return !"2459".includes(text[text.length - 1]);
+    const c = text.codePointAt(text.length - 1);
+    return c >= 0xac00 && c <= 0xd7a3 ? (c - 0xac00) % 28 !== 0 : null;
+  };
+  const PARTICLES = { "은": ["은", "는"], "는": ["은", "는"], "이": ["이", "가"], "가": ["이", "가"],
+                      "을": ["을", "를"], "를": ["을", "를"], "과": ["과", "와"], "와": ["과", "와"] };
   const tr = (key, vars) => {
     let s = (TEXT[state.lang][key] !== undefined ? TEXT[state.lang][key] : TEXT.en[key]) || key;
-    for (const [k, v] of Object.entries(vars || {})) s = s.split("{" + k + "}").join(String(v));
+    for (const [k, v] of Object.entries(vars || {})) {
+      const value = String(v), consonant = endsInConsonant(value);
+      s = s.replace(new RegExp("\\{" + k + "\\}(은|는|이|가|을|를|과|와)?", "g"), (_, particle) =>
+        value + (particle ? (consonant === null ? particle : PARTICLES[particle][consonant ? 0 : 1]) : ""));
+    }
     return s;
   };
 

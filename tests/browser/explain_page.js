@@ -125,6 +125,13 @@ async function main() {
     // English and Korean.
     await page.click("#lang");
     check((await page.$eval("h1", (e) => e.textContent)).includes("모델"), "the language button switches to Korean");
+    // A particle after a number follows the number's sound: 3 (삼) takes 은, 2 (이) takes 는.
+    await page.click('#steps button[data-step="3"]');
+    for (const [key, particle] of [[3, "은"], [2, "는"]]) {
+      await page.hover(`#map-masked rect[data-i="1"][data-j="${key}"]`);
+      const how = await page.$eval("#cell-how", (e) => e.textContent);
+      check(how.includes(`키 ${key}${particle} `), `the Korean hover says 키 ${key}${particle} (${how})`);
+    }
     check(requests.length === 0, "no request but file: and data: (" + requests.join(" ") + ")");
     check(errors.length === 0, "no console error (" + errors.join(" | ") + ")");
     check((await page.evaluate(() => window.__csp)).length === 0, "no CSP violation");
