@@ -621,7 +621,7 @@
       const b = el("button", { type: "button", class: "token" + (t.partial ? " partial" : ""), "aria-pressed": String(i === state.pos), "data-pos": i,
         title: `${tr("id")} ${t.id}, ${tr("position")} ${i}, ${tr("bytes")} ${t.bytes}`,
         onclick: () => { state.pos = i; drawTokens(); drawNorms(); drawRope(); drawBlock(); drawProbs(); updateHash(); } },
-        [el("span", { class: "t", text: t.partial ? `‹${t.bytes}›` : t.text }), el("span", { class: "meta", text: `${t.id} · ${i}` })]);
+        [el("span", { class: "t", text: t.partial ? `‹${t.bytes}›` : t.label }), el("span", { class: "meta", text: `${t.id} · ${i}` })]);  // ␣ for a space, as every map labels it
       box.appendChild(b);
     });
   }

@@ -58,6 +58,9 @@ async function main() {
     await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
     check(await page.$eval("#self-check", (e) => e.className.includes("ok") && e.dataset.problems === "0"),
           "the page's self-check passes (rows sum to 1, masked weights 0, its softmax matches the model's)");
+    const chips = await page.$$eval("#tokens .token .t", (ts) => ts.map((t) => t.textContent));
+    check(chips.join("") === text.replaceAll(" ", "␣") && !chips.includes(""),
+          "the token chips spell the text with ␣ for each space, as the maps label them: " + chips.join(" "));
 
     // The stepper: every step draws its own figures and formula.
     const expected = [["Q", "K", "V"], ["scores"], ["scaled"], ["masked"], ["weights"], ["output"]];
