@@ -113,6 +113,32 @@ std::string heading(const std::string& formula, const std::string& code) {
 
 }  // namespace
 
+namespace {
+
+// One score worked by hand, every product written out: the last query and the key it scores
+// highest, so the table's number can be checked with a calculator. Factors at full precision,
+// negative ones in parentheses.
+std::string score_by_hand(const AttentionSteps& s) {
+  const int64_t T = s.size(), d = s.d_k, i = T - 1;
+  int64_t j = 0;
+  for (int64_t k = 1; k <= i; ++k)
+    if (s.scores[i * T + k] > s.scores[i * T + j]) j = k;
+  const auto factor = [](float v) { return v < 0 ? fmt::format("({})", v) : fmt::format("{}", v); };
+  std::string terms;
+  double sum = 0;
+  for (int64_t c = 0; c < d; ++c) {
+    const float q = s.q[i * d + c], k = s.k[j * d + c];
+    terms += fmt::format("{}{}·{}", c ? " + " : "", factor(q), factor(k));
+    sum += static_cast<double>(q) * k;
+  }
+  return fmt::format("   by hand, query {} ({}) and key {} ({}): scores[{}, {}] = Σ_c Q[{}, c]·K[{}, c], {} products\n"
+                     "   = {}\n   = {:.4f} (the table: {:.4f}); scaled: {:.4f} ÷ {:.4f} = {:.4f}\n",
+                     i, s.tokens[i].label, j, s.tokens[j].label, i, j, i, j, d, terms, sum, s.scores[i * T + j],
+                     s.scores[i * T + j], std::sqrt(static_cast<double>(d)), s.scaled[i * T + j]);
+}
+
+}  // namespace
+
 std::string attention_steps_text(const AttentionSteps& s, int64_t dims) {
   const int64_t T = s.size(), shown = std::min(dims, s.d_k);
   const double root = std::sqrt(static_cast<double>(s.d_k));
@@ -150,7 +176,7 @@ std::string attention_steps_text(const AttentionSteps& s, int64_t dims) {
   const std::string kernel = "autograd/ops/attention.cpp, weights_strip";
   out += heading(fmt::format("1. scores = Q·Kᵀ   [T, T] = [{}, {}]   (row i, column j: how well query i matches key j)", T, T),
                  kernel + " (one small_gemm computes operations 1 and 2 together, for the keys a query can see)") +
-         square_table(s, s.scores, Cells::all);
+         square_table(s, s.scores, Cells::all) + score_by_hand(s);
   out += heading(fmt::format("2. scaled = scores ÷ √d_k = scores ÷ {:.4f}   (keeps the softmax from saturating as d_k grows)",
                              root),
                  kernel + " (the 1/√d_k factor of the same small_gemm)") +

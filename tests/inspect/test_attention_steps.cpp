@@ -200,6 +200,13 @@ TEST_CASE("attention steps: tables, JSON and SVG", "[inspect][steps]") {
                               "nn/gpt.cpp, CausalSelfAttention::forward"})
     REQUIRE(text.find(heading) != std::string::npos);
   REQUIRE(text.find("\n6.") == std::string::npos);
+  // One score worked by hand: every product of the last query with its top key, and their sum.
+  const size_t by_hand = text.find("   by hand, query 2 (한) and key ");
+  REQUIRE(by_hand != std::string::npos);
+  const size_t sum_at = text.find("\n   = ", text.find("\n   = ", by_hand) + 1);
+  const std::string sums = text.substr(sum_at + 6, text.find('\n', sum_at + 1) - sum_at - 6);
+  INFO(sums);
+  REQUIRE(sums.substr(0, sums.find(' ')) == sums.substr(sums.find(": ") + 2, sums.find(')') - sums.find(": ") - 2));
   const std::string drawn = inspect::attention_steps_svg(s);
   for (const char* title : {"Q, K, V and the five operations", "1. scores = Q·Kᵀ", "2. scaled = scores ÷ √d_k",
                             "3. masked = causal mask(scaled)", "4. weights = softmax(masked)", "5. output = weights·V"})
