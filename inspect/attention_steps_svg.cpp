@@ -12,16 +12,8 @@ namespace tinygpt::inspect {
 
 namespace {
 
-// #rrggbb on red (-1) -> white (0) -> blue (+1), for values of either sign.
-std::string signed_color(double t) {
-  t = std::clamp(t, -1.0, 1.0);
-  const auto mix = [](int a, int b, double s) { return static_cast<int>(std::lround(a + (b - a) * s)); };
-  if (t < 0) return fmt::format("#{:02x}{:02x}{:02x}", mix(255, 178, -t), mix(255, 24, -t), mix(255, 43, -t));
-  return fmt::format("#{:02x}{:02x}{:02x}", mix(255, 33, t), mix(255, 102, t), mix(255, 172, t));
-}
-
-// signed: red-white-blue; masked: the same, the future keys (×) grey; weights: 0..1 on the blues
-// ramp, the future masked.
+// signed: on the diverging ramp (detail/svg.h); masked: the same, the future keys (×) grey;
+// weights: 0..1 on viridis, the future masked.
 enum class PanelKind { signed_values, masked, weights };
 
 struct StepPanel {
@@ -29,6 +21,7 @@ struct StepPanel {
   const std::vector<float>* values;
   int64_t cols;
   PanelKind kind;
+  const std::vector<float>* scale_of = nullptr;  // whose largest magnitude ends the colour scale (default: its own)
 };
 
 class StepsDrawing {
@@ -45,7 +38,7 @@ class StepsDrawing {
   void draw(Svg& svg, const StepPanel& p, double x0, double y0) const {
     const double cw = column(p);
     float range = 0;
-    for (const float v : *p.values) range = std::max(range, std::abs(v));
+    for (const float v : *(p.scale_of ? p.scale_of : p.values)) range = std::max(range, std::abs(v));
     if (range == 0) range = 1;
     svg.text(x0, y0 - 22, p.caption, 13, "start", 0, "font-weight=\"bold\"");
     svg.text(x0, y0 - 8, p.detail, 10, "start", 0, "fill=\"#555555\"");
@@ -107,8 +100,10 @@ std::string attention_steps_svg(const AttentionSteps& s) {
        {"V = ln_1(x) W_v + b_v", fmt::format("values [{}, {}]", T, d), &s.v, d, PanelKind::signed_values}},
       {{"1. scores = Q·Kᵀ", fmt::format("[{}, {}]: row = query, column = key", T, T), &s.scores, T,
         PanelKind::signed_values},
-       {"2. scaled = scores ÷ √d_k", fmt::format("√{} = {:.3f}", d, root), &s.scaled, T, PanelKind::signed_values},
-       {"3. masked = causal mask(scaled)", "a key after its query (grey) is -∞", &s.scaled, T, PanelKind::masked},
+       {"2. scaled = scores ÷ √d_k", fmt::format("√{} = {:.3f}, on the scores' colour scale", d, root), &s.scaled, T,
+        PanelKind::signed_values, &s.scores},
+       {"3. masked = causal mask(scaled)", "a key after its query (grey) is -∞", &s.scaled, T, PanelKind::masked,
+        &s.scores},
        {"4. weights = softmax(masked)", "rows sum to 1", &s.weights, T, PanelKind::weights},
        {"5. output = weights·V", fmt::format("[{}, {}]", T, d), &s.output, d, PanelKind::signed_values}}};
   const double margin = 80, gap = 40, caption = 40, below = 70;

@@ -65,11 +65,21 @@ std::string Svg::str() const {
       width_, height_, width_, height_, width_, height_, body_);
 }
 
-std::string heat_color(double t) {
-  t = std::clamp(t, 0.0, 1.0);
-  // white (255, 255, 255) -> (8, 48, 107), the dark end of a blues ramp
-  const auto mix = [t](int a, int b) { return static_cast<int>(std::lround(a + (b - a) * t)); };
-  return fmt::format("#{:02x}{:02x}{:02x}", mix(255, 8), mix(255, 48), mix(255, 107));
+namespace {
+
+// Linear between the stops, as explain.js's rampRGB, t in [0, 1].
+std::string ramp(const unsigned char (&stops)[5][3], double t) {
+  t = std::clamp(t, 0.0, 1.0) * 4;
+  const int i = std::min(3, static_cast<int>(t));
+  const double f = t - i;
+  const auto at = [&](int k) { return static_cast<int>(std::lround(stops[i][k] + f * (stops[i + 1][k] - stops[i][k]))); };
+  return fmt::format("#{:02x}{:02x}{:02x}", at(0), at(1), at(2));
 }
+
+}  // namespace
+
+std::string heat_color(double t) { return ramp(kViridis, t); }
+
+std::string signed_color(double t) { return ramp(kDiverging, (std::clamp(t, -1.0, 1.0) + 1) / 2); }
 
 }  // namespace tinygpt::inspect

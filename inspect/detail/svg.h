@@ -27,7 +27,13 @@ class Svg {
   std::string body_;
 };
 
-// #rrggbb on a white -> dark blue ramp for t in [0, 1].
-std::string heat_color(double t);
+// The one colour language of every picture and of the page (inspect/page/explain.js holds the same
+// stops, which a test compares): weights and other values in [0, 1] on viridis (sequential,
+// colour-blind safe); signed values on a blue (negative) - white (0) - red (positive) ramp.
+inline constexpr unsigned char kViridis[5][3] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
+inline constexpr unsigned char kDiverging[5][3] = {
+    {33, 102, 172}, {103, 169, 207}, {247, 247, 247}, {244, 165, 96}, {178, 24, 43}};
+std::string heat_color(double t);    // #rrggbb on viridis, t in [0, 1]
+std::string signed_color(double t);  // #rrggbb on the diverging ramp, t in [-1, 1]
 
 }  // namespace tinygpt::inspect

@@ -249,6 +249,12 @@
   const square = (name) => (i, j) => at(A[`l${state.layer}.${name}`], state.head, i, j);
   const output = (i, c) => at(A[`l${state.layer}.y`], 0, i, state.head * dk + c);
   const rootDk = Math.sqrt(dk);
+  // The scores' colour scale, which the scaled and masked scores share: ÷ √d_k shows as a fading.
+  const scoresScale = () => {
+    const values = [];
+    for (let i = 0; i < T; ++i) for (let j = 0; j < T; ++j) values.push(square("scores")(i, j));
+    return scaleFor(values, "signed");
+  };
   const STEPS = [
     { formula: () => {
         const made = (n) => `ln_1(x)·W_${n}${C.bias ? " + b_" + n : ""}`, turned = (n) => (ROPE ? `rope(${made(n)}, position)` : made(n));
@@ -257,10 +263,10 @@
       figures: () => ["Q", "K", "V"].map((n, w) => ({ name: n, rows: T, cols: dk, value: (i, c) => qkv(state.layer, w, i, c), kind: "signed" })) },
     { formula: () => `scores = Q·Kᵀ    [T, T]: row i, column j = Σ_c Q[i,c]·K[j,c]  (${dk} products)`,
       figures: () => [{ name: "scores", rows: T, cols: T, value: square("scores"), kind: "signed" }] },
-    { formula: () => `scaled = scores / √d_k = scores / ${exact(Math.fround(rootDk))}`,
-      figures: () => [{ name: "scaled", rows: T, cols: T, value: square("scaled"), kind: "signed" }] },
+    { formula: () => `scaled = scores / √d_k = scores / ${exact(Math.fround(rootDk))}    (on the scores' colour scale: the softmax of unscaled scores would put nearly all weight on one key)`,
+      figures: () => [{ name: "scaled", rows: T, cols: T, value: square("scaled"), kind: "signed", scale: scoresScale() }] },
     { formula: () => `masked = scaled, with −∞ where key j > query i (hatched)`,
-      figures: () => [{ name: "masked", rows: T, cols: T, value: (i, j) => (j > i ? null : square("scaled")(i, j)), kind: "signed" }] },
+      figures: () => [{ name: "masked", rows: T, cols: T, value: (i, j) => (j > i ? null : square("scaled")(i, j)), kind: "signed", scale: scoresScale() }] },
     { formula: () => `weights[i,j] = exp(masked[i,j] − max_j) / Σ_j exp(masked[i,j] − max_j)   (each row sums to 1)`,
       figures: () => [{ name: "weights", rows: T, cols: T, value: (i, j) => (j > i ? null : square("weights")(i, j)), kind: "weights" }] },
     { formula: () => `output = weights·V    [T, d_k]: row i = Σ_{j≤i} weights[i,j]·V[j,:]`,

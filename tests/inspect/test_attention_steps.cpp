@@ -5,11 +5,14 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "tinygpt/data/char_tokenizer.h"
 #include "temp_files.h"
 #include "tinygpt/inspect/attention_steps.h"
+#include "tinygpt/inspect/detail/svg.h"
 #include "tinygpt/inspect/residual_trace.h"
 
 using namespace tinygpt;
@@ -270,4 +273,39 @@ TEST_CASE("residual trace: the norms after every addition and the next-token pro
   REQUIRE(table.find("token 3 '␣'") != std::string::npos);
   REQUIRE(table.find("block 2 + mlp(ln_2(x))") != std::string::npos);
   REQUIRE_THROWS_WITH(inspect::residual_trace(m.model, m.tokenizer, text, 5), Catch::Contains("--position 5 is out of range: the text has 5 tokens"));
+}
+
+TEST_CASE("colours: the pictures and the page speak one colour language", "[inspect][colour]") {
+  // The page's stops, as explain.js writes them, are the C++ ones.
+  std::ifstream in(std::string(TINYGPT_SOURCE_DIR) + "/inspect/page/explain.js");
+  const std::string js((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto stops_of = [&](const std::string& name) {
+    const size_t at = js.find("const " + name + " = [");
+    REQUIRE(at != std::string::npos);
+    return js.substr(at + name.size() + 9, js.find("]];", at) - at - name.size() - 9 + 2);
+  };
+  const auto written = [](const unsigned char (&stops)[5][3]) {
+    std::string out = "[";
+    for (int i = 0; i < 5; ++i) out += fmt::format("{}[{}, {}, {}]", i ? ", " : "", stops[i][0], stops[i][1], stops[i][2]);
+    return out + "]";
+  };
+  REQUIRE(stops_of("VIRIDIS") == written(inspect::kViridis));
+  REQUIRE(stops_of("DIVERGING") == written(inspect::kDiverging));
+  // Negative blue, zero near white, positive red; weights from viridis's dark purple to its yellow.
+  REQUIRE(inspect::signed_color(-1) == "#2166ac");
+  REQUIRE(inspect::signed_color(0) == "#f7f7f7");
+  REQUIRE(inspect::signed_color(1) == "#b2182b");
+  REQUIRE(inspect::heat_color(0) == "#440154");
+  REQUIRE(inspect::heat_color(1) == "#fde725");
+  // The scaled scores share the scores' scale: their legend ends where the scores' does.
+  SharpModel m;
+  const inspect::AttentionSteps s = inspect::attention_steps(m.model, m.tokenizer, "ab한", 1, 0);
+  float range = 0;
+  for (const float v : s.scores) range = std::max(range, std::abs(v));
+  const std::string svg = inspect::attention_steps_svg(s);
+  size_t ends = 0;
+  for (size_t at = svg.find(fmt::format(">{:.3g}<", range)); at != std::string::npos;
+       at = svg.find(fmt::format(">{:.3g}<", range), at + 1))
+    ++ends;
+  REQUIRE(ends == 3);  // scores, scaled, masked
 }
