@@ -28,6 +28,7 @@
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/io/hf_gpt2.h"
 #include "flags.h"
+#include "sampling_rate.h"
 
 using namespace tinygpt;
 
@@ -98,28 +99,6 @@ std::pair<double, double> inside_and_past_context(nn::GPT& model, int rounds) {
   return {inside, past};
 }
 
-// Best tokens/s of greedy sampling with the key/value cache over positions prompt .. prompt + tokens.
-double sampling_rate(nn::GPT& model, const std::vector<int32_t>& prompt, int64_t tokens) {
-  nn::Generator gen(model);
-  double best = 0;
-  for (int round = 0; round < 3; ++round) {
-    gen.reset();
-    int32_t next = 0;
-    for (int32_t t : prompt) {
-      const std::vector<float>& logits = gen.feed(t);
-      next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    }
-    const double s = seconds_of([&] {
-      for (int64_t k = 0; k < tokens; ++k) {
-        const std::vector<float>& logits = gen.feed(next);
-        next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-      }
-    });
-    best = std::max(best, static_cast<double>(tokens) / s);
-  }
-  return best;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -180,13 +159,13 @@ int main(int argc, char** argv) try {
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     const double bandwidth = read_bandwidth(buffer, 5);
-    const double best = sampling_rate(model, prompt, tokens);
+    const double best = bench::sampling_rate(model, prompt, tokens);
     const double bound = bandwidth * 1e9 / weight_bytes;
     fmt::print("threads {}: read bandwidth {:.1f} GB/s -> bound {:.1f} tokens/s; sample (KV cache, positions {}-{}): "
                "{:.1f} tokens/s = {:.0f}% of the bound\n",
                threads, bandwidth, bound, prompt.size(), prompt.size() + tokens, best, 100 * best / bound);
     if (int8) {
-      const double rate = sampling_rate(*int8, prompt, tokens), fp32_again = sampling_rate(model, prompt, tokens);
+      const double rate = bench::sampling_rate(*int8, prompt, tokens), fp32_again = bench::sampling_rate(model, prompt, tokens);
       fmt::print("threads {}: int8 weights (groups of {}, about {:.0f} MB read per token): {:.1f} tokens/s = {:.2f}x fp32 "
                  "({:.1f} tokens/s before it, {:.1f} after)\n",
                  threads, int8_group, int8_bytes / 1e6, rate, rate / std::max(best, fp32_again), best, fp32_again);

@@ -17,29 +17,9 @@
 #include "tinygpt/train/evaluate.h"
 #include "tinygpt/train/run_data.h"
 #include "flags.h"
+#include "sampling_rate.h"
 
 using namespace tinygpt;
-
-namespace {
-
-// Best tokens/s of greedy decoding over `tokens` positions from token 0.
-double sampling_rate(nn::GPT& model, int64_t tokens) {
-  nn::Generator gen(model);
-  double best = 0;
-  for (int round = 0; round < 3; ++round) {
-    gen.reset();
-    int32_t next = 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int64_t k = 0; k < tokens; ++k) {
-      const std::vector<float>& logits = gen.feed(next);
-      next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    }
-    best = std::max(best, tokens / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) try {
   std::map<std::string, bench::Integer> flags = {{"--tokens", {128, {1, 1 << 16}}}};
@@ -67,8 +47,8 @@ int main(int argc, char** argv) try {
     fmt::print("int8, groups of {}: eval loss {:.6f} ({:+.6f}; quantized in {:.3f} s)", group, loss, loss - fp32_loss, quantize_s);
     for (int threads : {1, 2}) {
       set_num_threads(threads);
-      const double before = sampling_rate(*fp32.model, tokens), rate = sampling_rate(*int8.model, tokens),
-                   after = sampling_rate(*fp32.model, tokens);
+      const double before = bench::sampling_rate(*fp32.model, {}, tokens), rate = bench::sampling_rate(*int8.model, {}, tokens),
+                   after = bench::sampling_rate(*fp32.model, {}, tokens);
       fmt::print("; {} thread{}: {:.1f} tokens/s = {:.2f}x fp32", threads, threads == 1 ? "" : "s", rate,
                  rate / std::max(before, after));
     }

@@ -30,9 +30,8 @@ void evaluate_task(nn::GPT& model, const data::Tokenizer& tokenizer, const std::
   const train::ChoiceRows rows =
       train::choice_rows(examples, tokenizer, model.config().block_size, fmt::format("task file '{}'", path));
   train::LiveLine live(stderr, isatty(fileno(stderr)));
-  std::vector<train::ChoiceResult> results;
   const auto n = static_cast<int64_t>(examples.size());
-  results = train::score_choices(model, rows, batch, [&](int64_t done) {
+  const std::vector<train::ChoiceResult> results = train::score_choices(model, rows, batch, [&](int64_t done) {
     live.show(fmt::format("tinygpt: scored {} of {} examples", done, n));
   });
   live.clear();

@@ -153,7 +153,7 @@ std::vector<LogLine> read_log_lines(const std::string& path) {
         throw bad_row();
     }
     if (task_at && (*task_at)[0] < f.size() && !f[(*task_at)[0]].empty()) {
-      io::TaskColumns task;
+      TaskColumns task;
       if ((*task_at)[1] >= f.size() || !parse_whole(f[(*task_at)[0]], task.acc) ||
           !parse_whole(f[(*task_at)[1]], task.acc_norm) || !(task.acc >= 0 && task.acc <= 1) ||
           !(task.acc_norm >= 0 && task.acc_norm <= 1))

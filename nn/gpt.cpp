@@ -372,8 +372,6 @@ void GPT::logits_row(const float* x, RowScratch& s, float* logits) const {
   matvec(wte.weight.data(), nullptr, s.normed.data(), logits, config_.vocab_size, config_.n_embd);
 }
 
-const char* name(WeightFormat format) { return format == WeightFormat::int8 ? "int8" : "fp32"; }
-
 void GPT::use_int8_weights(int64_t group) {
   for (Block* block : h)
     for (Linear* layer : {&block->attn.c_attn, &block->attn.c_proj, &block->mlp.c_fc, &block->mlp.c_proj})

@@ -33,7 +33,6 @@ enum class MlpKind { gelu, swiglu };
 // How a model's weight matrices are stored for inference: as trained, or in 8 bits by groups of
 // kInt8Group weights of a row (GPT::use_int8_weights).
 enum class WeightFormat { fp32, int8 };
-const char* name(WeightFormat format);  // "fp32", "int8"
 constexpr int64_t kInt8Group = 32;  // weights per scale: as fast as 64 to 256 and the most exact (docs/performance.md)
 
 struct GPTConfig {
