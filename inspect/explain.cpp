@@ -10,6 +10,8 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/data/bpe_tokenizer.h"
+#include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/data/json.h"
 #include "tinygpt/data/utf8.h"
 #include "tinygpt/inspect/attention_steps.h"
@@ -203,14 +205,19 @@ void check_same_shape(const ExplainModel& main, const ExplainModel& other) {
         a.block_size, a.vocab_size));
 }
 
+// "E2 96 81": a token's bytes as the page's hover shows them.
+std::string byte_list(const std::string& bytes) {
+  std::string hex;
+  for (const unsigned char ch : bytes) hex += fmt::format("{}{:02X}", hex.empty() ? "" : " ", ch);
+  return hex;
+}
+
 std::string tokens_json(const std::vector<TokenView>& tokens) {
   std::string out;
   for (const TokenView& t : tokens) {
-    std::string hex;
-    for (const unsigned char ch : t.bytes) hex += fmt::format("{}{:02X}", hex.empty() ? "" : " ", ch);
     out += fmt::format("{}{{\"id\": {}, \"text\": {}, \"label\": {}, \"bytes\": \"{}\", \"partial\": {}}}",
                        out.empty() ? "" : ", ", t.id, data::json::quote(data::sanitize_utf8(t.bytes)),
-                       data::json::quote(data::sanitize_utf8(t.label)), hex, t.partial);
+                       data::json::quote(data::sanitize_utf8(t.label)), byte_list(t.bytes), t.partial);
   }
   return "[" + out + "]";
 }
@@ -256,6 +263,57 @@ std::string loss_json(const std::vector<io::LogRow>& rows) {
     out += fmt::format("{}[{}, {}, {}]", out.empty() ? "" : ", ", r.iter, r.train_loss,
                        r.val_loss ? fmt::format("{}", *r.val_loss) : "null");
   return "[" + out + "]";
+}
+
+// Why the page cannot compute a typed text itself ("sentencepiece", "parameters", "vocabulary"; the
+// page says it in the reader's language), or "" when it can.
+std::string typing_refusal(const nn::GPT& model, const data::Tokenizer& tokenizer) {
+  if (tokenizer.kind() == data::TokenizerKind::sentencepiece) return "sentencepiece";
+  if (model.parameter_count() > kMostTypedParameters) return "parameters";
+  if (model.config().vocab_size > kFullVocab) return "vocabulary";
+  return "";
+}
+
+// What the page's own tokenizer needs: a character vocabulary's code points, or BPE's split,
+// merges (flat: a0, b0, a1, b1, ...), byte ids and special tokens; and every token's bytes (hex)
+// and whether they are whole characters, for the chips of a typed text.
+std::string tokenizer_json(const data::Tokenizer& tokenizer, int64_t vocab_size) {
+  std::string definition;
+  if (const auto* chars = dynamic_cast<const data::CharTokenizer*>(&tokenizer)) {
+    definition = fmt::format("\"kind\": \"char\", \"code_points\": [{}]", fmt::join(chars->code_points(), ", "));
+  } else {
+    const auto& bpe = dynamic_cast<const data::BpeTokenizer&>(tokenizer);
+    std::string merges, specials;
+    for (const auto& [a, b] : bpe.merges()) merges += fmt::format("{}{}, {}", merges.empty() ? "" : ", ", a, b);
+    for (const data::SpecialToken& t : bpe.specials())
+      specials += fmt::format("{}[{}, {}]", specials.empty() ? "" : ", ", data::json::quote(t.text), t.id);
+    definition = fmt::format("\"kind\": \"bpe\", \"split\": \"{}\", \"merges\": [{}], \"byte_ids\": [{}], \"specials\": [{}]",
+                             data::split_name(bpe.split()), merges, fmt::join(bpe.byte_ids(), ", "), specials);
+  }
+  std::vector<int32_t> ids(std::min(vocab_size, tokenizer.vocab_size()));
+  std::iota(ids.begin(), ids.end(), 0);
+  std::string bytes, partial;
+  for (const TokenView& t : token_views(tokenizer, ids)) {
+    bytes += fmt::format("{}\"{}\"", bytes.empty() ? "" : ", ", byte_list(t.bytes));
+    partial += fmt::format("{}{}", partial.empty() ? "" : ", ", t.partial ? 1 : 0);
+  }
+  return fmt::format("{{{}, \"bytes\": [{}], \"partial\": [{}]}}", definition, bytes, partial);
+}
+
+// "typing": whether and with what the page computes a typed text: the refusal ("" when it can), the
+// limits, and when it can, the tokenizer and every parameter by its state_dict name.
+std::string typing_json(const nn::GPT& model, const data::Tokenizer& tokenizer) {
+  const std::string refusal = typing_refusal(model, tokenizer);
+  std::string out = fmt::format(
+      "{{\"refusal\": \"{}\", \"parameters\": {}, \"most_parameters\": {}, \"most_vocabulary\": {}, \"most_tokens\": {}",
+      refusal, model.parameter_count(), kMostTypedParameters, kFullVocab, std::min(model.config().block_size, kMostTokens));
+  if (refusal.empty()) {
+    Arrays weights;
+    for (const auto& [name, value] : model.named_parameters()) weights.add(name, value);
+    out += fmt::format(", \"tokenizer\": {}, \"weights\": {}", tokenizer_json(tokenizer, model.config().vocab_size),
+                       weights.json());
+  }
+  return out + "}";
 }
 
 // JSON inside <script>: "</" would end the element, so every '/' after '<' is escaped (\/).
@@ -343,11 +401,11 @@ ExplainPage explain_page(const ExplainInput& in) {
       "{{\"format\": \"tinygpt-explain\", \"version\": 1, \"language\": {}, \"text\": {}, \"config\": {{\"vocab_size\": {}, "
       "\"block_size\": {}, \"n_layer\": {}, \"n_head\": {}, \"n_embd\": {}, \"d_k\": {}, {}}}, \"tokenizer\": \"{}\", "
       "\"detail_layers\": [{}], \"tokens\": {}, \"vocab\": {}, \"candidate_labels\": {}, \"notes\": [{}], \"loss\": {}, "
-      "\"model\": {}, \"snapshots\": [{}]}}",
+      "\"model\": {}, \"snapshots\": [{}], \"typing\": {}}}",
       data::json::quote(in.language), data::json::quote(data::sanitize_utf8(in.tokenizer->decode(ids))), c.vocab_size,
       c.block_size, c.n_layer, c.n_head, c.n_embd, c.head_size(), architecture_json(c), data::name(in.tokenizer->kind()), fmt::join(layers, ", "),
       tokens_json(token_views(*in.tokenizer, ids)), vocab_json(*in.tokenizer, c.vocab_size), labels, notes,
-      loss_json(in.loss), model_json(in.main, main_arrays), snapshots);
+      loss_json(in.loss), model_json(in.main, main_arrays), snapshots, typing_json(model, *in.tokenizer));
 
   const std::string script = explain_page_script();
   page.html = explain_page_html();

@@ -3,8 +3,9 @@
 // JSON data block); the page only draws them, and recomputes softmax (temperature, top-k) itself.
 (function () {
   const D = JSON.parse(document.getElementById("tinygpt-data").textContent);
-  const C = D.config, T = D.tokens.length, H = C.n_head, L = C.n_layer, dk = C.d_k, E = C.n_embd;
-  const DETAILED = D.detail_layers;  // the layers shown in full; every layer has its maps
+  const C = D.config, H = C.n_head, L = C.n_layer, dk = C.d_k, E = C.n_embd;
+  // The text shown: the one the page was made with, or one typed in it (computed here, every layer in full).
+  let T = D.tokens.length, DETAILED = D.detail_layers, typed = false;  // DETAILED: the layers in full; every layer has its maps
   // The architecture's pieces: GPT-2's (LayerNorm, learned positions, GELU) or the Llama family's.
   const G = C.n_kv_head, ROPE = C.position === "rope", RMS = C.norm === "rmsnorm", SWIGLU = C.mlp === "swiglu";
   const kvOf = (h) => Math.floor(h / (H / G));  // the key/value head query head h reads
@@ -38,7 +39,7 @@
       "maps.only": "layer {l} is in this page as maps only: run explain with --layers {l} to take it apart",
       "norm.title": "|x| of the chosen token after each step", copied: "copied", "model.line": "{L} layers, {H} heads, {E} embd (d_k = {dk}), vocab {V}, {T} tokens",
       residual: "residual stream in (x)", "heads.concat": "heads side by side (y)", proj: "projected: c_proj(y)",
-      mid: "x + attention", ln2: "ln_2(x): (x − mean) / √(var + {eps}) · γ{beta}", gelu: "GELU(c_fc(ln_2(x)))", mlp: "mlp: c_proj(GELU(...))",
+      mid: "x + attention", ln2: "ln_2(x): (x − mean) / √(variance + {eps}) · γ{beta}", gelu: "GELU(c_fc(ln_2(x)))", mlp: "mlp: c_proj(GELU(...))",
       out: "x + mlp: the block's output", mean: "mean", variance: "variance", gamma: "γ (ln_2.weight)", beta: "β (ln_2.bias)",
       "p.embed.rope": "Each token starts as its token vector (wte[id]) alone: this model has no position vectors. Positions enter inside attention, where RoPE turns each query and key by its position (section 3). Below: the length |x| of the chosen token's vector in the residual stream after each step.",
       "mlp.gelu": "c_fc, GELU, c_proj", "mlp.swiglu": "c_fc makes a gate and an up projection; silu(gate)·up; c_proj",
@@ -54,6 +55,40 @@
       "arch.layernorm": "LayerNorm", "arch.rmsnorm": "RMSNorm", "arch.learned": "learned positions", "arch.rope": "RoPE",
       "arch.gelu": "GELU", "arch.swiglu": "SwiGLU", "arch.kv": "{G} key/value heads", "arch.kv1": "1 key/value head", "arch.bias": "biases", "arch.nobias": "no biases",
       "arch.tied": "tied output", "arch.own": "lm_head",
+      "f.scores": "scores = Q·Kᵀ    [T, T]: row i, column j = Σ_c Q[i,c]·K[j,c]  ({dk} products)",
+      "f.scaled": "scaled = scores / √d_k = scores / {root}    Why: a score is a sum of d_k products and grows like √d_k; unscaled, the softmax would put nearly all the weight on one key. Below: the softmax of query {i}'s row both ways, on the scores' colour scale.",
+      "f.masked": "masked = scaled, with −∞ where key j comes after query i (hatched)",
+      "f.weights": "weights[i,j] = exp(masked[i,j] − max_j) / Σ_j exp(masked[i,j] − max_j)   (each row sums to 1)",
+      "f.output": "output = weights·V    [T, d_k]: row i = Σ_{j≤i} weights[i,j]·V[j,:]",
+      "how.at": "layer {l}, head {h}: query {i} {qt}, key {j} {kt}",
+      "how.row": "layer {l}, head {h}{kv}: {name}[{i},{j}], token {i} {t}, dimension {j}", "how.kv": " (key/value head {g})",
+      "how.sum": "sum of {dk} products Q[{i},c]·K[{j},c]:", "how.keys": "sum over keys 0..{i}: {sum}",
+      "cap.square": "{name} [{rows}, {cols}]: a row per query, a column per key", "cap.rows": "{name} [{rows}, {cols}]: a row per token, a column per dimension",
+      "cmp.unscaled": "softmax without ÷ √d_k", "cmp.scaled": "softmax after ÷ √d_k", "cmp.of": "query {i} {t}: the largest weight is {a} unscaled, {b} scaled",
+      "h.headview": "Head view", "p.headview": "Lines from each query (left) to the keys it reads (right), darker for more weight; the chosen token's lines in orange. Layer {l}, head {h}.",
+      "h.where": "Where this is in the model", blocks: "× {L} blocks", tokens: "tokens",
+      "diagram.attention": "attention: {H} × (Q·Kᵀ → ÷√d_k → mask → softmax → ·V)", "diagram.softmax": "softmax → next-token probabilities",
+      "h.differs": "How this model differs from the original Transformer (Vaswani et al., 2017)",
+      "differs.decoder": "Decoder only: no encoder and no cross-attention; the causal mask lets each token see only itself and earlier tokens.",
+      "differs.prenorm": "Pre-norm: {norm} comes before each sublayer (ln_1 before attention, ln_2 before the MLP) and once more at the end (ln_f); the original normalizes after each residual addition (Add & Norm).",
+      "differs.rmsnorm": "RMSNorm divides by the root mean square and subtracts no mean; the original uses LayerNorm.",
+      "differs.learned": "Learned positions: a trained table (wpe) is added to the token vectors; the original adds fixed sinusoids.",
+      "differs.rope": "RoPE: no position vectors; each query and key is turned by an angle that grows with its position; the original adds fixed sinusoids to the embeddings.",
+      "differs.gelu": "GELU (tanh approximation) in the feed-forward network, where the original uses ReLU.",
+      "differs.swiglu": "SwiGLU in the feed-forward network, silu(gate)·up, where the original uses ReLU.",
+      "differs.kv": "Grouped-query attention: {H} query heads share {G} key/value heads; the original gives every head its own.",
+      "differs.tied": "The output layer reuses the token embeddings (tied), as the original does.",
+      "differs.own": "The output layer is a matrix of its own (lm_head); the original shares it with the embeddings.",
+      "check.same": "the page's own forward pass gives the C++ numbers (largest difference {d} of an array's largest value)",
+      "check.typed": "computed in the page: the checks hold; its forward pass matched the C++ numbers on the page's own text",
+      "typed.label": "your text", "typed.compute": "compute it here", "typed.original": "the page's text",
+      "typed.unknown": "{ch} ({cp}) is not one of the model's characters", "typed.empty": "type at least one character",
+      "typed.done": "computed in the page: {n} tokens, every layer in full", "typed.cut": "{n} tokens: the first {most} are computed",
+      "typed.sentencepiece": "Typing a text needs the tokenizer in the page, and a SentencePiece tokenizer runs only in the C++ library: run tinygpt explain --text instead.",
+      "typed.parameters": "Typing a text: a page computes models of up to {most} parameters and this one has {p}: run tinygpt explain --text instead.",
+      "typed.vocabulary": "Typing a text: a page computes models with up to {most} tokens in the vocabulary and this one has {V}: run tinygpt explain --text instead.",
+      "typed.snapshots": "The snapshots were computed on the page's own text: choose \"the page's text\" to see them.",
+      "norm.embedding": "embedding", "embed.hint": "Hover a cell to see its exact value.", "block.hint": "Hover a cell to see its exact value.",
     },
     ko: {
       title: "tinygpt: 모델이 이 글을 읽는 방법",
@@ -95,6 +130,40 @@
       "arch.layernorm": "LayerNorm", "arch.rmsnorm": "RMSNorm", "arch.learned": "학습된 위치", "arch.rope": "RoPE",
       "arch.gelu": "GELU", "arch.swiglu": "SwiGLU", "arch.kv": "키/값 헤드 {G}개", "arch.kv1": "키/값 헤드 1개", "arch.bias": "편향 있음", "arch.nobias": "편향 없음",
       "arch.tied": "출력층 공유", "arch.own": "lm_head 따로",
+      "f.scores": "scores = Q·Kᵀ    [T, T]: i행 j열 = Σ_c Q[i,c]·K[j,c]  (곱 {dk}개의 합)",
+      "f.scaled": "scaled = scores / √d_k = scores / {root}    왜: 점수는 곱 d_k개의 합이라 √d_k에 비례해 커집니다. 나누지 않으면 소프트맥스가 거의 모든 가중치를 키 하나에 줍니다. 아래: 쿼리 {i}의 행에 나누기 전과 후의 소프트맥스를 한 것, 점수와 같은 색 척도.",
+      "f.masked": "masked = scaled, 키 j가 쿼리 i보다 뒤에 있으면 −∞ (빗금)",
+      "f.weights": "weights[i,j] = exp(masked[i,j] − max_j) / Σ_j exp(masked[i,j] − max_j)   (각 행의 합은 1)",
+      "f.output": "output = weights·V    [T, d_k]: i행 = Σ_{j≤i} weights[i,j]·V[j,:]",
+      "how.at": "{l}층, 헤드 {h}: 쿼리 {i} {qt}, 키 {j} {kt}",
+      "how.row": "{l}층, 헤드 {h}{kv}: {name}[{i},{j}], 토큰 {i} {t}, 차원 {j}", "how.kv": " (키/값 헤드 {g})",
+      "how.sum": "곱 {dk}개 Q[{i},c]·K[{j},c]의 합:", "how.keys": "키 0..{i}에 대한 합: {sum}",
+      "cap.square": "{name} [{rows}, {cols}]: 행은 쿼리, 열은 키", "cap.rows": "{name} [{rows}, {cols}]: 행은 토큰, 열은 차원",
+      "cmp.unscaled": "÷ √d_k 없이 한 소프트맥스", "cmp.scaled": "÷ √d_k 뒤의 소프트맥스", "cmp.of": "쿼리 {i} {t}: 가장 큰 가중치가 나누기 전 {a}, 나눈 뒤 {b}",
+      "h.headview": "헤드 보기", "p.headview": "각 쿼리(왼쪽)에서 그 쿼리가 읽는 키(오른쪽)로 가는 선: 가중치가 클수록 진합니다. 고른 토큰의 선은 주황색. {l}층, 헤드 {h}.",
+      "h.where": "모델 안에서 지금 보는 곳", blocks: "블록 × {L}", tokens: "토큰",
+      "diagram.attention": "어텐션: {H} × (Q·Kᵀ → ÷√d_k → 마스크 → 소프트맥스 → ·V)", "diagram.softmax": "소프트맥스 → 다음 토큰의 확률",
+      "h.differs": "이 모델이 원래의 트랜스포머(Vaswani 외, 2017)와 다른 점",
+      "differs.decoder": "디코더만 있습니다: 인코더도 교차 어텐션도 없고, 인과 마스크 때문에 각 토큰은 자기와 앞의 토큰만 봅니다.",
+      "differs.prenorm": "사전 정규화: {norm}이 각 부분층 앞(어텐션 앞의 ln_1, MLP 앞의 ln_2)과 맨 끝(ln_f)에 옵니다. 원래 모델은 잔차를 더한 뒤에 정규화합니다(Add & Norm).",
+      "differs.rmsnorm": "RMSNorm은 제곱평균제곱근으로 나누기만 하고 평균을 빼지 않습니다. 원래 모델은 LayerNorm을 씁니다.",
+      "differs.learned": "학습된 위치: 학습한 표(wpe)를 토큰 벡터에 더합니다. 원래 모델은 고정된 사인 곡선을 더합니다.",
+      "differs.rope": "RoPE: 위치 벡터가 없고, 쿼리와 키를 위치에 따라 커지는 각만큼 돌립니다. 원래 모델은 고정된 사인 곡선을 임베딩에 더합니다.",
+      "differs.gelu": "피드포워드 신경망에 GELU(tanh 근사)를 씁니다. 원래 모델은 ReLU를 씁니다.",
+      "differs.swiglu": "피드포워드 신경망에 SwiGLU, 곧 silu(게이트)·업을 씁니다. 원래 모델은 ReLU를 씁니다.",
+      "differs.kv": "그룹 쿼리 어텐션: 쿼리 헤드 {H}개가 키/값 헤드 {G}개를 함께 씁니다. 원래 모델은 헤드마다 따로 있습니다.",
+      "differs.tied": "출력층은 원래 모델처럼 토큰 임베딩을 다시 씁니다(공유).",
+      "differs.own": "출력층은 따로 있는 행렬(lm_head)입니다. 원래 모델은 임베딩과 공유합니다.",
+      "check.same": "페이지가 직접 한 순전파가 C++의 수와 같음 (가장 큰 차이: 배열 최댓값의 {d})",
+      "check.typed": "페이지에서 계산함: 점검 통과. 페이지의 순전파는 페이지 원래 글에서 C++의 수와 같았음",
+      "typed.label": "직접 쓴 글", "typed.compute": "여기서 계산", "typed.original": "페이지의 원래 글",
+      "typed.unknown": "{ch} ({cp})는 모델의 문자에 없습니다", "typed.empty": "한 글자 이상 쓰세요",
+      "typed.done": "페이지에서 계산함: 토큰 {n}개, 모든 층을 자세히", "typed.cut": "토큰 {n}개: 앞의 {most}개만 계산합니다",
+      "typed.sentencepiece": "글을 직접 쓰려면 페이지 안에 토크나이저가 있어야 하는데, SentencePiece 토크나이저는 C++ 라이브러리에서만 돕니다: 대신 tinygpt explain --text를 쓰세요.",
+      "typed.parameters": "글 직접 쓰기: 페이지는 매개변수 {most}개까지의 모델을 계산하는데 이 모델은 {p}개입니다: 대신 tinygpt explain --text를 쓰세요.",
+      "typed.vocabulary": "글 직접 쓰기: 페이지는 어휘 {most}개까지의 모델을 계산하는데 이 모델은 {V}개입니다: 대신 tinygpt explain --text를 쓰세요.",
+      "typed.snapshots": "스냅숏은 페이지의 원래 글로 계산했습니다: 보려면 \"페이지의 원래 글\"을 누르세요.",
+      "norm.embedding": "임베딩", "embed.hint": "칸에 마우스를 올리면 정확한 값을 보여 줍니다.", "block.hint": "칸에 마우스를 올리면 정확한 값을 보여 줍니다.",
     },
   };
   const state = { lang: D.language === "ko" ? "ko" : "en", layer: 0, head: 0, step: 0, pos: T - 1, t: 1, k: 0, snap: -1, cell: [T - 1, 0] };
@@ -131,7 +200,7 @@
     for (const [name, entry] of Object.entries(model.arrays)) out[name] = decode(entry);
     return out;
   }
-  const A = arrays(D.model);
+  let A = arrays(D.model);
   const snapshots = D.snapshots.map((s) => ({ name: s.name, iteration: s.iteration, a: arrays(s) }));
   // The shortest decimal that reads back as the same float32: the number the C++ wrote.
   function exact(x) {
@@ -146,6 +215,201 @@
   const short = (x) => (Math.abs(x) >= 1e4 || (Math.abs(x) < 1e-3 && x !== 0) ? x.toExponential(2) : x.toFixed(4));
   const tokenLabel = (i) => D.tokens[i].label;
   const vocabLabel = (id) => (D.vocab ? D.vocab[id] : (D.candidate_labels || {})[id]) || "#" + id;
+
+  // ---- a typed text: the model's tokenizer and forward pass, run in the page ------------------------
+  // The C++ model's arithmetic (docs/architectures.md) in float64, each number then rounded to
+  // float32 as the C++ arrays hold it. The self-check runs it on the page's own text and compares.
+  const TYPING = D.typing, PARAM = TYPING.weights ? Object.fromEntries(Object.entries(TYPING.weights).map(([n, e]) => [n, decode(e)])) : null;
+  const GPT2_SPLIT = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+  let tables = null;  // the tokenizer's lookups, made on first use
+  function tokenizerTables() {
+    const tk = TYPING.tokenizer;
+    if (tables) return tables;
+    if (tk.kind === "char") return (tables = { id: new Map(tk.code_points.map((cp, id) => [cp, id])) });
+    const rank = new Map(), byteToken = [];
+    for (let k = 0; 2 * k < tk.merges.length; ++k) rank.set(tk.merges[2 * k] + "," + tk.merges[2 * k + 1], k);
+    for (let b = 0; b < 256; ++b) byteToken.push(tk.byte_ids.length ? tk.byte_ids[b] : b);
+    return (tables = { rank, byteToken });
+  }
+  // BPE within one chunk: the adjacent pair with the lowest merge index, leftmost first, until none.
+  function mergeChunk(bytes, out) {
+    const { rank, byteToken } = tokenizerTables(), t = Array.from(bytes, (b) => byteToken[b]);
+    for (;;) {
+      let best = -1, at = -1;
+      for (let i = 0; i + 1 < t.length; ++i) {
+        const r = rank.get(t[i] + "," + t[i + 1]);
+        if (r !== undefined && (best < 0 || r < best)) { best = r; at = i; }
+      }
+      if (best < 0) return out.push(...t);
+      t.splice(at, 2, 256 + best);
+    }
+  }
+  function encodeOrdinary(text, out) {
+    const chunks = TYPING.tokenizer.split === "gpt2" ? text.match(GPT2_SPLIT) || [] : text ? [text] : [];
+    for (const chunk of chunks) mergeChunk(new TextEncoder().encode(chunk), out);
+  }
+  // Special tokens first, each where it next occurs (the longest where two start together).
+  function encode(text) {
+    const tk = TYPING.tokenizer, out = [];
+    if (tk.kind === "char")
+      return [...text].map((ch) => {
+        const id = tokenizerTables().id.get(ch.codePointAt(0));
+        if (id === undefined) throw { key: "typed.unknown", vars: { ch: JSON.stringify(ch), cp: "U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") } };
+        return id;
+      });
+    for (let done = 0; ;) {
+      let best = null;
+      for (const [s, id] of tk.specials) {
+        const at = text.indexOf(s, done);
+        if (at >= 0 && (!best || at < best.at || (at === best.at && s.length > best.s.length))) best = { at, s, id };
+      }
+      if (!best) { encodeOrdinary(text.slice(done), out); return out; }
+      encodeOrdinary(text.slice(done, best.at), out);
+      out.push(best.id);
+      done = best.at + best.s.length;
+    }
+  }
+  const f32 = (shape, values) => ({ shape, v: Float32Array.from(values) });
+  // x [n, k] · W[m, k]ᵀ + b: nn.Linear's layout.
+  function linear(x, n, k, name, bias = true) {
+    const w = PARAM[name + ".weight"], b = bias && PARAM[name + ".bias"], m = w.shape[0], out = new Float64Array(n * m);
+    for (let t = 0; t < n; ++t)
+      for (let o = 0; o < m; ++o) {
+        let s = b ? b.v[o] : 0;
+        for (let c = 0; c < k; ++c) s += x[t * k + c] * w.v[o * k + c];
+        out[t * m + o] = s;
+      }
+    return out;
+  }
+  // LayerNorm ((x − mean) / √(var + eps) · γ + β) or RMSNorm (x / √(mean(x²) + eps) · γ) of each row;
+  // `moments` gets each row's mean and variance, or mean of squares.
+  function normalize(x, n, name, moments) {
+    const g = PARAM[name + ".weight"].v, b = PARAM[name + ".bias"], out = new Float64Array(n * E);
+    for (let t = 0; t < n; ++t) {
+      const row = x.subarray(t * E, (t + 1) * E);
+      let mean = 0, square = 0, variance = 0;
+      for (const v of row) mean += v / E, square += (v * v) / E;
+      for (const v of row) variance += ((v - mean) * (v - mean)) / E;
+      const r = 1 / Math.sqrt((RMS ? square : variance) + C.norm_eps);
+      for (let c = 0; c < E; ++c) out[t * E + c] = (RMS ? row[c] : row[c] - mean) * r * g[c] + (b ? b.v[c] : 0);
+      if (moments) moments.push([mean, variance, square]);
+    }
+    return out;
+  }
+  const rowNorms = (x, n) => Array.from({ length: n }, (_, t) => Math.hypot(...x.subarray(t * E, (t + 1) * E)));
+  const add = (a, b) => a.map((v, i) => v + b[i]);
+  const gelu = (z) => 0.5 * z * (1 + Math.tanh(0.7978845608028654 * (z + 0.044715 * z * z * z)));
+  // The arrays the C++ page holds for a text of ids, every layer in full.
+  function forward(ids) {
+    const n = ids.length, out = {}, norms = [], width = (H + 2 * G) * dk, wte = PARAM["transformer.wte.weight"].v;
+    const tok = new Float64Array(n * E);
+    ids.forEach((id, t) => tok.set(wte.subarray(id * E, (id + 1) * E), t * E));
+    out.wte = f32([1, n, E], tok);
+    let x = tok;
+    if (!ROPE) {
+      const pos = PARAM["transformer.wpe.weight"].v.subarray(0, n * E);
+      out.wpe = f32([1, n, E], pos);
+      x = add(tok, pos);
+    }
+    out.x0 = f32([1, n, E], x);
+    norms.push(rowNorms(x, n));
+    const rope = new Float64Array(n * dk);  // cos and sin of position i, pair p at [i, 2p], [i, 2p + 1]
+    for (let i = 0; i < n; ++i)
+      for (let p = 0; p < dk / 2; ++p) {
+        const a = i * Math.pow(C.rope_theta, (-2 * p) / dk);
+        rope[i * dk + 2 * p] = Math.cos(a); rope[i * dk + 2 * p + 1] = Math.sin(a);
+      }
+    if (ROPE) out.rope = f32([n, dk], rope);
+    for (let l = 0; l < L; ++l) {
+      const pre = `transformer.h.${l}.`, o = `l${l}.`;
+      out[o + "in"] = f32([1, n, E], x);
+      let qkv = linear(normalize(x, n, pre + "ln_1"), n, E, pre + "attn.c_attn");
+      if (ROPE) {  // turn every query and key head's pairs by their position
+        out[o + "c_attn"] = f32([1, n, width], qkv);
+        qkv = qkv.slice();
+        for (let i = 0; i < n; ++i)
+          for (let c = 0; c < (H + G) * dk; c += 2) {
+            const at = i * width + c, x0 = qkv[at], x1 = qkv[at + 1], p = (c % dk) / 2, cs = rope[i * dk + 2 * p], sn = rope[i * dk + 2 * p + 1];
+            qkv[at] = x0 * cs - x1 * sn; qkv[at + 1] = x0 * sn + x1 * cs;
+          }
+      }
+      out[o + "qkv"] = f32([1, n, width], qkv);
+      const scores = new Float64Array(H * n * n), weights = new Float64Array(H * n * n), y = new Float64Array(n * E);
+      for (let h = 0; h < H; ++h) {
+        const qc = h * dk, kc = (H + kvOf(h)) * dk, vc = (H + G + kvOf(h)) * dk;
+        for (let i = 0; i < n; ++i) {
+          const row = (h * n + i) * n;
+          for (let j = 0; j < n; ++j) {
+            let s = 0;
+            for (let c = 0; c < dk; ++c) s += qkv[i * width + qc + c] * qkv[j * width + kc + c];
+            scores[row + j] = s;
+          }
+          let m = -Infinity, sum = 0;
+          for (let j = 0; j <= i; ++j) m = Math.max(m, scores[row + j] / Math.sqrt(dk));
+          for (let j = 0; j <= i; ++j) sum += weights[row + j] = Math.exp(scores[row + j] / Math.sqrt(dk) - m);
+          for (let j = 0; j <= i; ++j) {
+            weights[row + j] /= sum;
+            for (let c = 0; c < dk; ++c) y[i * E + h * dk + c] += weights[row + j] * qkv[j * width + vc + c];
+          }
+        }
+      }
+      out[o + "scores"] = f32([H, n, n], scores);
+      out[o + "scaled"] = f32([H, n, n], scores.map((v) => v / Math.sqrt(dk)));
+      out[o + "weights"] = f32([H, n, n], weights);
+      out[o + "y"] = f32([1, n, E], y);
+      const attn = linear(y, n, E, pre + "attn.c_proj"), mid = add(x, attn), moments = [];
+      out[o + "attn"] = f32([1, n, E], attn);
+      out[o + "mid"] = f32([1, n, E], mid);
+      norms.push(rowNorms(mid, n));
+      const ln2 = normalize(mid, n, pre + "ln_2", moments);
+      if (RMS) out[o + "ln2.ms"] = f32([n], moments.map((m) => m[2]));
+      else { out[o + "ln2.mean"] = f32([n], moments.map((m) => m[0])); out[o + "ln2.var"] = f32([n], moments.map((m) => m[1])); }
+      out[o + "ln2"] = f32([1, n, E], ln2);
+      const fc = linear(ln2, n, E, pre + "mlp.c_fc"), hidden = C.hidden;
+      let act;
+      if (SWIGLU) {  // silu(gate)·up, the gate the first half of c_fc's row
+        out[o + "fc"] = f32([1, n, 2 * hidden], fc);
+        act = new Float64Array(n * hidden);
+        for (let t = 0; t < n; ++t)
+          for (let k = 0; k < hidden; ++k) { const z = fc[t * 2 * hidden + k]; act[t * hidden + k] = (z / (1 + Math.exp(-z))) * fc[t * 2 * hidden + hidden + k]; }
+      } else act = fc.map(gelu);
+      out[o + "act"] = f32([1, n, hidden], act);
+      const mlp = linear(act, n, hidden, pre + "mlp.c_proj");
+      out[o + "mlp"] = f32([1, n, E], mlp);
+      x = add(mid, mlp);
+      norms.push(rowNorms(x, n));
+      out[o + "ln_2.weight"] = PARAM[pre + "ln_2.weight"];
+      if (PARAM[pre + "ln_2.bias"]) out[o + "ln_2.bias"] = PARAM[pre + "ln_2.bias"];
+      out[o + "out"] = f32([1, n, E], x);
+    }
+    const lnf = normalize(x, n, "transformer.ln_f");
+    norms.push(rowNorms(lnf, n));
+    out.lnf = f32([1, n, E], lnf);
+    out.norms = f32([2 * L + 2, n], norms.flat());
+    out.logits = f32([n, C.vocab_size], linear(lnf, n, E, C.tie ? "transformer.wte" : "lm_head", false));
+    return out;
+  }
+  // How far the page's forward pass is from the C++ numbers of the same text: the largest difference
+  // of any array, relative to that array's largest value. Float rounding stays far under kRounding.
+  const kRounding = 1e-4;
+  function compareWithModel() {
+    const mine = forward(D.tokens.map((t) => t.id)), problems = [];
+    let worst = 0, where = "";
+    for (const [name, theirs] of Object.entries(A)) {
+      const ours = mine[name];
+      if (!ours) continue;
+      if (ours.v.length !== theirs.v.length) { problems.push(`${name}: ${ours.v.length} numbers, the model's ${theirs.v.length}`); continue; }
+      let scale = 1e-30;
+      for (const v of theirs.v) scale = Math.max(scale, Math.abs(v));
+      for (let i = 0; i < ours.v.length; ++i) {
+        const d = Math.abs(ours.v[i] - theirs.v[i]) / scale;
+        if (!(d <= worst)) { worst = d; where = name; }
+      }
+    }
+    if (!(worst <= kRounding)) problems.push(`the page's forward pass differs from the model's in ${where} by ${worst.toExponential(2)} of its largest value`);
+    return { problems, worst };
+  }
+  const checked = PARAM ? compareWithModel() : null;  // on the page's own text, before any typing
 
   // ---- colour: a colour-blind-safe sequential scale (viridis) and a diverging one (blue-orange) --
   const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
@@ -192,8 +456,11 @@
   // onCell(i, j) on hover, focus movement with the arrow keys. Returns {svg, select(i, j)}.
   function heatmap(o) {
     const cs = o.cell || Math.max(3, Math.min(14, Math.floor((o.width || 420) / Math.max(o.cols, 1))));
-    const left = o.rowLabels ? 44 : 4, top = o.colLabels ? 40 : 4;
-    const w = left + o.cols * cs + 8, h = top + o.rows * cs + 34;
+    // Room for the labels: the longest row label, and the longest column label turned by 60°.
+    const longest = (f, n) => (f ? Math.max(1, ...Array.from({ length: n }, (_, k) => String(f(k)).length)) : 0);
+    const left = o.rowLabels ? Math.min(90, 8 + 6.5 * longest(o.rowLabels, o.rows)) : 4;
+    const top = o.colLabels ? Math.min(90, 10 + 5.7 * longest(o.colLabels, o.cols)) : 4;
+    const w = Math.max(left + o.cols * cs + 8, left + 180), h = top + o.rows * cs + 34;
     const svg = el("svg", { xmlns: SVGNS, width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: "img", "aria-label": o.label || "" });
     const values = [];
     for (let i = 0; i < o.rows; ++i) for (let j = 0; j < o.cols; ++j) { const v = o.value(i, j); if (v !== null) values.push(v); }
@@ -215,7 +482,7 @@
       for (let i = 0; i < o.rows; ++i) svg.appendChild(el("text", { x: left - 3, y: top + i * cs + cs * 0.8, "font-size": Math.min(11, cs), "text-anchor": "end", text: o.rowLabels(i) }));
     if (o.colLabels && cs >= 7)
       for (let j = 0; j < o.cols; ++j) svg.appendChild(el("text", { transform: `translate(${left + j * cs + cs * 0.75},${top - 3}) rotate(-60)`, "font-size": Math.min(11, cs), text: o.colLabels(j) }));
-    const lg = legend(scale, Math.min(160, o.cols * cs));
+    const lg = legend(scale, 160);  // its own width: three tick labels never overlap
     lg.setAttribute("transform", `translate(${left},${top + o.rows * cs + 6})`);
     svg.appendChild(lg);
     let at = null;
@@ -257,49 +524,75 @@
   };
   const STEPS = [
     { formula: () => {
-        const made = (n) => `ln_1(x)·W_${n}${C.bias ? " + b_" + n : ""}`, turned = (n) => (ROPE ? `rope(${made(n)}, position)` : made(n));
+        const made = (n) => `ln_1(x)·W_${n}${C.bias ? " + b_" + n : ""}`, turned = (n) => (ROPE ? `rope(${made(n)}, ${tr("position")})` : made(n));
         return `Q = ${turned("q")},  K = ${turned("k")},  V = ${made("v")}    [T, d_k] = [${T}, ${dk}]`;
       },
       figures: () => ["Q", "K", "V"].map((n, w) => ({ name: n, rows: T, cols: dk, value: (i, c) => qkv(state.layer, w, i, c), kind: "signed" })) },
-    { formula: () => `scores = Q·Kᵀ    [T, T]: row i, column j = Σ_c Q[i,c]·K[j,c]  (${dk} products)`,
+    { formula: () => tr("f.scores", { dk }),
       figures: () => [{ name: "scores", rows: T, cols: T, value: square("scores"), kind: "signed" }] },
-    { formula: () => `scaled = scores / √d_k = scores / ${exact(Math.fround(rootDk))}    (on the scores' colour scale: the softmax of unscaled scores would put nearly all weight on one key)`,
-      figures: () => [{ name: "scaled", rows: T, cols: T, value: square("scaled"), kind: "signed", scale: scoresScale() }] },
-    { formula: () => `masked = scaled, with −∞ where key j > query i (hatched)`,
+    { formula: () => tr("f.scaled", { root: exact(Math.fround(rootDk)), i: state.cell[0] }),
+      figures: () => [{ name: "scaled", rows: T, cols: T, value: square("scaled"), kind: "signed", scale: scoresScale() }], extra: softmaxBothWays },
+    { formula: () => tr("f.masked"),
       figures: () => [{ name: "masked", rows: T, cols: T, value: (i, j) => (j > i ? null : square("scaled")(i, j)), kind: "signed", scale: scoresScale() }] },
-    { formula: () => `weights[i,j] = exp(masked[i,j] − max_j) / Σ_j exp(masked[i,j] − max_j)   (each row sums to 1)`,
+    { formula: () => tr("f.weights"),
       figures: () => [{ name: "weights", rows: T, cols: T, value: (i, j) => (j > i ? null : square("weights")(i, j)), kind: "weights" }] },
-    { formula: () => `output = weights·V    [T, d_k]: row i = Σ_{j≤i} weights[i,j]·V[j,:]`,
+    { formula: () => tr("f.output"),
       figures: () => [{ name: "output", rows: T, cols: dk, value: output, kind: "signed" }] },
   ];
+  // What a hovered cell is and how it was made: its layer, head, query and key (or token and
+  // dimension), then the arithmetic with the numbers.
   function how(name, i, j) {
-    const p = tr("query") + " " + i + " " + JSON.stringify(tokenLabel(i));
-    if (name === "Q" || name === "K" || name === "V") {
-      const row = `${name}[${i},${j}]: ${tr("token")} ${i} ${JSON.stringify(tokenLabel(i))}, ${tr("dims")} ${j}`;
+    const l = state.layer, h = state.head, quote = (k) => JSON.stringify(tokenLabel(k));
+    if (name === "Q" || name === "K" || name === "V" || name === "output") {
+      const kv = name === "K" || name === "V" ? tr("how.kv", { g: kvOf(h) }) : "";
+      const row = tr("how.row", { l, h, kv, name, i, j, t: quote(i) });
+      if (name === "output") {
+        const terms = [];
+        for (let k = 0; k <= i; ++k) terms.push(`${factor(square("weights")(i, k))}·${factor(qkv(l, 2, k, j))}`);
+        return `${row}\nΣ_{j≤${i}} weights[${i},j]·V[j,${j}]:\n${terms.join(" + ")}`;
+      }
       const made = `ln_1(x)[${i}] · W_${name.toLowerCase()}[:, ${j}]${C.bias ? " + b" : ""} (c_attn)`;
       return name === "V" || !ROPE ? `${row}\n= ${made}` : `${row}\n${ropeHow(name === "Q" ? 0 : 1, i, j)}`;
     }
-    if (name === "masked" && j > i) return tr("masked", { i, j });
-    const s = square("scores")(i, j);
+    const cell = tr("how.at", { l, h, i, j, qt: quote(i), kt: quote(j) });
+    if (name === "masked" && j > i) return `${cell}\n${tr("masked", { i, j })}`;
+    const s = square("scores")(i, j), scaled = square("scaled")(i, j);
     if (name === "scores") {
       const terms = [];
-      for (let c = 0; c < dk; ++c) terms.push(`${factor(qkv(state.layer, 0, i, c))}·${factor(qkv(state.layer, 1, j, c))}`);
-      return `${p}, ${tr("key")} ${j} ${JSON.stringify(tokenLabel(j))}\nΣ of ${dk} products Q[${i},c]·K[${j},c]:\n${terms.join(" + ")}\n= ${exact(s)}`;
+      for (let c = 0; c < dk; ++c) terms.push(`${factor(qkv(l, 0, i, c))}·${factor(qkv(l, 1, j, c))}`);
+      return `${cell}\n${tr("how.sum", { dk, i, j })}\n${terms.join(" + ")}\n= ${exact(s)}`;
     }
-    if (name === "scaled" || name === "masked") return `${exact(s)} / √${dk} = ${exact(s)} / ${exact(Math.fround(rootDk))} = ${exact(square("scaled")(i, j))}`;
+    if (name === "scaled" || name === "masked") return `${cell}\n${exact(s)} / √${dk} = ${exact(s)} / ${exact(Math.fround(rootDk))} = ${exact(scaled)}`;
     if (name === "weights") {
+      if (j > i) return `${cell}\n${tr("masked", { i, j })}`;
       let m = -Infinity, sum = 0;
       for (let k = 0; k <= i; ++k) m = Math.max(m, square("scaled")(i, k));
       for (let k = 0; k <= i; ++k) sum += Math.exp(square("scaled")(i, k) - m);
-      const e = Math.exp(square("scaled")(i, j) - m);
-      return `exp(${exact(square("scaled")(i, j))} − ${exact(m)}) = ${e.toPrecision(7)}\nΣ over keys 0..${i}: ${sum.toPrecision(7)}\n${e.toPrecision(7)} / ${sum.toPrecision(7)} = ${(e / sum).toPrecision(7)}`;
+      const e = Math.exp(scaled - m);
+      return `${cell}\nexp(${exact(scaled)} − ${exact(m)}) = ${e.toPrecision(7)}\n${tr("how.keys", { i, sum: sum.toPrecision(7) })}\n` +
+        `${e.toPrecision(7)} / ${sum.toPrecision(7)} = ${(e / sum).toPrecision(7)}`;
     }
-    if (name === "output") {
-      const terms = [];
-      for (let k = 0; k <= i; ++k) terms.push(`${factor(square("weights")(i, k))}·${factor(qkv(state.layer, 2, k, j))}`);
-      return `Σ_{j≤${i}} weights[${i},j]·V[j,${j}]:\n${terms.join(" + ")}`;
+    return cell;
+  }
+  // Step 2's reason, drawn: query i's row through the softmax without and with ÷ √d_k, as bars.
+  function softmaxBothWays() {
+    const i = Math.min(state.cell[0], T - 1), rows = [square("scores"), square("scaled")].map((f) => {
+      const xs = Array.from({ length: i + 1 }, (_, j) => f(i, j)), m = Math.max(...xs), e = xs.map((x) => Math.exp(x - m)), sum = e.reduce((a, b) => a + b, 0);
+      return e.map((x) => x / sum);
+    });
+    const bar = 14, w = 170, svg = el("svg", { xmlns: SVGNS, id: "softmax-both", width: 2 * w + 150, height: (i + 1) * bar + 40, role: "img", "aria-label": tr("cmp.of", { i, t: "", a: "", b: "" }) });
+    [tr("cmp.unscaled"), tr("cmp.scaled")].forEach((title, k) => svg.appendChild(el("text", { x: 60 + k * (w + 20), y: 12, "font-size": 11, text: title })));
+    for (let j = 0; j <= i; ++j) {
+      const y = 20 + j * bar;
+      svg.appendChild(el("text", { x: 56, y: y + bar - 4, "font-size": 11, "text-anchor": "end", text: tokenLabel(j) }));
+      rows.forEach((r, k) => {
+        svg.appendChild(el("rect", { x: 60 + k * (w + 20), y, width: Math.max(1, w * r[j]), height: bar - 3, fill: css(rampRGB(VIRIDIS, r[j])) },
+          [el("title", { text: `${tr(k ? "cmp.scaled" : "cmp.unscaled")}: ${tr("key")} ${j} ${JSON.stringify(tokenLabel(j))} ${r[j].toPrecision(4)}` })]));
+        svg.appendChild(el("text", { x: 64 + k * (w + 20) + w * r[j], y: y + bar - 4, "font-size": 10, text: r[j].toFixed(3) }));
+      });
     }
-    return "";
+    const top = rows.map((r) => Math.max(...r).toFixed(3));
+    return figure(tr("cmp.of", { i, t: JSON.stringify(tokenLabel(i)), a: top[0], b: top[1] }), svg);
   }
   // ---- RoPE: pair p of position i turned by a = i·θ^(−2p/d_k) ----------------------------------
   const ropeCos = (i, p) => at(A.rope, i, 2 * p), ropeSin = (i, p) => at(A.rope, i, 2 * p + 1);
@@ -344,6 +637,53 @@
     figs.appendChild(svg);
   }
 
+  // bertviz's head view: each query token (left) joined to every key it reads (right) by a line as
+  // dark as the weight; the chosen token's lines in orange. Every line names its cell and weight.
+  function drawHeadView() {
+    const box = $("head-view"), a = state.snap >= 0 ? snapshots[state.snap].a : A, l = state.layer, h = state.head;
+    box.textContent = "";
+    const rowH = Math.max(9, Math.min(18, Math.floor(640 / T))), labelW = 90, gap = 160, width = 2 * labelW + gap, height = T * rowH + 8;
+    const svg = el("svg", { xmlns: SVGNS, id: "head-view-svg", width, height, role: "img", "aria-label": tr("h.headview") });
+    const y = (i) => 4 + i * rowH + rowH / 2;
+    for (let i = 0; i < T; ++i)
+      for (let j = 0; j <= i; ++j) {
+        const w = at(a[`l${l}.weights`], h, i, j), mine = i === state.pos;
+        if (w < 0.01 && !mine) continue;  // a line under 1% is not visible
+        svg.appendChild(el("line", { x1: labelW, y1: y(i), x2: labelW + gap, y2: y(j), stroke: mine ? "#e08214" : "#0b5cad", "stroke-opacity": Math.max(0.02, w),
+          "stroke-width": 1 + 3 * w, "data-i": i, "data-j": j }, [el("title", { text: `${tr("how.at", { l, h, i, j, qt: JSON.stringify(tokenLabel(i)), kt: JSON.stringify(tokenLabel(j)) })}: ${exact(w)}` })]));
+      }
+    for (let i = 0; i < T; ++i) {
+      const size = Math.min(12, rowH - 1), strong = i === state.pos ? 700 : 400;
+      svg.appendChild(el("text", { x: labelW - 4, y: y(i) + size / 3, "font-size": size, "font-weight": strong, "text-anchor": "end", text: tokenLabel(i) }));
+      svg.appendChild(el("text", { x: labelW + gap + 4, y: y(i) + size / 3, "font-size": size, "font-weight": strong, text: tokenLabel(i) }));
+    }
+    box.appendChild(el("h3", { text: tr("h.headview") }));
+    box.appendChild(el("p", { class: "explain", text: tr("p.headview", { l, h }) }));
+    box.appendChild(svg);
+  }
+  // The whole model as boxes, the part a section shows ("embedding", "attention", "mlp", "output")
+  // filled: a learner sees where they are.
+  function blockDiagram(part) {
+    const boxes = [
+      [tr("tokens"), ""], [ROPE ? "wte[id]" : `wte[id] + wpe[${tr("position")}]`, "embedding"],
+      [RMS ? "ln_1 (RMSNorm)" : "ln_1 (LayerNorm)", "block"], [tr("diagram.attention", { H }), "attention"],
+      ["c_proj, + x", "mlp"], [RMS ? "ln_2 (RMSNorm)" : "ln_2 (LayerNorm)", "mlp"], [`MLP (${SWIGLU ? "SwiGLU" : "GELU"}), + x`, "mlp"],
+      ["ln_f", "output"], [C.tie ? "wteᵀ" : "lm_head", "output"], [tr("diagram.softmax"), "output"]];
+    const rowH = 24, w = 380, svg = el("svg", { xmlns: SVGNS, id: "where-" + part + "-svg", class: "where", width: w, height: boxes.length * rowH + 30, role: "img", "aria-label": tr("h.where") });
+    svg.appendChild(el("text", { x: 0, y: 12, "font-size": 12, "font-weight": 600, text: tr("h.where") }));
+    svg.appendChild(el("rect", { x: 2, y: 18 + 2 * rowH - 3, width: w - 4, height: 5 * rowH + 2, fill: "none", stroke: "#999", "stroke-dasharray": "4 3" }));
+    [`${tr("layer")} ${state.layer}`, tr("blocks", { L })].forEach((t, k) =>
+      svg.appendChild(el("text", { x: w - 6, y: 18 + 3 * rowH + 12 * k, "font-size": 10, "text-anchor": "end", fill: "#5a5a5a", text: t })));
+    boxes.forEach(([label, p], k) => {
+      const here = p === part || (part === "attention" && p === "block");
+      const g = el("g", { "data-part": p, class: here ? "here" : "" });
+      g.appendChild(el("rect", { x: 12, y: 18 + k * rowH, width: w - 80, height: rowH - 6, rx: 3, fill: here ? "#0b5cad" : "#f6f6f4", stroke: "#d0d0d0" }));
+      g.appendChild(el("text", { x: 18, y: 18 + k * rowH + 13, "font-size": 11, fill: here ? "#fff" : "#1b1b1b", text: label }));
+      svg.appendChild(g);
+    });
+    return svg;
+  }
+
   let current = [];  // the step's figures: {spec, map}
   function drawStep() {
     const step = STEPS[state.step];
@@ -352,23 +692,34 @@
     const box = $("step-figures");
     box.textContent = "";
     current = step.figures().map((spec) => {
-      const map = heatmap({ ...spec, id: spec.name, width: spec.cols === T ? 460 : 200, label: spec.name,
-        rowLabels: (i) => tokenLabel(i), colLabels: spec.cols === T ? (j) => tokenLabel(j) : null,
+      const square = spec.cols === T && spec.name !== "Q" && spec.name !== "K" && spec.name !== "V" && spec.name !== "output";
+      const map = heatmap({ ...spec, id: spec.name, width: square ? 460 : Math.max(200, 9 * spec.cols), label: spec.name,
+        rowLabels: (i) => tokenLabel(i), colLabels: square ? (j) => tokenLabel(j) : (j) => String(j),
         onCell: (i, j) => showCell(spec, i, j) });
       map.svg.id = "map-" + spec.name;
-      box.appendChild(figure(`${spec.name} [${spec.rows}, ${spec.cols}]`, map.svg));
+      box.appendChild(figure(tr(square ? "cap.square" : "cap.rows", { name: spec.name, rows: spec.rows, cols: spec.cols }), map.svg));
       return { spec, map };
     });
+    if (step.extra) box.appendChild(el("div", { id: "step-extra" }, [step.extra()]));
     const [ci, cj] = state.cell;
     const first = current[0];
     first.map.select(Math.min(ci, first.spec.rows - 1), Math.min(cj, first.spec.cols - 1));
     drawRope();
+    drawHeadView();
+    const where = $("where-attention");
+    where.textContent = "";
+    where.appendChild(blockDiagram("attention"));
     const sharing = [...Array(H).keys()].filter((h) => kvOf(h) === kvOf(state.head));
     $("kv-share").textContent = G < H ? tr("kv.share", { g: kvOf(state.head), qs: sharing.join(", ") }) : "";
     updateHash();
   }
   function showCell(spec, i, j) {
+    const row = state.cell[0];
     state.cell = [i, j];
+    if (STEPS[state.step].extra && i !== row && $("step-extra")) {  // step 2's softmax follows the hovered query
+      $("formula").textContent = STEPS[state.step].formula();
+      $("step-extra").replaceChildren(STEPS[state.step].extra());
+    }
     const v = spec.value(i, j);
     $("cell-value").textContent = v === null ? "−∞ → 0" : exact(v);
     $("cell-value").dataset.value = v === null ? "" : exact(v);
@@ -449,7 +800,7 @@
     const stats = RMS
       ? (() => { const ms = A[pre + "ln2.ms"].v[p]; return `${tr("mean.square")} = ${exact(ms)}, 1/√(mean(x²) + ${eps}) = ${(1 / Math.sqrt(ms + C.norm_eps)).toPrecision(7)}`; })()
       : (() => { const mean = A[pre + "ln2.mean"].v[p], variance = A[pre + "ln2.var"].v[p];
-          return `${tr("mean")} = ${exact(mean)}, ${tr("variance")} = ${exact(variance)}, 1/√(var + ${eps}) = ${(1 / Math.sqrt(variance + C.norm_eps)).toPrecision(7)}`; })();
+          return `${tr("mean")} = ${exact(mean)}, ${tr("variance")} = ${exact(variance)}, 1/√(${tr("variance")} + ${eps}) = ${(1 / Math.sqrt(variance + C.norm_eps)).toPrecision(7)}`; })();
     const mlp = SWIGLU
       ? [strip("gate", halfOf(A[pre + "fc"], 0), p, 520, tr("gate")), strip("up", halfOf(A[pre + "fc"], 1), p, 520, tr("up")),
          strip("act", A[pre + "act"], p, 520, tr("act.swiglu")), strip("mlp", A[pre + "mlp"], p, 520, tr("mlp.out.swiglu"))]
@@ -461,9 +812,10 @@
       strip("gamma", A[pre + "ln_2.weight"], 0, 520, tr("gamma")), bias ? strip("beta", bias, 0, 520, tr("beta")) : null,
       strip("ln2", A[pre + "ln2"], p, 520, RMS ? tr("ln2.rms", { eps }) : tr("ln2", { eps, beta: bias ? " + β" : "" })),
       ...mlp, strip("out", A[pre + "out"], p, 520, tr("out")),
-      el("div", { class: "detail", id: "block-value" }),
+      el("div", { class: "detail", id: "block-value", text: tr("block.hint") }),
     ].filter((r) => r);
     rows.forEach((r) => box.appendChild(r));
+    $("where-mlp").replaceChildren(blockDiagram("mlp"));
   }
 
   // ---- embeddings and the residual stream's length ---------------------------------------------
@@ -472,7 +824,8 @@
     box.textContent = "";
     // Pixels, not an SVG element per cell: T x C is 98k cells for GPT-2's width and 128 tokens.
     const cw = Math.max(1, Math.floor(360 / E)), ch = Math.max(2, Math.min(8, Math.floor(300 / T)));
-    const shown = ROPE ? [["wte", "wte[id]"], ["x0", "x = wte[id]"]] : [["wte", "wte[id]"], ["wpe", "wpe[position]"], ["x0", "x = wte[id] + wpe[position]"]];
+    const where = `wpe[${tr("position")}]`;
+    const shown = ROPE ? [["wte", "wte[id]"], ["x0", "x = wte[id]"]] : [["wte", "wte[id]"], ["wpe", where], ["x0", `x = wte[id] + ${where}`]];
     for (const [name, caption] of shown) {
       const arr = A[name], value = (i, j) => arr.v[i * E + j];
       const scale = scaleFor(arr.v, "signed");
@@ -487,14 +840,15 @@
       box.appendChild(figure(caption, el("div", {}, [el("div", { style: "display: flex; gap: 4px" }, [labels, canvas]),
         el("svg", { xmlns: SVGNS, width: 180, height: 24 }, [legend(scale, 160)])])));
     }
-    box.appendChild(el("div", { class: "detail", id: "embed-value" }));
+    box.appendChild(el("div", { class: "detail", id: "embed-value", text: tr("embed.hint") }));
+    $("where-embedding").replaceChildren(blockDiagram("embedding"));
     drawNorms();
   }
   function drawNorms() {
     const box = $("norms");
     box.textContent = "";
     const n = A.norms, stages = n.shape[0], p = state.pos;
-    const names = ["embedding"];
+    const names = [tr("norm.embedding")];
     for (let l = 0; l < L; ++l) names.push(`${l}: + attn`, `${l}: + mlp`);
     names.push("ln_f");
     const vals = names.map((_, s) => n.v[s * T + p]);
@@ -535,6 +889,7 @@
     const box = $("probs");
     box.textContent = "";
     box.appendChild(table);
+    $("where-output").replaceChildren(blockDiagram("output"));
   }
 
   // ---- training: the snapshot slider and the loss curve ----------------------------------------
@@ -542,7 +897,7 @@
     const controls = $("snapshot-controls"), box = $("training");
     controls.textContent = "";
     box.textContent = "";
-    if (!snapshots.length) { controls.appendChild(el("p", { class: "muted", text: tr("no.snapshots") })); }
+    if (!snapshots.length || typed) { controls.appendChild(el("p", { class: "muted", text: tr(typed ? "typed.snapshots" : "no.snapshots") })); }
     else {
       const slider = el("input", { type: "range", id: "snapshot", min: 0, max: snapshots.length - 1, step: 1, value: Math.max(0, state.snap), "aria-label": tr("snapshot") });
       const label = el("output", { id: "snapshot-label" });
@@ -613,10 +968,13 @@
     if (ROPE) for (const l of DETAILED) problems.push(...ropeProblems(l));
     const probs = probabilities(A, T - 1).reduce((s, c) => s + c.p, 0);
     if (Math.abs(probs - 1) > 1e-6) problems.push(`probabilities sum to ${probs}`);
+    if (checked && !typed) problems.push(...checked.problems);
     const box = $("self-check");
     box.className = "check " + (problems.length ? "bad" : "ok");
-    box.textContent = problems.length ? tr("check.bad") + problems.slice(0, 3).join("; ") : "✓ " + tr("check.ok");
+    const compared = typed ? tr("check.typed") : checked ? tr("check.same", { d: checked.worst.toExponential(1) }) : "";
+    box.textContent = problems.length ? tr("check.bad") + problems.slice(0, 3).join("; ") : "✓ " + tr("check.ok") + (compared ? "; " + compared : "");
     box.dataset.problems = problems.length;
+    box.dataset.worst = checked ? checked.worst : "";
   }
 
   // ---- the chosen token, selectors, language, URL fragment -------------------------------------
@@ -626,7 +984,7 @@
     D.tokens.forEach((t, i) => {
       const b = el("button", { type: "button", class: "token" + (t.partial ? " partial" : ""), "aria-pressed": String(i === state.pos), "data-pos": i,
         title: `${tr("id")} ${t.id}, ${tr("position")} ${i}, ${tr("bytes")} ${t.bytes}`,
-        onclick: () => { state.pos = i; drawTokens(); drawNorms(); drawRope(); drawBlock(); drawProbs(); updateHash(); } },
+        onclick: () => { state.pos = i; drawTokens(); drawNorms(); drawRope(); drawHeadView(); drawBlock(); drawProbs(); updateHash(); } },
         [el("span", { class: "t", text: t.partial ? `‹${t.bytes}›` : t.label }), el("span", { class: "meta", text: `${t.id} · ${i}` })]);  // ␣ for a space, as every map labels it
       box.appendChild(b);
     });
@@ -639,10 +997,53 @@
     const variant = (key) => (key === "p.embed" && ROPE ? "p.embed.rope" : key);
     document.querySelectorAll("[data-i18n]").forEach((e) => (e.textContent = tr(variant(e.dataset.i18n), vars)));
     $("lang").textContent = state.lang === "en" ? "한국어" : "English";
+    $("tokens").setAttribute("aria-label", tr("tokens"));
     const arch = [normName, tr("arch." + C.position), tr("arch." + C.mlp), G < H ? tr(G === 1 ? "arch.kv1" : "arch.kv", { G }) : null, tr(C.bias ? "arch.bias" : "arch.nobias"),
       tr(C.tie ? "arch.tied" : "arch.own")];
     $("model-line").textContent = [tr("model.line", { L, H, E, dk, V: C.vocab_size, T }), ...arch.filter((a) => a)].join(" · ");
     [...$("steps").children].forEach((b, k) => (b.textContent = tr("step" + k)));
+    drawDiffers();
+    drawTyping();
+  }
+  // The few ways this model is not the Transformer of "Attention Is All You Need".
+  function drawDiffers() {
+    const keys = ["differs.decoder", "differs.prenorm", RMS ? "differs.rmsnorm" : null, ROPE ? "differs.rope" : "differs.learned",
+      SWIGLU ? "differs.swiglu" : "differs.gelu", G < H ? "differs.kv" : null, C.tie ? "differs.tied" : "differs.own"].filter((k) => k);
+    $("differs-list").replaceChildren(...keys.map((k) => el("li", { "data-key": k, text: tr(k, { norm: tr("arch." + C.norm), H, G }) })));
+  }
+
+  // ---- typing a text: tokenized and computed in the page -----------------------------------------
+  const ORIGINAL = { arrays: A, tokens: D.tokens, detailed: DETAILED };
+  let typedNote = null;  // [key, vars] of what the last typed text gave
+  function drawTyping() {
+    const note = $("typed-note");
+    if (TYPING.refusal) {
+      for (const id of ["typed", "compute", "original"]) $(id).disabled = true;
+      note.textContent = tr("typed." + TYPING.refusal, { most: TYPING.refusal === "vocabulary" ? TYPING.most_vocabulary : TYPING.most_parameters,
+        p: TYPING.parameters, V: C.vocab_size });
+    } else note.textContent = typedNote ? tr(typedNote[0], typedNote[1]) : "";
+  }
+  const tokenOf = (id) => ({ id, label: D.vocab[id], bytes: TYPING.tokenizer.bytes[id], partial: TYPING.tokenizer.partial[id] === 1 });
+  function showText(arrays, tokens, detailed, isTyped) {
+    A = arrays; D.tokens = tokens; T = tokens.length; DETAILED = detailed; typed = isTyped;
+    state.pos = T - 1; state.cell = [T - 1, 0];
+    if (typed) state.snap = -1;
+    if (!DETAILED.includes(state.layer)) state.layer = DETAILED[0];
+    fillLayers();
+    drawAll();
+    updateHash();
+  }
+  function computeTyped() {
+    let ids;
+    try { ids = encode($("typed").value); } catch (e) { typedNote = e.key ? [e.key, e.vars] : ["typed.empty", {}]; drawTyping(); return; }
+    if (!ids.length) { typedNote = ["typed.empty", {}]; drawTyping(); return; }
+    typedNote = ids.length > TYPING.most_tokens ? ["typed.cut", { n: ids.length, most: TYPING.most_tokens }] : ["typed.done", { n: ids.length }];
+    ids = ids.slice(0, TYPING.most_tokens);
+    showText(forward(ids), ids.map(tokenOf), [...Array(L).keys()], true);
+  }
+  function fillLayers() {
+    $("layer").replaceChildren(...DETAILED.map((l) => el("option", { value: l, text: String(l) })));
+    syncSelectors();
   }
   function drawAll() { translate(); drawTokens(); drawEmbed(); drawStep(); drawMaps(); drawBlock(); drawProbs(); drawTraining(); selfCheck(); }
   function updateHash() {
@@ -660,7 +1061,7 @@
   }
 
   readHash();
-  for (const l of DETAILED) $("layer").appendChild(el("option", { value: l, text: String(l) }));
+  fillLayers();
   for (let h = 0; h < H; ++h) $("head").appendChild(el("option", { value: h, text: String(h) }));
   STEPS.forEach((_, k) => $("steps").appendChild(el("button", { type: "button", role: "tab", "data-step": k, onclick: () => { state.step = k; drawStep(); } })));
   syncSelectors();
@@ -686,6 +1087,10 @@
     else if (e.key === "ArrowLeft" || e.key === "p") $("prev").click();
   });
   $("notes").textContent = D.notes.join(" · ");
+  $("typed").value = D.text;
+  $("compute").addEventListener("click", computeTyped);
+  $("typed").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) computeTyped(); });  // Enter alone: a new line
+  $("original").addEventListener("click", () => { typedNote = null; $("typed").value = D.text; showText(ORIGINAL.arrays, ORIGINAL.tokens, ORIGINAL.detailed, false); });
   drawAll();
   document.body.dataset.ready = "1";
 })();

@@ -65,7 +65,7 @@ async function main() {
     // The stepper: every step draws its own figures and formula.
     const expected = [["Q", "K", "V"], ["scores"], ["scaled"], ["masked"], ["weights"], ["output"]];
     for (let k = 0; k < expected.length; ++k) {
-      const ids = await page.$$eval("#step-figures svg", (s) => s.map((e) => e.id));
+      const ids = await page.$$eval("#step-figures svg[id^=\"map-\"]", (s) => s.map((e) => e.id));
       check(JSON.stringify(ids) === JSON.stringify(expected[k].map((n) => "map-" + n)), `step ${k} shows ${expected[k].join(", ")}`);
       if (k + 1 < expected.length) await page.click("#next");
     }
@@ -125,6 +125,9 @@ async function main() {
     check((await page.$eval("#maps canvas", (c) => c.toDataURL())) !== mapBefore, "moving the slider redraws the maps");
     check(await page.$("#snapshot-marker") !== null && await page.$("#loss-plot polyline") !== null, "the loss curve marks the snapshot");
 
+    await headViewAndDiagram(page, steps);
+    await typing(page, text);
+
     // English and Korean.
     await page.click("#lang");
     check((await page.$eval("h1", (e) => e.textContent)).includes("모델"), "the language button switches to Korean");
@@ -159,12 +162,147 @@ async function main() {
     await ko.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
     const syllables = await ko.$$eval("#tokens .token .t", (ts) => ts.map((t) => t.textContent));
     check(JSON.stringify(syllables) === JSON.stringify([..."안녕하세요"]), "the Korean page shows one token per syllable: " + syllables.join(" "));
-    check((await ko.$eval("h2", (e) => e.textContent)).includes("토큰"), "the Korean page opens in Korean");
+    check((await ko.$eval("#s-tokens h2", (e) => e.textContent)).includes("토큰"), "the Korean page opens in Korean");
+    await onlyKorean(ko);
+
+    await bpePage(context, errors);
+    await tamperedWeights(context);
 
     await llamaPage(context, errors);
   } finally {
     await browser.close();
   }
+}
+
+// The head view draws the chosen head's weights as lines; the diagram marks the part each section shows.
+async function headViewAndDiagram(page, steps) {
+  await page.click('#steps button[data-step="1"]');  // layer 1, head 1 are chosen
+  const lines = await page.$$eval("#head-view-svg line", (ls) => ls.map((l) => ({ i: +l.dataset.i, j: +l.dataset.j,
+    opacity: +l.getAttribute("stroke-opacity"), title: l.querySelector("title").textContent, stroke: l.getAttribute("stroke") })));
+  const T = steps.weights.length;
+  check(lines.length > 0 && lines.every((l) => l.j <= l.i), `the head view draws ${lines.length} lines, none to a later key`);
+  const strong = lines.reduce((a, b) => (steps.weights[b.i][b.j] > steps.weights[a.i][a.j] ? b : a));
+  check(Math.abs(strong.opacity - steps.weights[strong.i][strong.j]) < 1e-6 &&
+        f32(strong.title.split(": ").pop()) === f32(steps.weights[strong.i][strong.j]) &&
+        strong.title.startsWith(`layer 1, head 1: query ${strong.i} `) && strong.title.includes(`key ${strong.j} `),
+        `the strongest line (${strong.i} → ${strong.j}) is as dark as its C++ weight and names layer, head, query and key: ${strong.title}`);
+  check(lines.filter((l) => l.i === T - 1).length === T && lines.filter((l) => l.i === T - 1).every((l) => l.stroke === "#e08214"),
+        "every line of the chosen (last) token is drawn, in orange");
+  for (const [section, part] of [["where-embedding", "embedding"], ["where-attention", "attention"], ["where-mlp", "mlp"], ["where-output", "output"]]) {
+    const here = await page.$$eval(`#${section} g.here`, (gs) => gs.map((g) => g.dataset.part));
+    check(here.length > 0 && here.includes(part) && here.every((p) => p === part || p === "block"), `the diagram beside ${section} marks ${part}: ${here.join(", ")}`);
+  }
+  // Step 2 shows one query's softmax without and with ÷ √d_k; the unscaled one is the sharper.
+  await page.click('#steps button[data-step="2"]');
+  await page.hover(`#map-scaled rect[data-i="${T - 1}"][data-j="0"]`);
+  const caption = await page.$eval("#step-extra figcaption", (e) => e.textContent);
+  const [a, b] = caption.match(/([0-9.]+) unscaled, ([0-9.]+) scaled/).slice(1).map(Number);
+  const softmax = (xs) => { const m = Math.max(...xs), e = xs.map((x) => Math.exp(x - m)), s = e.reduce((p, q) => p + q); return e.map((x) => x / s); };
+  const row = steps.scores[T - 1];
+  check(Math.abs(a - Math.max(...softmax(row))) < 1e-3 && Math.abs(b - Math.max(...softmax(row.map((x) => x / Math.sqrt(16))))) < 1e-3 && a >= b,
+        `step 2 compares query ${T - 1}'s softmax unscaled and scaled: ${caption}`);
+}
+
+// Typing a text: the page tokenizes it as the C++ tokenizer does and computes the numbers the C++
+// model gives for it; a character the model lacks is refused; the page's own text comes back.
+async function typing(page, original) {
+  check(await page.$eval("#self-check", (e) => Number(e.dataset.worst) < 1e-5 && e.textContent.includes("forward pass gives the C++ numbers")),
+        "the self-check runs the page's forward pass on its text: the C++ numbers to float rounding");
+  const typed = "a cat on the mat sat";
+  const tokens = JSON.parse(run("tokens", "--ckpt", "run.h5", "--text", typed, "--json"));
+  const steps = JSON.parse(run("attention", "--ckpt", "run.h5", "--text", typed, "--steps", "--json", "--layer", "0", "--head", "1"));
+  await page.fill("#typed", typed);
+  await page.click("#compute");
+  check(JSON.stringify(await page.$$eval("#tokens .token .meta", (m) => m.map((e) => Number(e.textContent.split(" · ")[0])))) === JSON.stringify(tokens.ids),
+        "a typed text gets the C++ tokenizer's ids");
+  check((await page.$eval("#typed-note", (e) => e.textContent)).includes(`${tokens.ids.length} tokens, every layer in full`) &&
+        JSON.stringify(await page.$$eval("#layer option", (o) => o.map((e) => e.value))) === '["0","1"]', "the typed text is computed with every layer in full");
+  await page.selectOption("#layer", "0");
+  await page.selectOption("#head", "1");
+  await page.click('#steps button[data-step="1"]');
+  const copied = async () => { await page.click("#copy-json"); return JSON.parse(await page.evaluate(() => window.tinygptLastCopy)); };
+  const scores = (await copied()).scores;
+  await page.click('#steps button[data-step="4"]');
+  const weights = (await copied()).weights;
+  let worst = 0;
+  const scale = Math.max(...steps.scores.flat().map(Math.abs));
+  steps.scores.forEach((r, i) => r.forEach((v, j) => { worst = Math.max(worst, Math.abs(scores[i][j] - v) / scale); }));
+  steps.weights.forEach((r, i) => r.forEach((v, j) => { if (j <= i) worst = Math.max(worst, Math.abs(weights[i][j] - v)); }));
+  check(worst < 1e-5, `the typed text's scores and weights (layer 0, head 1) are the C++ ones to float rounding (${worst.toExponential(1)})`);
+  check(await page.$eval("#self-check", (e) => e.dataset.problems === "0"), "the self-check passes on the typed text");
+  await page.fill("#typed", "the cat sat on the 🐟");
+  await page.click("#compute");
+  check((await page.$eval("#typed-note", (e) => e.textContent)) === '"🐟" (U+1F41F) is not one of the model\'s characters' &&
+        (await page.$$eval("#tokens .token", (t) => t.length)) === tokens.ids.length, "a character the model lacks is refused and the shown text stays");
+  await page.click("#original");
+  check((await page.$$eval("#tokens .token .t", (ts) => ts.map((t) => t.textContent).join(""))) === original.replaceAll(" ", "␣"),
+        "the page's own text comes back");
+  await page.click("#lang");
+  check((await page.$eval("#differs li", (e) => e.textContent)).startsWith("디코더만"), "the differences box is in Korean too");
+  await page.click("#lang");
+  const differs = await page.$$eval("#differs li", (l) => l.map((e) => e.dataset.key));
+  check(JSON.stringify(differs) === JSON.stringify(["differs.decoder", "differs.prenorm", "differs.learned", "differs.gelu", "differs.tied"]),
+        "the differences box names pre-norm, learned positions, GELU and the tied output for this model: " + differs.join(", "));
+}
+
+// In Korean, every word on the page is Korean but for code names, formulas' symbols and the text's
+// own tokens: the page at each step, its hovers, its titles and its labels.
+async function onlyKorean(page) {
+  const code = new Set(["Q", "K", "V", "T", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "b", "c", "i", "j", "k", "p", "q", "x", "y", "a", "e", "c_attn", "c_proj",
+    "c_fc", "ln_1", "ln_2", "ln_f", "wte", "wpe", "id", "d_k", "max_j", "mlp", "attn", "lm_head", "softmax", "scores", "scaled", "masked", "weights",
+    "output", "exp", "cos", "sin", "tanh", "silu", "mean", "weight", "bias", "GELU", "ReLU", "SwiGLU", "LayerNorm", "RMSNorm", "RoPE", "MLP", "CSV", "JSON",
+    "SVG", "C", "Add", "Norm", "Vaswani", "English", "top", "rope", "ckpts", "tinygpt", "explain", "train", "text", "language"]);
+  const seen = new Set();
+  for (let k = 0; k < 6; ++k) {
+    await page.click(`#steps button[data-step="${k}"]`);
+    const map = await page.$eval("#step-figures svg", (e) => e.id);
+    await page.hover(`#${map} rect[data-i="2"][data-j="${k === 3 ? 4 : 1}"]`);
+    const text = await page.evaluate(() => [document.body.innerText, ...[...document.querySelectorAll("svg title")].map((t) => t.textContent),
+      ...[...document.querySelectorAll("[title], [aria-label]")].map((e) => (e.title || "") + " " + (e.getAttribute("aria-label") || ""))].join("\n"));
+    // Command lines and file names are code: "--snapshot-every", "run.step100.h5".
+    // Command lines, file names, quoted tokens and a token's bytes are not words of the page.
+    const words = text.replace(/--[a-z-]+|[\w.]+\.h5|"[^"\n]*"|\b[0-9A-F]{2}( [0-9A-F]{2})*\b/g, " ").match(/[A-Za-z][A-Za-z_0-9]*/g) || [];
+    for (const w of words) if (!code.has(w)) seen.add(w + " (" + text.slice(Math.max(0, text.indexOf(w) - 30), text.indexOf(w) + 20).replace(/\n/g, " ") + ")");
+  }
+  check(seen.size === 0, "in Korean, no English word outside code names, at any step or hover (" + [...seen].join(" ") + ")");
+}
+
+// A BPE model (GPT-2's split): a typed text gets the C++ tokenizer's ids, a special token included.
+async function bpePage(context, errors) {
+  run("train", "--data", "corpus.txt", "--tokenizer", "bpe", "--vocab-size", "300", "--out", "bpe.h5", "--iters", "10", "--layers", "1",
+      "--heads", "2", "--embd", "32", "--block", "64", "--batch", "4", "--threads", "1");
+  run("explain", "--ckpt", "bpe.h5", "--text", "the cat sat", "--out", "bpe.html");
+  const page = await context.newPage();
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto("file://" + path.join(work, "bpe.html"));
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
+  for (const typed of ["the cat's mat, 12 cats  sat\n on 고양이가 앉았다!", "  x ½ 3.5 'll"]) {
+    const ids = JSON.parse(run("tokens", "--ckpt", "bpe.h5", "--text", typed, "--json")).ids;
+    await page.fill("#typed", typed);
+    await page.click("#compute");
+    const shown = await page.$$eval("#tokens .token .meta", (m) => m.map((e) => Number(e.textContent.split(" · ")[0])));
+    check(JSON.stringify(shown) === JSON.stringify(ids), `the page's BPE gives the C++ ids for ${JSON.stringify(typed)}: ${ids.length} tokens`);
+  }
+  check(await page.$eval("#self-check", (e) => e.dataset.problems === "0"), "the BPE page's self-check passes on a typed text");
+}
+
+// The page's forward pass is checked against the C++ numbers: one weight changed in the page fails it.
+async function tamperedWeights(context) {
+  const html = fs.readFileSync(path.join(work, "page.html"), "utf8");
+  const marker = '<script type="application/json" id="tinygpt-data">';
+  const start = html.indexOf(marker) + marker.length, end = html.indexOf("</script>", start);
+  const data = JSON.parse(html.slice(start, end));
+  const entry = data.typing.weights["transformer.h.1.mlp.c_fc.weight"];
+  const w = new Float32Array(Uint8Array.from(Buffer.from(entry.f32, "base64")).buffer);
+  w[7] += 0.05;
+  entry.f32 = Buffer.from(w.buffer).toString("base64");
+  fs.writeFileSync(path.join(work, "tampered-weights.html"), html.slice(0, start) + JSON.stringify(data).split("</").join("<\\/") + html.slice(end));
+  const page = await context.newPage();
+  await page.goto("file://" + path.join(work, "tampered-weights.html"));
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
+  const badge = await page.$eval("#self-check", (e) => e.textContent);
+  check(await page.$eval("#self-check", (e) => e.className.includes("bad")) && badge.includes("forward pass differs from the model's in l1."),
+        "one weight of the page changed: the self-check says its forward pass differs from the model's (" + badge.slice(0, 120) + ")");
 }
 
 // A Llama-shaped model with a SentencePiece tokenizer: the page shows the pieces it has, and its
@@ -188,6 +326,12 @@ async function llamaPage(context, errors) {
   check(["RMSNorm", "RoPE", "SwiGLU", "1 key/value head ·", "no biases", "lm_head"].every((w) => line.includes(w)),
         "the model line names the pieces: " + line);
   check(await page.$("#embed-wpe") === null && await page.$("#embed-wte") !== null, "no position table is drawn, the token vectors are");
+  check(await page.$eval("#compute", (b) => b.disabled) && (await page.$eval("#typed-note", (e) => e.textContent)).includes("SentencePiece tokenizer runs only in the C++ library"),
+        "typing a text is refused for a SentencePiece tokenizer, with the reason");
+  check(await page.$eval("#self-check", (e) => e.dataset.worst === ""), "without the weights in the page, no forward pass is compared");
+  const differs = await page.$$eval("#differs li", (l) => l.map((e) => e.dataset.key));
+  check(["differs.rmsnorm", "differs.rope", "differs.swiglu", "differs.kv", "differs.own"].every((k) => differs.includes(k)),
+        "the differences box names RMSNorm, RoPE, SwiGLU, shared key/value heads and lm_head: " + differs.join(", "));
   check((await page.$eval("#kv-share", (e) => e.textContent)) === "query heads sharing key/value head 0: 0, 1",
         "the stepper says which query heads share the key/value head");
   check((await page.$eval("#formula", (e) => e.textContent)).startsWith("Q = rope(ln_1(x)·W_q, position)"), "Q's formula turns it, without a bias");
