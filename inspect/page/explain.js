@@ -455,7 +455,7 @@
   // A heatmap of rows x cols as SVG, with a numeric legend; cell(i, j) -> value (or null: masked).
   // onCell(i, j) on hover, focus movement with the arrow keys. Returns {svg, select(i, j)}.
   function heatmap(o) {
-    const cs = o.cell || Math.max(3, Math.min(14, Math.floor((o.width || 420) / Math.max(o.cols, 1))));
+    const cs = o.cell || Math.max(3, Math.min(28, Math.floor((o.width || 420) / Math.max(o.cols, 1))));  // a short text: large cells
     // Room for the labels: the longest row label, and the longest column label turned by 60°.
     const longest = (f, n) => (f ? Math.max(1, ...Array.from({ length: n }, (_, k) => String(f(k)).length)) : 0);
     const left = o.rowLabels ? Math.min(90, 8 + 6.5 * longest(o.rowLabels, o.rows)) : 4;
@@ -669,7 +669,7 @@
       [RMS ? "ln_1 (RMSNorm)" : "ln_1 (LayerNorm)", "block"], [tr("diagram.attention", { H }), "attention"],
       ["c_proj, + x", "mlp"], [RMS ? "ln_2 (RMSNorm)" : "ln_2 (LayerNorm)", "mlp"], [`MLP (${SWIGLU ? "SwiGLU" : "GELU"}), + x`, "mlp"],
       ["ln_f", "output"], [C.tie ? "wteᵀ" : "lm_head", "output"], [tr("diagram.softmax"), "output"]];
-    const rowH = 24, w = 380, svg = el("svg", { xmlns: SVGNS, id: "where-" + part + "-svg", class: "where", width: w, height: boxes.length * rowH + 30, role: "img", "aria-label": tr("h.where") });
+    const rowH = 24, w = 440, svg = el("svg", { xmlns: SVGNS, id: "where-" + part + "-svg", class: "where", width: w, height: boxes.length * rowH + 30, role: "img", "aria-label": tr("h.where") });
     svg.appendChild(el("text", { x: 0, y: 12, "font-size": 12, "font-weight": 600, text: tr("h.where") }));
     svg.appendChild(el("rect", { x: 2, y: 18 + 2 * rowH - 3, width: w - 4, height: 5 * rowH + 2, fill: "none", stroke: "#999", "stroke-dasharray": "4 3" }));
     [`${tr("layer")} ${state.layer}`, tr("blocks", { L })].forEach((t, k) =>
@@ -677,7 +677,7 @@
     boxes.forEach(([label, p], k) => {
       const here = p === part || (part === "attention" && p === "block");
       const g = el("g", { "data-part": p, class: here ? "here" : "" });
-      g.appendChild(el("rect", { x: 12, y: 18 + k * rowH, width: w - 80, height: rowH - 6, rx: 3, fill: here ? "#0b5cad" : "#f6f6f4", stroke: "#d0d0d0" }));
+      g.appendChild(el("rect", { x: 12, y: 18 + k * rowH, width: w - 90, height: rowH - 6, rx: 3, fill: here ? "#0b5cad" : "#f6f6f4", stroke: "#d0d0d0" }));
       g.appendChild(el("text", { x: 18, y: 18 + k * rowH + 13, "font-size": 11, fill: here ? "#fff" : "#1b1b1b", text: label }));
       svg.appendChild(g);
     });
@@ -837,7 +837,8 @@
       });
       const labels = el("div", { class: "row-labels", style: `font-size: ${ch}px; line-height: ${ch}px` },
         ch >= 7 ? D.tokens.map((_, i) => el("div", { text: tokenLabel(i) })) : []);
-      box.appendChild(figure(caption, el("div", {}, [el("div", { style: "display: flex; gap: 4px" }, [labels, canvas]),
+      box.appendChild(figure(tr("cap.rows", { name: caption, rows: T, cols: E }), el("div", {}, [el("div", { style: "display: flex; gap: 4px" }, [labels, canvas]),
+        el("div", { class: "legend", text: `${tr("dims")} 0 … ${E - 1} →` }),
         el("svg", { xmlns: SVGNS, width: 180, height: 24 }, [legend(scale, 160)])])));
     }
     box.appendChild(el("div", { class: "detail", id: "embed-value", text: tr("embed.hint") }));
