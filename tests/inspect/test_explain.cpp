@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 #include "tinygpt/autograd/graph.h"
+#include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/data/json.h"
 #include "tinygpt/inspect/attention_steps.h"
@@ -225,4 +227,44 @@ TEST_CASE("explain: a Llama-shaped model's page carries its RoPE turns, shared h
   // The logits are the forward pass's, through its own lm_head.
   NoGradGuard no_grad;
   REQUIRE(floats(arrays, "logits") == model.forward(tokenizer.encode(shown), 1, T).logits.to_vector());
+}
+
+TEST_CASE("explain: a small model's page carries its weights and tokenizer, others say why not", "[explain]") {
+  const std::string text = "to be or not to be";
+  const data::CharTokenizer chars = data::CharTokenizer::from_text(text);
+  nn::GPT small{nn::GPTConfig{.vocab_size = chars.vocab_size(), .block_size = 16, .n_layer = 1, .n_head = 2, .n_embd = 8}, 3};
+  const data::json::Value typing = *page_of({text, &chars, {"run.h5", 1, &small}, {}, {}, "en"}).data.find("typing");
+  REQUIRE(typing.find("refusal")->text.empty());
+  REQUIRE(typing.find("most_tokens")->number == 16);
+  // Every parameter by its state_dict name, bit for bit; the code points in the tokenizer's order.
+  const data::json::Value& weights = *typing.find("weights");
+  for (const auto& [name, value] : small.named_parameters()) REQUIRE(floats(weights, name) == value.to_vector());
+  const data::json::Value& tokenizer = *typing.find("tokenizer");
+  REQUIRE(tokenizer.find("kind")->text == "char");
+  REQUIRE(tokenizer.find("code_points")->array->size() == chars.code_points().size());
+  REQUIRE((*tokenizer.find("code_points")->array)[0].number == chars.code_points()[0]);
+  REQUIRE(tokenizer.find("bytes")->array->size() == size_t(chars.vocab_size()));
+
+  // BPE: the merges, flat, and whether each token is whole characters.
+  const data::BpeTokenizer bpe = data::BpeTokenizer::train("안녕 안녕 안녕 hello hello hello", 256 + 6);
+  nn::GPT on_bpe{nn::GPTConfig{.vocab_size = bpe.vocab_size(), .block_size = 16, .n_layer = 1, .n_head = 1, .n_embd = 4}, 3};
+  const data::json::Value& bpe_json = *page_of({"hello 안녕", &bpe, {"b.h5", 1, &on_bpe}, {}, {}, "en"}).data.find("typing")->find("tokenizer");
+  REQUIRE(bpe_json.find("split")->text == "gpt2");
+  REQUIRE(bpe_json.find("merges")->array->size() == 2 * bpe.merges().size());
+  REQUIRE((*bpe_json.find("merges")->array)[1].number == bpe.merges()[0].second);
+  REQUIRE((*bpe_json.find("partial")->array)[0xEC].number == 1);  // a lone byte of a Hangul syllable
+  REQUIRE((*bpe_json.find("partial")->array)['h'].number == 0);
+
+  // Past kMostTypedParameters or kFullVocab: no weights, and the reason for the page to give.
+  nn::GPT large{nn::GPTConfig{.vocab_size = chars.vocab_size(), .block_size = 16, .n_layer = 12, .n_head = 2, .n_embd = 128}, 3};
+  REQUIRE(large.parameter_count() > inspect::kMostTypedParameters);
+  const data::json::Value refused = *page_of({text, &chars, {"large.h5", 1, &large}, {}, {}, "en"}).data.find("typing");
+  REQUIRE(refused.find("refusal")->text == "parameters");
+  REQUIRE(refused.find("parameters")->number == large.parameter_count());
+  REQUIRE_FALSE(refused.find("weights"));
+  std::vector<int32_t> syllables(inspect::kFullVocab + 1);
+  std::iota(syllables.begin(), syllables.end(), 0xAC00);  // 가, 각, ...
+  const data::CharTokenizer hangul(syllables);
+  nn::GPT wide{nn::GPTConfig{.vocab_size = hangul.vocab_size(), .block_size = 16, .n_layer = 1, .n_head = 1, .n_embd = 4}, 3};
+  REQUIRE(page_of({"가각간", &hangul, {"wide.h5", 1, &wide}, {}, {}, "en"}).data.find("typing")->find("refusal")->text == "vocabulary");
 }
