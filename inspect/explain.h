@@ -41,7 +41,7 @@ constexpr int64_t kMostTokens = 128, kPageBudget = 20'000'000;
 constexpr int64_t kFullVocab = 4096, kTopCandidates = 256;
 
 // Largest model whose weights a page carries so that it computes a typed text itself: 8 MB of
-// float32, a page of about 11 MB that a browser runs through in well under a second per text.
+// float32 in the page, about 1 s per 128-token text (docs/performance.md).
 constexpr int64_t kMostTypedParameters = 2'000'000;
 
 struct ExplainPage {

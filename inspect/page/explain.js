@@ -393,9 +393,9 @@
   // of any array, relative to that array's largest value. Float rounding stays far under kRounding.
   const kRounding = 1e-4;
   function compareWithModel() {
-    const mine = forward(D.tokens.map((t) => t.id)), problems = [];
+    const mine = forward(ORIGINAL.tokens.map((t) => t.id)), problems = [];
     let worst = 0, where = "";
-    for (const [name, theirs] of Object.entries(A)) {
+    for (const [name, theirs] of Object.entries(ORIGINAL.arrays)) {
       const ours = mine[name];
       if (!ours) continue;
       if (ours.v.length !== theirs.v.length) { problems.push(`${name}: ${ours.v.length} numbers, the model's ${theirs.v.length}`); continue; }
@@ -409,7 +409,7 @@
     if (!(worst <= kRounding)) problems.push(`the page's forward pass differs from the model's in ${where} by ${worst.toExponential(2)} of its largest value`);
     return { problems, worst };
   }
-  const checked = PARAM ? compareWithModel() : null;  // on the page's own text, before any typing
+  let checked = null;  // compareWithModel() on the page's own text, once the page is drawn
 
   // ---- colour: a colour-blind-safe sequential scale (viridis) and a diverging one (blue-orange) --
   const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
@@ -1094,4 +1094,9 @@
   $("original").addEventListener("click", () => { typedNote = null; $("typed").value = D.text; showText(ORIGINAL.arrays, ORIGINAL.tokens, ORIGINAL.detailed, false); });
   drawAll();
   document.body.dataset.ready = "1";
+  // The forward pass takes a moment for a large model: after the first drawing, not before.
+  setTimeout(() => {
+    if (PARAM) { checked = compareWithModel(); selfCheck(); }
+    document.body.dataset.checked = "1";
+  }, 0);
 })();

@@ -206,6 +206,7 @@ async function headViewAndDiagram(page, steps) {
 // Typing a text: the page tokenizes it as the C++ tokenizer does and computes the numbers the C++
 // model gives for it; a character the model lacks is refused; the page's own text comes back.
 async function typing(page, original) {
+  await page.waitForSelector('body[data-checked="1"]', { timeout: 20000 });
   check(await page.$eval("#self-check", (e) => Number(e.dataset.worst) < 1e-5 && e.textContent.includes("forward pass gives the C++ numbers")),
         "the self-check runs the page's forward pass on its text: the C++ numbers to float rounding");
   const typed = "a cat on the mat sat";
@@ -299,7 +300,7 @@ async function tamperedWeights(context) {
   fs.writeFileSync(path.join(work, "tampered-weights.html"), html.slice(0, start) + JSON.stringify(data).split("</").join("<\\/") + html.slice(end));
   const page = await context.newPage();
   await page.goto("file://" + path.join(work, "tampered-weights.html"));
-  await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
+  await page.waitForSelector('body[data-checked="1"]', { timeout: 20000 });
   const badge = await page.$eval("#self-check", (e) => e.textContent);
   check(await page.$eval("#self-check", (e) => e.className.includes("bad")) && badge.includes("forward pass differs from the model's in l1."),
         "one weight of the page changed: the self-check says its forward pass differs from the model's (" + badge.slice(0, 120) + ")");
@@ -328,6 +329,7 @@ async function llamaPage(context, errors) {
   check(await page.$("#embed-wpe") === null && await page.$("#embed-wte") !== null, "no position table is drawn, the token vectors are");
   check(await page.$eval("#compute", (b) => b.disabled) && (await page.$eval("#typed-note", (e) => e.textContent)).includes("SentencePiece tokenizer runs only in the C++ library"),
         "typing a text is refused for a SentencePiece tokenizer, with the reason");
+  await page.waitForSelector('body[data-checked="1"]', { timeout: 20000 });
   check(await page.$eval("#self-check", (e) => e.dataset.worst === ""), "without the weights in the page, no forward pass is compared");
   const differs = await page.$$eval("#differs li", (l) => l.map((e) => e.dataset.key));
   check(["differs.rmsnorm", "differs.rope", "differs.swiglu", "differs.kv", "differs.own"].every((k) => differs.includes(k)),
