@@ -47,8 +47,10 @@ class StepsDrawing {
         const double x = x0 + static_cast<double>(j) * cw, y = y0 + static_cast<double>(i) * cell_;
         const float v = (*p.values)[i * p.cols + j];
         const bool weights = p.kind == PanelKind::weights, masked = p.kind != PanelKind::signed_values && j > i;
-        const std::string where = p.cols == T_ ? fmt::format("{} → {}", s_.tokens[i].label, s_.tokens[j].label)
-                                               : fmt::format("{} [{}]", s_.tokens[i].label, j);
+        const std::string where =  // every hover names its layer, head, query and key (or token and dimension)
+            p.cols == T_ ? fmt::format("layer {}, head {}: query {} {} → key {} {}", s_.layer, s_.head, i, s_.tokens[i].label, j,
+                                       s_.tokens[j].label)
+                         : fmt::format("layer {}, head {}: token {} {}, dimension {}", s_.layer, s_.head, i, s_.tokens[i].label, j);
         svg.rect(x, y, cw, cell_, masked ? "#e6e6e6" : weights ? heat_color(v) : signed_color(v / range),
                  fmt::format("class=\"cell\" data-row=\"{}\" data-column=\"{}\"", i, j),
                  masked ? where + (weights ? ": masked (weight 0)" : ": masked (-∞)") : fmt::format("{}: {:.4f}", where, v));
@@ -60,7 +62,9 @@ class StepsDrawing {
       if (p.cols == T_)
         svg.text(x0 + c, y0 + height() + 6, s_.tokens[t].label, label_, "end", -90, "class=\"key-label\"");
     }
-    if (p.cols != T_) svg.text(x0 + width(p) / 2, y0 + height() + 14, fmt::format("{} columns (d_k)", p.cols), 10, "middle");
+    if (p.cols != T_)
+      svg.text(x0 + width(p) / 2, y0 + height() + 14, fmt::format("dimensions 0 … {} (d_k = {})", p.cols - 1, p.cols), 10,
+               "middle");
     scale(svg, p, x0 + width(p) + 8, y0, range);
   }
 

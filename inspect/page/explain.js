@@ -82,6 +82,7 @@
       "check.same": "the page's own forward pass gives the C++ numbers (largest difference {d} of an array's largest value)",
       "check.typed": "computed in the page: the checks hold; its forward pass matched the C++ numbers on the page's own text",
       "typed.label": "your text", "typed.compute": "compute it here", "typed.original": "the page's text",
+      "typed.ready": "the page computes a text typed here itself (Ctrl+Enter): models of up to {most} parameters, this one has {p}",
       "typed.unknown": "{ch} ({cp}) is not one of the model's characters", "typed.empty": "type at least one character",
       "typed.done": "computed in the page: {n} tokens, every layer in full", "typed.cut": "{n} tokens: the first {most} are computed",
       "typed.sentencepiece": "Typing a text needs the tokenizer in the page, and a SentencePiece tokenizer runs only in the C++ library: run tinygpt explain --text instead.",
@@ -157,6 +158,7 @@
       "check.same": "페이지가 직접 한 순전파가 C++의 수와 같음 (가장 큰 차이: 배열 최댓값의 {d})",
       "check.typed": "페이지에서 계산함: 점검 통과. 페이지의 순전파는 페이지 원래 글에서 C++의 수와 같았음",
       "typed.label": "직접 쓴 글", "typed.compute": "여기서 계산", "typed.original": "페이지의 원래 글",
+      "typed.ready": "여기에 쓴 글은 페이지가 직접 계산합니다(Ctrl+Enter): 매개변수 {most}개까지의 모델, 이 모델은 {p}개",
       "typed.unknown": "{ch} ({cp})는 모델의 문자에 없습니다", "typed.empty": "한 글자 이상 쓰세요",
       "typed.done": "페이지에서 계산함: 토큰 {n}개, 모든 층을 자세히", "typed.cut": "토큰 {n}개: 앞의 {most}개만 계산합니다",
       "typed.sentencepiece": "글을 직접 쓰려면 페이지 안에 토크나이저가 있어야 하는데, SentencePiece 토크나이저는 C++ 라이브러리에서만 돕니다: 대신 tinygpt explain --text를 쓰세요.",
@@ -1022,7 +1024,7 @@
       for (const id of ["typed", "compute", "original"]) $(id).disabled = true;
       note.textContent = tr("typed." + TYPING.refusal, { most: TYPING.refusal === "vocabulary" ? TYPING.most_vocabulary : TYPING.most_parameters,
         p: TYPING.parameters, V: C.vocab_size });
-    } else note.textContent = typedNote ? tr(typedNote[0], typedNote[1]) : "";
+    } else note.textContent = typedNote ? tr(typedNote[0], typedNote[1]) : tr("typed.ready", { most: TYPING.most_parameters, p: TYPING.parameters });
   }
   const tokenOf = (id) => ({ id, label: D.vocab[id], bytes: TYPING.tokenizer.bytes[id], partial: TYPING.tokenizer.partial[id] === 1 });
   function showText(arrays, tokens, detailed, isTyped) {
@@ -1031,6 +1033,7 @@
     if (typed) state.snap = -1;
     if (!DETAILED.includes(state.layer)) state.layer = DETAILED[0];
     fillLayers();
+    $("notes").textContent = typed ? "" : D.notes.join(" · ");  // what was cut or left out of the page's own text
     drawAll();
     updateHash();
   }

@@ -252,7 +252,7 @@ async function onlyKorean(page) {
   const code = new Set(["Q", "K", "V", "T", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "b", "c", "i", "j", "k", "p", "q", "x", "y", "a", "e", "c_attn", "c_proj",
     "c_fc", "ln_1", "ln_2", "ln_f", "wte", "wpe", "id", "d_k", "max_j", "mlp", "attn", "lm_head", "softmax", "scores", "scaled", "masked", "weights",
     "output", "exp", "cos", "sin", "tanh", "silu", "mean", "weight", "bias", "GELU", "ReLU", "SwiGLU", "LayerNorm", "RMSNorm", "RoPE", "MLP", "CSV", "JSON",
-    "SVG", "C", "Add", "Norm", "Vaswani", "English", "top", "rope", "ckpts", "tinygpt", "explain", "train", "text", "language"]);
+    "SVG", "C", "Ctrl", "Enter", "Add", "Norm", "Vaswani", "English", "top", "rope", "ckpts", "tinygpt", "explain", "train", "text", "language"]);
   const seen = new Set();
   for (let k = 0; k < 6; ++k) {
     await page.click(`#steps button[data-step="${k}"]`);

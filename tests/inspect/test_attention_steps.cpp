@@ -226,6 +226,8 @@ TEST_CASE("attention steps: tables, JSON and SVG", "[inspect][steps]") {
   REQUIRE(cells == 4 * 3 * 4 + 4 * 3 * 3);  // q, k, v, output [3, 4]; scores, scaled, masked, weights [3, 3]
   REQUIRE(svg.find("masked (weight 0)") != std::string::npos);
   REQUIRE(svg.find("masked (-∞)") != std::string::npos);
+  REQUIRE(svg.find("<title>layer 1, head 0: query 1 b → key 2 한: masked (-∞)</title>") != std::string::npos);
+  REQUIRE(svg.find(fmt::format("<title>layer 1, head 0: token 2 한, dimension 3: {:.4f}</title>", s.q[2 * 4 + 3])) != std::string::npos);
   REQUIRE(std::system(("xmllint --noout " + dir.write("steps.svg", svg)).c_str()) == 0);
   REQUIRE_THROWS_WITH(inspect::attention_steps(m.model, m.tokenizer, "ab", 3, 0), Catch::Contains("--layer 3 is out of range"));
   REQUIRE_THROWS_WITH(inspect::attention_steps(m.model, m.tokenizer, "ab", 0, 2), Catch::Contains("--head 2 is out of range"));
