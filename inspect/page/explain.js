@@ -1022,10 +1022,11 @@
     const note = $("typed-note");
     if (TYPING.refusal) {
       for (const id of ["typed", "compute", "original"]) $(id).disabled = true;
-      note.textContent = tr("typed." + TYPING.refusal, { most: TYPING.refusal === "vocabulary" ? TYPING.most_vocabulary : TYPING.most_parameters,
-        p: TYPING.parameters, V: C.vocab_size });
-    } else note.textContent = typedNote ? tr(typedNote[0], typedNote[1]) : tr("typed.ready", { most: TYPING.most_parameters, p: TYPING.parameters });
+      note.textContent = tr("typed." + TYPING.refusal, { most: grouped(TYPING.refusal === "vocabulary" ? TYPING.most_vocabulary : TYPING.most_parameters),
+        p: grouped(TYPING.parameters), V: grouped(C.vocab_size) });
+    } else note.textContent = typedNote ? tr(typedNote[0], typedNote[1]) : tr("typed.ready", { most: grouped(TYPING.most_parameters), p: grouped(TYPING.parameters) });
   }
+  const grouped = (n) => n.toLocaleString("en-US");  // 2,000,000: read the same in both languages
   const tokenOf = (id) => ({ id, label: D.vocab[id], bytes: TYPING.tokenizer.bytes[id], partial: TYPING.tokenizer.partial[id] === 1 });
   function showText(arrays, tokens, detailed, isTyped) {
     A = arrays; D.tokens = tokens; T = tokens.length; DETAILED = detailed; typed = isTyped;
