@@ -642,7 +642,7 @@
   // bertviz's head view: each query token (left) joined to every key it reads (right) by a line as
   // dark as the weight; the chosen token's lines in orange. Every line names its cell and weight.
   function drawHeadView() {
-    const box = $("head-view"), a = state.snap >= 0 ? snapshots[state.snap].a : A, l = state.layer, h = state.head;
+    const box = $("head-view"), a = A, l = state.layer, h = state.head;  // the stepper's model, as the section
     box.textContent = "";
     const rowH = Math.max(9, Math.min(18, Math.floor(640 / T))), labelW = 90, gap = 160, width = 2 * labelW + gap, height = T * rowH + 8;
     const svg = el("svg", { xmlns: SVGNS, id: "head-view-svg", width, height, role: "img", "aria-label": tr("h.headview") });
@@ -771,10 +771,16 @@
           onclick: () => { if (!full) return; state.layer = l; state.head = h; syncSelectors(); drawStep(); drawMaps(); drawBlock(); $("s-attention").scrollIntoView(); } },
           [pixels(T, T, weightsOf(a)(l, h), WEIGHTS, T * cell, T * cell), el("span", { text: `${tr("layer")} ${l} · ${tr("head")} ${h}${full ? "" : " *"}` })]);
         if (!full) b.setAttribute("aria-disabled", "true");
+        b.firstChild.addEventListener("mousemove", (e) => {  // every cell names its layer, head, query and key
+          const i = Math.min(T - 1, Math.floor(e.offsetY / cell)), j = Math.min(T - 1, Math.floor(e.offsetX / cell)), w = weightsOf(a)(l, h)(i, j);
+          $("maps-value").textContent = `${tr("how.at", { l, h, i, j, qt: JSON.stringify(tokenLabel(i)), kt: JSON.stringify(tokenLabel(j)) })}: ` +
+            (w === null ? tr("masked", { i, j }) : exact(w));
+        });
         box.appendChild(b);
       }
     $("maps-legend").textContent = "";
     $("maps-legend").appendChild(el("svg", { xmlns: SVGNS, width: 180, height: 24 }, [legend(WEIGHTS, 160)]));
+    $("maps-legend").appendChild(el("div", { class: "detail", id: "maps-value", text: tr("embed.hint") }));
   }
 
   // ---- the rest of the block for the chosen token ----------------------------------------------
@@ -902,12 +908,18 @@
     box.textContent = "";
     if (!snapshots.length || typed) { controls.appendChild(el("p", { class: "muted", text: tr(typed ? "typed.snapshots" : "no.snapshots") })); }
     else {
-      const slider = el("input", { type: "range", id: "snapshot", min: 0, max: snapshots.length - 1, step: 1, value: Math.max(0, state.snap), "aria-label": tr("snapshot") });
+      // The snapshots, then the checkpoint itself (state.snap -1) at the slider's end.
+      const shown = () => (state.snap >= 0 ? snapshots[state.snap] : { name: D.model.name, iteration: D.model.iteration });
+      const slider = el("input", { type: "range", id: "snapshot", min: 0, max: snapshots.length, step: 1,
+        value: state.snap >= 0 ? state.snap : snapshots.length, "aria-label": tr("snapshot") });
       const label = el("output", { id: "snapshot-label" });
-      const set = () => { state.snap = +slider.value; label.textContent = `${snapshots[state.snap].name} (${tr("iteration")} ${snapshots[state.snap].iteration})`; drawMaps(); drawProbs(); drawLoss(); updateHash(); };
-      slider.addEventListener("input", set);
+      const show = () => (label.textContent = `${shown().name} (${tr("iteration")} ${shown().iteration})`);
+      slider.addEventListener("input", () => {
+        state.snap = +slider.value < snapshots.length ? +slider.value : -1;
+        show(); drawMaps(); drawProbs(); drawLoss(); updateHash();
+      });
       controls.appendChild(el("label", {}, [el("span", { text: tr("snapshot") }), slider, label]));
-      if (state.snap >= 0) label.textContent = `${snapshots[state.snap].name} (${tr("iteration")} ${snapshots[state.snap].iteration})`;
+      show();
     }
     drawLoss();
   }
@@ -925,8 +937,9 @@
     for (const r of D.loss) if (r[2] !== null) svg.appendChild(el("circle", { cx: X(r[0]), cy: Y(r[2]), r: 3, fill: "#e08214" }));
     for (const [v, y] of [[y1, Y(y1)], [y0, Y(y0)]]) svg.appendChild(el("text", { x: 2, y: y + 4, "font-size": 10, text: v.toFixed(3) }));
     for (const [v, x] of [[x0, X(x0)], [x1, X(x1)]]) svg.appendChild(el("text", { x, y: h - pad + 14, "font-size": 10, "text-anchor": "middle", text: String(v) }));
-    if (state.snap >= 0 && snapshots[state.snap].iteration >= 0) {
-      const x = X(snapshots[state.snap].iteration);
+    const iteration = state.snap >= 0 ? snapshots[state.snap].iteration : D.model.iteration;
+    if (snapshots.length && !typed && iteration >= 0) {
+      const x = X(iteration);
       svg.appendChild(el("line", { id: "snapshot-marker", x1: x, x2: x, y1: pad - 10, y2: h - pad, stroke: "#1b1b1b", "stroke-dasharray": "3 3" }));
     }
     box.appendChild(svg);

@@ -124,6 +124,10 @@ async function main() {
     check((await page.$eval("#snapshot-label", (e) => e.textContent)).includes("run.step10.h5"), "the slider's first snapshot is iteration 10");
     check((await page.$eval("#maps canvas", (c) => c.toDataURL())) !== mapBefore, "moving the slider redraws the maps");
     check(await page.$("#snapshot-marker") !== null && await page.$("#loss-plot polyline") !== null, "the loss curve marks the snapshot");
+    await page.$eval("#snapshot", (s) => { s.value = s.max; s.dispatchEvent(new Event("input")); });
+    check((await page.$eval("#snapshot-label", (e) => e.textContent)) === "run.h5 (iteration 20)" && (await page.$eval("#maps canvas", (c) => c.toDataURL())) === mapBefore,
+          "the slider's end is the checkpoint itself: its maps again");
+    await page.$eval("#snapshot", (s) => { s.value = "0"; s.dispatchEvent(new Event("input")); });
 
     await headViewAndDiagram(page, steps);
     await typing(page, text);
@@ -188,6 +192,14 @@ async function headViewAndDiagram(page, steps) {
         `the strongest line (${strong.i} → ${strong.j}) is as dark as its C++ weight and names layer, head, query and key: ${strong.title}`);
   check(lines.filter((l) => l.i === T - 1).length === T && lines.filter((l) => l.i === T - 1).every((l) => l.stroke === "#e08214"),
         "every line of the chosen (last) token is drawn, in orange");
+  // Every map's cells name their layer, head, query and key on hover.
+  const small = await page.$('#maps button[data-layer="1"][data-head="1"] canvas');
+  const cellSize = (await small.boundingBox()).width / T;
+  await small.hover({ position: { x: cellSize * 1.5, y: cellSize * (T - 0.5) } });
+  const hover = await page.$eval("#maps-value", (e) => e.textContent);
+  const snapshot = JSON.parse(run("attention", "--ckpt", "run.step10.h5", "--text", "the cat sat on the mat", "--steps", "--json", "--layer", "1", "--head", "1"));
+  check(hover.startsWith(`layer 1, head 1: query ${T - 1} `) && hover.includes("key 1 ") && f32(hover.split(": ").pop()) === f32(snapshot.weights[T - 1][1]),
+        "a cell of a small map (the slider's snapshot, run.step10.h5) names its layer, head, query and key, with the C++ weight: " + hover);
   for (const [section, part] of [["where-embedding", "embedding"], ["where-attention", "attention"], ["where-mlp", "mlp"], ["where-output", "output"]]) {
     const here = await page.$$eval(`#${section} g.here`, (gs) => gs.map((g) => g.dataset.part));
     check(here.length > 0 && here.includes(part) && here.every((p) => p === part || p === "block"), `the diagram beside ${section} marks ${part}: ${here.join(", ")}`);
