@@ -297,6 +297,28 @@ async function bpePage(context, errors) {
     check(JSON.stringify(shown) === JSON.stringify(ids), `the page's BPE gives the C++ ids for ${JSON.stringify(typed)}: ${ids.length} tokens`);
   }
   check(await page.$eval("#self-check", (e) => e.dataset.problems === "0"), "the BPE page's self-check passes on a typed text");
+
+  // A Llama shape (RMSNorm, RoPE, SwiGLU, one key/value head, its own lm_head) with a BPE tokenizer:
+  // the page's forward pass is the C++ one on the page's text and on a typed one.
+  run("train", "--data", "corpus.txt", "--tokenizer", "bpe", "--vocab-size", "300", "--arch", "llama", "--kv-heads", "1", "--no-tie",
+      "--out", "llama-bpe.h5", "--iters", "10", "--layers", "2", "--heads", "2", "--embd", "32", "--block", "64", "--batch", "4", "--threads", "1");
+  run("explain", "--ckpt", "llama-bpe.h5", "--text", "the cat sat", "--out", "llama-bpe.html");
+  await page.goto("file://" + path.join(work, "llama-bpe.html"));
+  await page.waitForSelector('body[data-checked="1"]', { timeout: 20000 });
+  check(await page.$eval("#self-check", (e) => e.dataset.problems === "0" && Number(e.dataset.worst) < 1e-5),
+        "a Llama shape's page: its forward pass (RoPE, RMSNorm, SwiGLU, shared heads) gives the C++ numbers");
+  const typed = "a mat sat on the cat";
+  const steps = JSON.parse(run("attention", "--ckpt", "llama-bpe.h5", "--text", typed, "--steps", "--json", "--layer", "1", "--head", "1"));
+  await page.fill("#typed", typed);
+  await page.click("#compute");
+  await page.selectOption("#layer", "1");
+  await page.selectOption("#head", "1");
+  await page.click('#steps button[data-step="4"]');
+  await page.click("#copy-json");
+  const weights = JSON.parse(await page.evaluate(() => window.tinygptLastCopy)).weights;
+  let worst = 0;
+  steps.weights.forEach((r, i) => r.forEach((v, j) => { if (j <= i) worst = Math.max(worst, Math.abs(weights[i][j] - v)); }));
+  check(worst < 1e-5, `the Llama shape's weights for a typed text are the C++ ones (${worst.toExponential(1)})`);
 }
 
 // The page's forward pass is checked against the C++ numbers: one weight changed in the page fails it.
