@@ -21,7 +21,7 @@
 namespace tinygpt::inspect {
 
 const char* explain_page_html();  // inspect/page/explain.html, built in (explain_assets.cpp.in)
-const char* explain_page_script();  // inspect/page/explain.js
+const char* explain_page_script();  // inspect/page/model.js, then explain.js
 
 namespace {
 
