@@ -265,18 +265,17 @@ std::string loss_json(const std::vector<io::LogRow>& rows) {
   return "[" + out + "]";
 }
 
-// Why the page cannot compute a typed text itself ("sentencepiece", "parameters", "vocabulary"; the
-// page says it in the reader's language), or "" when it can.
+// Why the page cannot compute a typed text itself ("sentencepiece", "parameters"; the page says it
+// in the reader's language), or "" when it can.
 std::string typing_refusal(const nn::GPT& model, const data::Tokenizer& tokenizer) {
   if (tokenizer.kind() == data::TokenizerKind::sentencepiece) return "sentencepiece";
   if (model.parameter_count() > kMostTypedParameters) return "parameters";
-  if (model.config().vocab_size > kFullVocab) return "vocabulary";
   return "";
 }
 
 // What the page's own tokenizer needs: a character vocabulary's code points, or BPE's split,
-// merges (flat: a0, b0, a1, b1, ...), byte ids and special tokens; and every token's bytes (hex)
-// and whether they are whole characters, for the chips of a typed text.
+// merges (flat: a0, b0, a1, b1, ...), byte ids and special tokens; and every token's label, bytes
+// (hex) and whether they are whole characters, for the chips and candidates of a typed text.
 std::string tokenizer_json(const data::Tokenizer& tokenizer, int64_t vocab_size) {
   std::string definition;
   if (const auto* chars = dynamic_cast<const data::CharTokenizer*>(&tokenizer)) {
@@ -292,12 +291,13 @@ std::string tokenizer_json(const data::Tokenizer& tokenizer, int64_t vocab_size)
   }
   std::vector<int32_t> ids(std::min(vocab_size, tokenizer.vocab_size()));
   std::iota(ids.begin(), ids.end(), 0);
-  std::string bytes, partial;
+  std::string labels, bytes, partial;
   for (const TokenView& t : token_views(tokenizer, ids)) {
+    labels += (labels.empty() ? "" : ", ") + data::json::quote(data::sanitize_utf8(t.label));
     bytes += fmt::format("{}\"{}\"", bytes.empty() ? "" : ", ", byte_list(t.bytes));
     partial += fmt::format("{}{}", partial.empty() ? "" : ", ", t.partial ? 1 : 0);
   }
-  return fmt::format("{{{}, \"bytes\": [{}], \"partial\": [{}]}}", definition, bytes, partial);
+  return fmt::format("{{{}, \"labels\": [{}], \"bytes\": [{}], \"partial\": [{}]}}", definition, labels, bytes, partial);
 }
 
 // "typing": whether and with what the page computes a typed text: the refusal ("" when it can), the
@@ -305,8 +305,8 @@ std::string tokenizer_json(const data::Tokenizer& tokenizer, int64_t vocab_size)
 std::string typing_json(const nn::GPT& model, const data::Tokenizer& tokenizer) {
   const std::string refusal = typing_refusal(model, tokenizer);
   std::string out = fmt::format(
-      "{{\"refusal\": \"{}\", \"parameters\": {}, \"most_parameters\": {}, \"most_vocabulary\": {}, \"most_tokens\": {}",
-      refusal, model.parameter_count(), kMostTypedParameters, kFullVocab, std::min(model.config().block_size, kMostTokens));
+      "{{\"refusal\": \"{}\", \"parameters\": {}, \"most_parameters\": {}, \"most_tokens\": {}", refusal,
+      model.parameter_count(), kMostTypedParameters, std::min(model.config().block_size, kMostTokens));
   if (refusal.empty()) {
     Arrays weights;
     for (const auto& [name, value] : model.named_parameters()) weights.add(name, value);

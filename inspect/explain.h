@@ -58,10 +58,10 @@ std::vector<int64_t> explain_layers(const nn::GPTConfig& config, int64_t T, int6
 // Runs every model on the text (no gradient, eval mode) and writes the page. Every number in it is
 // what the C++ model computed, stored as float32 bits (base64), so that hovering a cell shows the
 // exact value; the page's own arithmetic (softmax with a temperature, top-k) is checked against it.
-// A page whose model has at most kMostTypedParameters parameters, a character or BPE tokenizer and
-// at most kFullVocab tokens also carries the weights and the tokenizer: a learner types a text of
-// their own and the page computes it, and its self-check runs that forward pass on the given text
-// and compares every number with the C++ one.
+// A page whose model has at most kMostTypedParameters parameters and a character or BPE tokenizer
+// also carries the weights and the tokenizer: a learner types a text of their own and the page
+// computes it, and its self-check runs that forward pass on the given text and compares every
+// number with the C++ one.
 // Throws when a snapshot's configuration differs from the main model's, or a layer asked for is not
 // the model's.
 ExplainPage explain_page(const ExplainInput& input);

@@ -88,7 +88,6 @@
       "typed.done": "computed in the page: {n} tokens, every layer in full", "typed.cut": "{n} tokens: the first {most} are computed",
       "typed.sentencepiece": "Typing a text needs the tokenizer in the page, and a SentencePiece tokenizer runs only in the C++ library: run tinygpt explain --text instead.",
       "typed.parameters": "Typing a text: a page computes models of up to {most} parameters and this one has {p}: run tinygpt explain --text instead.",
-      "typed.vocabulary": "Typing a text: a page computes models with up to {most} tokens in the vocabulary and this one has {V}: run tinygpt explain --text instead.",
       "typed.snapshots": "The snapshots were computed on the page's own text: choose \"the page's text\" to see them.",
       "norm.embedding": "embedding", "embed.hint": "Hover a cell to see its exact value.", "block.hint": "Hover a cell to see its exact value.",
     },
@@ -164,7 +163,6 @@
       "typed.done": "페이지에서 계산함: 토큰 {n}개, 모든 층을 자세히", "typed.cut": "토큰 {n}개: 앞의 {most}개만 계산합니다",
       "typed.sentencepiece": "글을 직접 쓰려면 페이지 안에 토크나이저가 있어야 하는데, SentencePiece 토크나이저는 C++ 라이브러리에서만 돕니다: 대신 tinygpt explain --text를 쓰세요.",
       "typed.parameters": "글 직접 쓰기: 페이지는 매개변수 {most}개까지의 모델을 계산하는데 이 모델은 {p}개입니다: 대신 tinygpt explain --text를 쓰세요.",
-      "typed.vocabulary": "글 직접 쓰기: 페이지는 어휘 {most}개까지의 모델을 계산하는데 이 모델은 {V}개입니다: 대신 tinygpt explain --text를 쓰세요.",
       "typed.snapshots": "스냅숏은 페이지의 원래 글로 계산했습니다: 보려면 \"페이지의 원래 글\"을 누르세요.",
       "norm.embedding": "임베딩", "embed.hint": "칸에 마우스를 올리면 정확한 값을 보여 줍니다.", "block.hint": "칸에 마우스를 올리면 정확한 값을 보여 줍니다.",
     },
@@ -217,7 +215,7 @@
   const factor = (x) => (x < 0 ? `(${exact(x)})` : exact(x));  // a product's factor: "a·(−b)", never "+ -b"
   const short = (x) => (Math.abs(x) >= 1e4 || (Math.abs(x) < 1e-3 && x !== 0) ? x.toExponential(2) : x.toFixed(4));
   const tokenLabel = (i) => D.tokens[i].label;
-  const vocabLabel = (id) => (D.vocab ? D.vocab[id] : (D.candidate_labels || {})[id]) || "#" + id;
+  const vocabLabel = (id) => (D.vocab ? D.vocab[id] : typed ? D.typing.tokenizer.labels[id] : (D.candidate_labels || {})[id]) || "#" + id;
 
   // ---- a typed text: computed in the page (model.js) when the page carries the weights ----------
   const TYPING = D.typing, MODEL = TYPING.weights ? pageModel(C, TYPING, decode) : null;
@@ -229,6 +227,8 @@
   function compareWithModel() {
     const mine = forward(ORIGINAL.tokens.map((t) => t.id)), problems = [];
     let worst = 0, where = "";
+    const kept = ORIGINAL.arrays.logit_ids;  // a large vocabulary: each position's candidates only
+    if (kept) mine.logits = { shape: kept.shape, v: Float32Array.from(kept.v, (id, k) => mine.logits.v[Math.floor(k / kept.shape[1]) * C.vocab_size + id]) };
     for (const [name, theirs] of Object.entries(ORIGINAL.arrays)) {
       const ours = mine[name];
       if (!ours) continue;
@@ -867,12 +867,11 @@
     const note = $("typed-note");
     if (TYPING.refusal) {
       for (const id of ["typed", "compute", "original"]) $(id).disabled = true;
-      note.textContent = tr("typed." + TYPING.refusal, { most: grouped(TYPING.refusal === "vocabulary" ? TYPING.most_vocabulary : TYPING.most_parameters),
-        p: grouped(TYPING.parameters), V: grouped(C.vocab_size) });
+      note.textContent = tr("typed." + TYPING.refusal, { most: grouped(TYPING.most_parameters), p: grouped(TYPING.parameters) });
     } else note.textContent = typedNote ? tr(typedNote[0], typedNote[1]) : tr("typed.ready", { most: grouped(TYPING.most_parameters), p: grouped(TYPING.parameters) });
   }
   const grouped = (n) => n.toLocaleString("en-US");  // 2,000,000: read the same in both languages
-  const tokenOf = (id) => ({ id, label: D.vocab[id], bytes: TYPING.tokenizer.bytes[id], partial: TYPING.tokenizer.partial[id] === 1 });
+  const tokenOf = (id) => ({ id, label: TYPING.tokenizer.labels[id], bytes: TYPING.tokenizer.bytes[id], partial: TYPING.tokenizer.partial[id] === 1 });
   function showText(arrays, tokens, detailed, isTyped) {
     A = arrays; D.tokens = tokens; T = tokens.length; DETAILED = detailed; typed = isTyped;
     state.pos = T - 1; state.cell = [T - 1, 0];

@@ -2,14 +2,14 @@
 // a model trained here with snapshots, its page loaded from file://, then used as a learner would.
 // A Llama-shaped model (RMSNorm, RoPE, SwiGLU, grouped heads, its own lm_head) with a SentencePiece
 // tokenizer gets the same checks on the pieces it draws differently.
-// Usage: node explain_page.js TINYGPT WORK_DIR PLAYWRIGHT_CORE_DIR WRITE_SENTENCEPIECE_MODEL. Exits
+// Usage: node explain_page.js TINYGPT WORK_DIR PLAYWRIGHT_CORE_DIR WRITE_SENTENCEPIECE_MODEL WRITE_GPT2_DIR. Exits
 // non-zero on the first failure.
 "use strict";
 const { execFileSync } = require("child_process");
 const fs = require("fs");
 const path = require("path");
 
-const [tinygpt, work, playwrightDir, writeSentencePiece] = process.argv.slice(2);
+const [tinygpt, work, playwrightDir, writeSentencePiece, writeGpt2Dir] = process.argv.slice(2);
 const { chromium } = require(path.resolve(playwrightDir));
 const run = (...args) => execFileSync(tinygpt, args, { cwd: work, encoding: "utf8" });
 function check(ok, what) {
@@ -170,6 +170,7 @@ async function main() {
     await onlyKorean(ko);
 
     await bpePage(context, errors);
+    await gpt2TokenizerPage(context, errors);
     await tamperedWeights(context);
 
     await llamaPage(context, errors);
@@ -319,6 +320,32 @@ async function bpePage(context, errors) {
   let worst = 0;
   steps.weights.forEach((r, i) => r.forEach((v, j) => { if (j <= i) worst = Math.max(worst, Math.abs(weights[i][j] - v)); }));
   check(worst < 1e-5, `the Llama shape's weights for a typed text are the C++ ones (${worst.toExponential(1)})`);
+}
+
+// GPT-2's own tokenizer (50257 tokens in its byte order, <|endoftext|>) on a one-layer model
+// imported from Hugging Face's layout: the page keeps each position's 256 candidates, yet computes
+// a typed text with the whole vocabulary, special token included, as the C++ does.
+async function gpt2TokenizerPage(context, errors) {
+  execFileSync(writeGpt2Dir, [path.join(work, "gpt2")]);
+  run("import", "--from", "gpt2", "--out", "gpt2.h5");
+  run("explain", "--ckpt", "gpt2.h5", "--text", "Hello world<|endoftext|> again", "--out", "gpt2.html");
+  const page = await context.newPage();
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto("file://" + path.join(work, "gpt2.html"));
+  await page.waitForSelector('body[data-checked="1"]', { timeout: 60000 });
+  check(await page.$eval("#self-check", (e) => e.dataset.problems === "0" && Number(e.dataset.worst) < 1e-5),
+        "GPT-2's tokenizer page: its forward pass gives the C++ numbers, the kept candidates' logits included");
+  for (const typed of ["It's 2026: the café's 3 cats—naïve!<|endoftext|>\n\n  Bye", "안녕하세요 😀 'll 're"]) {
+    const ids = JSON.parse(run("tokens", "--ckpt", "gpt2.h5", "--text", typed, "--json")).ids;
+    await page.fill("#typed", typed);
+    await page.click("#compute");
+    const shown = await page.$$eval("#tokens .token .meta", (m) => m.map((e) => Number(e.textContent.split(" · ")[0])));
+    check(JSON.stringify(shown) === JSON.stringify(ids), `GPT-2's tokenizer in the page gives the C++ ids for ${JSON.stringify(typed)}: ${ids.length} tokens`);
+  }
+  check(await page.$eval("#self-check", (e) => e.dataset.problems === "0"), "the self-check passes on the typed text");
+  const rows = await page.$$eval("#probs-table tr[data-id]", (r) => r.map((e) => [e.dataset.id, e.querySelector(".tok").textContent]));
+  check(rows.length === 20 && rows.every(([id, label]) => label !== JSON.stringify("#" + id)), "the typed text's candidates have their labels: " + rows.slice(0, 3).join(" "));
+  check(errors.length === 0, "no error on the GPT-2 tokenizer's page (" + errors.join(" | ") + ")");
 }
 
 // The page's forward pass is checked against the C++ numbers: one weight changed in the page fails it.

@@ -244,6 +244,7 @@ TEST_CASE("explain: a small model's page carries its weights and tokenizer, othe
   REQUIRE(tokenizer.find("code_points")->array->size() == chars.code_points().size());
   REQUIRE((*tokenizer.find("code_points")->array)[0].number == chars.code_points()[0]);
   REQUIRE(tokenizer.find("bytes")->array->size() == size_t(chars.vocab_size()));
+  REQUIRE((*tokenizer.find("labels")->array)[0].text == "␣");  // the space, as every map labels it
 
   // BPE: the merges, flat, and whether each token is whole characters.
   const data::BpeTokenizer bpe = data::BpeTokenizer::train("안녕 안녕 안녕 hello hello hello", 256 + 6);
@@ -255,7 +256,7 @@ TEST_CASE("explain: a small model's page carries its weights and tokenizer, othe
   REQUIRE((*bpe_json.find("partial")->array)[0xEC].number == 1);  // a lone byte of a Hangul syllable
   REQUIRE((*bpe_json.find("partial")->array)['h'].number == 0);
 
-  // Past kMostTypedParameters or kFullVocab: no weights, and the reason for the page to give.
+  // Past kMostTypedParameters: no weights, and the reason for the page to give.
   nn::GPT large{nn::GPTConfig{.vocab_size = chars.vocab_size(), .block_size = 16, .n_layer = 12, .n_head = 2, .n_embd = 128}, 3};
   REQUIRE(large.parameter_count() > inspect::kMostTypedParameters);
   const data::json::Value refused = *page_of({text, &chars, {"large.h5", 1, &large}, {}, {}, "en"}).data.find("typing");
@@ -265,6 +266,11 @@ TEST_CASE("explain: a small model's page carries its weights and tokenizer, othe
   std::vector<int32_t> syllables(inspect::kFullVocab + 1);
   std::iota(syllables.begin(), syllables.end(), 0xAC00);  // 가, 각, ...
   const data::CharTokenizer hangul(syllables);
-  nn::GPT wide{nn::GPTConfig{.vocab_size = hangul.vocab_size(), .block_size = 16, .n_layer = 1, .n_head = 1, .n_embd = 4}, 3};
-  REQUIRE(page_of({"가각간", &hangul, {"wide.h5", 1, &wide}, {}, {}, "en"}).data.find("typing")->find("refusal")->text == "vocabulary");
+  // 2 wide: wte stays under the test JSON reader's 64 KiB per string.
+  nn::GPT wide{nn::GPTConfig{.vocab_size = hangul.vocab_size(), .block_size = 16, .n_layer = 1, .n_head = 1, .n_embd = 2}, 3};
+  // A vocabulary past kFullVocab: the page keeps each position's candidates, the tokenizer every label.
+  const data::json::Value wide_typing = *page_of({"가각간", &hangul, {"wide.h5", 1, &wide}, {}, {}, "en"}).data.find("typing");
+  REQUIRE(wide_typing.find("refusal")->text.empty());
+  REQUIRE(wide_typing.find("tokenizer")->find("labels")->array->size() == syllables.size());
+  REQUIRE((*wide_typing.find("tokenizer")->find("labels")->array)[1].text == "각");
 }
