@@ -12,7 +12,7 @@ export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}  # new build trees only; an exi
 # The libraries too compile in unity batches here: instrumented code takes several times longer.
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O0 -g1" \
   -DTINYGPT_SANITIZE=ON -DBUILD_TESTING=ON -DTINYGPT_REQUIRE_MPI=ON >/dev/null
-targets=(tinygpt data_tests optim_tests io_tests inspect_tests train_tests cli_tests hostile_tests bench_matmul bench_model bench_gpt2 bench_cnn write_sentencepiece_model)
+targets=(tinygpt data_tests optim_tests io_tests inspect_tests train_tests cli_tests hostile_tests bench_matmul bench_model bench_gpt2 bench_cnn write_sentencepiece_model write_gpt2_dir)
 cmake --build build-sanitize -j"$(nproc)" --target "${targets[@]}"
 asan=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -249,7 +249,7 @@ TEST_CASE("explain: a small model's page carries its weights and tokenizer, othe
   // BPE: the merges, flat, and whether each token is whole characters.
   const data::BpeTokenizer bpe = data::BpeTokenizer::train("안녕 안녕 안녕 hello hello hello", 256 + 6);
   nn::GPT on_bpe{nn::GPTConfig{.vocab_size = bpe.vocab_size(), .block_size = 16, .n_layer = 1, .n_head = 1, .n_embd = 4}, 3};
-  const data::json::Value& bpe_json = *page_of({"hello 안녕", &bpe, {"b.h5", 1, &on_bpe}, {}, {}, "en"}).data.find("typing")->find("tokenizer");
+  const data::json::Value bpe_json = *page_of({"hello 안녕", &bpe, {"b.h5", 1, &on_bpe}, {}, {}, "en"}).data.find("typing")->find("tokenizer");
   REQUIRE(bpe_json.find("split")->text == "gpt2");
   REQUIRE(bpe_json.find("merges")->array->size() == 2 * bpe.merges().size());
   REQUIRE((*bpe_json.find("merges")->array)[1].number == bpe.merges()[0].second);
