@@ -348,17 +348,20 @@ async function gpt2TokenizerPage(context, errors) {
   check(errors.length === 0, "no error on the GPT-2 tokenizer's page (" + errors.join(" | ") + ")");
 }
 
+// Copies page `from` to `to` with one float32 of an array in its data block (chosen by `pick`) moved by `by`.
+function changeFloat(from, to, pick, at, by) {
+  const html = fs.readFileSync(path.join(work, from), "utf8"), marker = '<script type="application/json" id="tinygpt-data">';
+  const start = html.indexOf(marker) + marker.length, end = html.indexOf("</script>", start);
+  const data = JSON.parse(html.slice(start, end)), entry = pick(data);
+  const values = new Float32Array(Uint8Array.from(Buffer.from(entry.f32, "base64")).buffer);
+  values[at] += by;
+  entry.f32 = Buffer.from(values.buffer).toString("base64");
+  fs.writeFileSync(path.join(work, to), html.slice(0, start) + JSON.stringify(data).split("</").join("<\\/") + html.slice(end));
+}
+
 // The page's forward pass is checked against the C++ numbers: one weight changed in the page fails it.
 async function tamperedWeights(context) {
-  const html = fs.readFileSync(path.join(work, "page.html"), "utf8");
-  const marker = '<script type="application/json" id="tinygpt-data">';
-  const start = html.indexOf(marker) + marker.length, end = html.indexOf("</script>", start);
-  const data = JSON.parse(html.slice(start, end));
-  const entry = data.typing.weights["transformer.h.1.mlp.c_fc.weight"];
-  const w = new Float32Array(Uint8Array.from(Buffer.from(entry.f32, "base64")).buffer);
-  w[7] += 0.05;
-  entry.f32 = Buffer.from(w.buffer).toString("base64");
-  fs.writeFileSync(path.join(work, "tampered-weights.html"), html.slice(0, start) + JSON.stringify(data).split("</").join("<\\/") + html.slice(end));
+  changeFloat("page.html", "tampered-weights.html", (data) => data.typing.weights["transformer.h.1.mlp.c_fc.weight"], 7, 0.05);
   const page = await context.newPage();
   await page.goto("file://" + path.join(work, "tampered-weights.html"));
   await page.waitForSelector('body[data-checked="1"]', { timeout: 20000 });
@@ -423,14 +426,7 @@ async function llamaPage(context, errors) {
   check(errors.length === 0, "no error on the Llama page (" + errors.join(" | ") + ")");
 
   // The self-check catches a turn that is not the model's: one cosine of the page's table changed.
-  const html = fs.readFileSync(path.join(work, "llama.html"), "utf8");
-  const marker = '<script type="application/json" id="tinygpt-data">';
-  const start = html.indexOf(marker) + marker.length, end = html.indexOf("</script>", start);
-  const data = JSON.parse(html.slice(start, end));
-  const cs = new Float32Array(Uint8Array.from(Buffer.from(data.model.arrays.rope.f32, "base64")).buffer);
-  cs[5 * 16 + 2] += 0.01;  // position 5, pair 1's cosine
-  data.model.arrays.rope.f32 = Buffer.from(cs.buffer).toString("base64");
-  fs.writeFileSync(path.join(work, "tampered.html"), html.slice(0, start) + JSON.stringify(data).split("</").join("<\\/") + html.slice(end));
+  changeFloat("llama.html", "tampered.html", (data) => data.model.arrays.rope, 5 * 16 + 2, 0.01);  // position 5, pair 1's cosine
   await page.goto("file://" + path.join(work, "tampered.html"));
   await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
   check(await page.$eval("#self-check", (e) => e.className.includes("bad") && Number(e.dataset.problems) > 0 && e.textContent.includes("RoPE of position 5")),
