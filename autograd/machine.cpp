@@ -1,10 +1,13 @@
 #include "tinygpt/autograd/machine.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
 #include <cstdio>
 #include <fstream>
 
@@ -22,11 +25,28 @@ std::string cpu_model() {
   return "unknown";
 }
 
+namespace {
+std::atomic<bool> g_avx2_fma_copies{true};  // a process setting, like the thread count
+}  // namespace
+
+void set_avx2_fma_copies(bool allowed) { g_avx2_fma_copies = allowed; }
+
+#if defined(TINYGPT_FMA_AT_RUN_TIME)
+bool simd::cpu_has_avx2_fma() {
+  // TINYGPT_AVX2_FMA=off: the plain copies, as on a CPU without FMA (scripts/variants.sh).
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                          std::string_view(std::getenv("TINYGPT_AVX2_FMA") ? std::getenv("TINYGPT_AVX2_FMA") : "") != "off";
+  return has && g_avx2_fma_copies.load(std::memory_order_relaxed);
+}
+#endif
+
 const char* vector_path() {
 #if defined(__AVX512F__)
   return "avx512";
 #elif defined(__AVX2__) && defined(__FMA__)
   return "avx2";
+#elif defined(TINYGPT_FMA_AT_RUN_TIME)
+  return simd::cpu_has_avx2_fma() ? "generic, avx2+fma kernels" : "generic";
 #else
   return "generic";
 #endif
@@ -35,17 +55,21 @@ const char* vector_path() {
 double fma_peak_gflops() {
   using namespace simd;
   const float start = 1e-3f, scale = 0.9999f, shift = 1e-7f;
-  vfloat acc[12];
-  for (vfloat& a : acc) a = broadcast(&start);
-  const vfloat a = broadcast(&scale), b = broadcast(&shift);
   constexpr long kRounds = 5'000'000;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (long r = 0; r < kRounds; ++r)
+  float sink = 0;
+  double seconds = 0;
+  fused([&] {
+    vfloat acc[12];
+    for (vfloat& a : acc) a = broadcast(&start);
+    const vfloat a = broadcast(&scale), b = broadcast(&shift);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long r = 0; r < kRounds; ++r)
 #pragma GCC unroll 12
-    for (vfloat& x : acc) x = fma(a, x, b);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  float lanes[kLanes], sink = 0;
-  for (vfloat& x : acc) store(lanes, x), sink += lanes[0];
+      for (vfloat& x : acc) x = fma(a, x, b);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    float lanes[kLanes];
+    for (vfloat& x : acc) store(lanes, x), sink += lanes[0];
+  });
   if (sink == 42.0f) std::puts("");  // the chains' results are used
   return 12.0 * kLanes * 2.0 * static_cast<double>(kRounds) / seconds / 1e9;
 }

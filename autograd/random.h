@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "tinygpt/autograd/elementary.h"
+
 namespace tinygpt {
 
 // The seed a model, a run and a sampler start from when none is given (nanoGPT's).
@@ -61,9 +63,9 @@ class Rng {
   }
   // Two independent standard normals by Box-Muller.
   std::pair<double, double> normal_pair() {
-    const double radius = std::sqrt(-2.0 * std::log(1.0 - uniform()));  // 1 - u is in (0, 1]
-    const double angle = 6.283185307179586 * uniform();
-    return {radius * std::cos(angle), radius * std::sin(angle)};
+    const double radius = std::sqrt(-2.0 * log_double(1.0 - uniform()));  // 1 - u is in (0, 1]
+    const CosSin turn = cos_sin_double(6.283185307179586 * uniform());
+    return {radius * turn.cos, radius * turn.sin};
   }
   double normal() { return normal_pair().first; }
   const State& state() const { return state_; }

@@ -12,6 +12,7 @@
 
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/data/utf8.h"
+#include "tinygpt/autograd/elementary.h"
 
 namespace tinygpt::nn {
 
@@ -44,7 +45,7 @@ int32_t pick_token(std::span<const float> logits, const PickOptions& pick, doubl
                       [&](int32_t a, int32_t b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
   std::vector<double> p(k);
   double total = 0;
-  for (int64_t i = 0; i < k; ++i) total += (p[i] = std::exp((logits[order[i]] - top) / pick.temperature));
+  for (int64_t i = 0; i < k; ++i) total += (p[i] = vector_exp((logits[order[i]] - top) / pick.temperature));
   int64_t kept = k;
   if (nucleus) {  // the fewest most likely whose share reaches top_p
     double sum = 0;

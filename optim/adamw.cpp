@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/kernels/parallel.h"
+#include "tinygpt/autograd/elementary.h"
 
 namespace tinygpt::optim {
 
@@ -49,8 +50,8 @@ std::vector<std::pair<std::string, Tensor>> AdamW::state_tensors() const {
 void AdamW::step(float lr, float grad_scale) {
   ++steps_;
   const AdamWOptions& o = options_;
-  const double bias1 = 1.0 - std::pow(o.beta1, static_cast<double>(steps_));  // in double, as PyTorch
-  const auto bias2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(o.beta2, static_cast<double>(steps_))));
+  const double bias1 = 1.0 - whole_power(o.beta1, steps_);  // in double, as PyTorch
+  const auto bias2_sqrt = static_cast<float>(std::sqrt(1.0 - whole_power(o.beta2, steps_)));
   for (size_t i = 0; i < state_.size(); ++i) {
     State& s = state_[i];
     last_update_[i] = {};

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "tinygpt/optim/optimizer.h"
+#include "tinygpt/autograd/elementary.h"
 
 namespace tinygpt::optim {
 
@@ -22,7 +23,7 @@ struct LrSchedule {
     if (it < warmup) return lr * static_cast<float>(it + 1) / static_cast<float>(warmup + 1);
     if (it >= decay_iters) return min_lr;
     const double ratio = static_cast<double>(it - warmup) / static_cast<double>(decay_iters - warmup);
-    const double coeff = 0.5 * (1.0 + std::cos(3.14159265358979323846 * ratio));
+    const double coeff = 0.5 * (1.0 + cos_sin_double(3.14159265358979323846 * ratio).cos);
     return static_cast<float>(min_lr + coeff * (lr - min_lr));
   }
   // Sets the optimizer's learning rate for iteration `it`.
@@ -38,7 +39,7 @@ struct StepLR {
 
   float at(int64_t step) const {
     if (step_size <= 0) throw std::invalid_argument("StepLR: step_size must be at least 1");
-    return lr * static_cast<float>(std::pow(static_cast<double>(gamma), static_cast<double>(step / step_size)));
+    return lr * static_cast<float>(whole_power(static_cast<double>(gamma), step / step_size));
   }
   void apply(Optimizer& optimizer, int64_t step) const { optimizer.set_lr(at(step)); }
 };
@@ -59,7 +60,7 @@ struct OneCycleLR {
       throw std::invalid_argument("OneCycleLR: step outside [0, total_steps)");
     const double start = max_lr / div_factor, end = start / final_div_factor;
     const double peak_step = pct_start * static_cast<double>(total_steps) - 1;  // PyTorch's phase end
-    auto anneal = [](double from, double to, double pct) { return to + (from - to) / 2 * (std::cos(M_PI * pct) + 1); };
+    auto anneal = [](double from, double to, double pct) { return to + (from - to) / 2 * (cos_sin_double(M_PI * pct).cos + 1); };
     const double s = static_cast<double>(step);
     if (s <= peak_step) return static_cast<float>(anneal(start, max_lr, s / peak_step));
     return static_cast<float>(anneal(max_lr, end, (s - peak_step) / (static_cast<double>(total_steps - 1) - peak_step)));

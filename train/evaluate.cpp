@@ -9,6 +9,7 @@
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/memory.h"
 #include "tinygpt/data/batches.h"
+#include "tinygpt/autograd/elementary.h"
 
 namespace tinygpt::train {
 
@@ -41,7 +42,7 @@ EvalResult evaluate(nn::GPT& model, const data::TokenArray& tokens, int64_t batc
     w = end;
   }
   model.train(was_training);
-  return {sum / static_cast<double>(scored), std::exp(sum / static_cast<double>(scored)), scored};
+  return {sum / static_cast<double>(scored), exp_double(sum / static_cast<double>(scored)), scored};
 }
 
 EvalResult evaluate(nn::GPT& model, const data::Tokenizer& tokenizer, const data::TokenArray& tokens, int64_t batch) {
@@ -55,7 +56,7 @@ EvalResult evaluate(nn::GPT& model, const data::Tokenizer& tokenizer, const data
     for (int64_t k = 0; k < n; ++k) r.bytes += length.at(static_cast<size_t>(chunk[k]));
   }
   const double nats = r.loss * static_cast<double>(r.tokens);
-  r.bits_per_byte = r.bytes > 0 ? nats / (static_cast<double>(r.bytes) * std::log(2.0)) : 0.0;
+  r.bits_per_byte = r.bytes > 0 ? nats / (static_cast<double>(r.bytes) * 0.6931471805599453) : 0.0;
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/data/input_file.h"
 #include "tinygpt/data/json.h"
+#include "tinygpt/autograd/elementary.h"
 
 namespace tinygpt::train {
 
@@ -97,12 +98,13 @@ ChoiceRows choice_rows(std::span<const ChoiceExample> examples, const data::Toke
 
 namespace {
 
-// Cross-entropy of `target` under logits [V], in double.
+// Cross-entropy of `target` under logits [V]: the exps and the log are elementary.h's (the same
+// on every machine), the sum and the rest in double.
 double token_loss(const float* logits, int64_t V, int32_t target) {
   const float top = *std::max_element(logits, logits + V);
   double sum = 0;
-  for (int64_t v = 0; v < V; ++v) sum += std::exp(static_cast<double>(logits[v]) - top);
-  return std::log(sum) + top - logits[target];
+  for (int64_t v = 0; v < V; ++v) sum += vector_exp(logits[v] - top);
+  return static_cast<double>(vector_log(static_cast<float>(sum))) + top - logits[target];
 }
 
 ChoiceResult pick(std::vector<EndingScore> endings) {

@@ -6,12 +6,13 @@
 
 #include "tinygpt/autograd/kernels/strided.h"
 #include "tinygpt/autograd/shape.h"
+#include "tinygpt/autograd/elementary.h"
 
 namespace tinygpt {
 
 // 1 / (1 + exp(-v)), with an exp of a non-positive number only: no overflow for large |v|.
 inline float stable_sigmoid(float v) {
-  const float e = std::exp(-std::abs(v));
+  const float e = vector_exp(-std::abs(v));
   return v >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
 }
 

@@ -225,7 +225,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
       }
     });
     const int64_t unit_tiles = by_band ? n_tiles : 1;
-    parallel_for_slots(m_tiles * n_tiles / unit_tiles, 1, [&](int slot, int64_t q0, int64_t q1) {
+    parallel_for_slots(m_tiles * n_tiles / unit_tiles, 1, [&](int slot, int64_t q0, int64_t q1) { fused([&] {
       float* Ap = packed_a[slot];
       const int64_t t0 = q0 * unit_tiles, t1 = q1 * unit_tiles;
       for (int64_t t = t0; t < t1;) {  // the tiles of one row band share each block's packed A
@@ -250,7 +250,7 @@ void gemm_tiled(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
         }
         t = band_end;
       }
-    });
+    }); });
   }
 }
 
@@ -271,7 +271,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
   const int64_t a_share = by_columns ? 0 : packed_a_size(M, blocks.most);
   const int64_t b_share = packed_b_size(blocks.most, kGroup * NR);
   SlotScratch packed(a_share + b_share);
-  parallel_for_slots(slices, 1, [&](int slot, int64_t s0, int64_t s1) {
+  parallel_for_slots(slices, 1, [&](int slot, int64_t s0, int64_t s1) { fused([&] {
     float* Ap = packed[slot];
     float* Bp = Ap + a_share;
     const int64_t j_begin = s0 * slice_panels * NR, j_end = std::min(N, s1 * slice_panels * NR);
@@ -287,7 +287,7 @@ void gemm_short(int64_t M, int64_t N, MatrixView A, MatrixView B, float* C, int6
         else multiply_band(kc, Ap, Bp, C + j0, ldc, M, n, start);
       }
     }
-  });
+  }); });
 }
 
 }  // namespace

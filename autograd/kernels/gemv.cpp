@@ -19,6 +19,10 @@ namespace {
 // The int8 loop works longer on each byte than the fp32 one: the hardware prefetchers alone fall behind.
 constexpr int64_t kPrefetchRows = 16;
 
+// A row's dot product runs in 32 lanes whatever the vector width (two AVX-512 vectors, four AVX2
+// ones): term j goes to lane j mod 32, so every build sums the same terms in the same order.
+constexpr int kDotLanes = 32;
+
 // Rows of float weights: row r of a block, from column i.
 struct FloatRows {
   const float* w;
@@ -26,7 +30,7 @@ struct FloatRows {
   template <int R>
   void column(int64_t i) {
     for (int r = 0; r < R; ++r)
-      for (int64_t line = 0; line < 2 * simd::kLanes; line += 16) __builtin_prefetch(w + (r + kPrefetchRows) * in + i + line);
+      for (int64_t line = 0; line < kDotLanes; line += 16) __builtin_prefetch(w + (r + kPrefetchRows) * in + i + line);
   }
   simd::vfloat load(int r, int64_t i) const { return simd::load(w + r * in + i); }
   float at(int r, int64_t j) const { return w[r * in + j]; }
@@ -35,7 +39,7 @@ struct FloatRows {
 
 // Rows of int8 weights, each weight float(q) * scale as dequantize_int8 writes it. column(i) comes
 // before the loads at column i, and takes the scales of its R (up to 4) rows when i starts a group (a group
-// spans whole steps of dot_rows: the smallest, 32, is two AVX-512 vectors).
+// spans whole steps of dot_rows: the smallest, 32, is one).
 struct Int8Rows {
   const int8_t* q;
   const float* scales;
@@ -53,48 +57,47 @@ struct Int8Rows {
   Int8Rows from_row(int64_t o) const { return {q + o * in, scales + o * groups, in, groups, shift}; }
 };
 
-// R rows of y = W x: the rows share each load of x, and each row keeps two accumulators so that
-// the FMAs overlap. Every row is summed in the same order whatever R is (the bits of a row do not
-// depend on how rows are split over threads), and whatever the weights' storage.
+// R rows of y = W x, the rows sharing each load of x. Row r: one fma chain per lane over the whole
+// steps of kDotLanes columns, the lanes then added in order 0, 1, ..., 31, and the columns past the
+// last whole step fused on in order. The same bits whatever R (the split of rows over threads), the
+// weights' storage or the vector width.
 template <int R, class Rows>
 void dot_rows(Rows w, const float* x, int64_t in, float* out) {
   using namespace simd;
-  vfloat acc[R][2];
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = zero();
+  constexpr int V = kDotLanes / kLanes;
+  vfloat acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = zero();
   int64_t i = 0;
-  for (; i + 2 * kLanes <= in; i += 2 * kLanes) {
-    const vfloat x0 = load(x + i), x1 = load(x + i + kLanes);
+  for (; i + kDotLanes <= in; i += kDotLanes) {
+    vfloat xs[V];
+    for (int v = 0; v < V; ++v) xs[v] = load(x + i + v * kLanes);
     w.template column<R>(i);
-    for (int r = 0; r < R; ++r) {
-      acc[r][0] = fma(w.load(r, i), x0, acc[r][0]);
-      acc[r][1] = fma(w.load(r, i + kLanes), x1, acc[r][1]);
-    }
-  }
-  if (i + kLanes <= in) {
-    const vfloat x0 = load(x + i);
-    w.template column<R>(i);
-    for (int r = 0; r < R; ++r) acc[r][0] = fma(w.load(r, i), x0, acc[r][0]);
-    i += kLanes;
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < V; ++v) acc[r][v] = fma(w.load(r, i + v * kLanes), xs[v], acc[r][v]);
   }
   for (int r = 0; r < R; ++r) {
-    float lanes[kLanes];
-    store(lanes, add(acc[r][0], acc[r][1]));
+    float lanes[kDotLanes];
+    for (int v = 0; v < V; ++v) store(lanes + v * kLanes, acc[r][v]);
     float s = 0.0f;
     for (float lane : lanes) s += lane;
-    for (int64_t j = i; j < in; ++j) s = std::fma(w.at(r, j), x[j], s);  // fused on every path and storage
+    for (int64_t j = i; j < in; ++j) s = std::fma(w.at(r, j), x[j], s);
     out[r] = s;
   }
 }
 
 template <class Rows>
 void matvec_rows(const Rows& w, const float* b, const float* x, float* y, int64_t out, int64_t in) {
-  constexpr int kRows = 4;
+  // Rows a block: as many as keep the block's accumulators and x in the 16 or 32 vector registers.
+  constexpr int kRows = simd::kLanes >= 16 ? 4 : 2;
   parallel_for((out + kRows - 1) / kRows, grain_for(kRows * in), [&](int64_t g0, int64_t g1) {
-    for (int64_t o = g0 * kRows; o < std::min(out, g1 * kRows); o += kRows) {
-      if (o + kRows <= out) dot_rows<kRows>(w.from_row(o), x, in, y + o);
-      else
-        for (int64_t r = o; r < out; ++r) dot_rows<1>(w.from_row(r), x, in, y + r);
-    }
+    simd::fused([&] {
+      for (int64_t o = g0 * kRows; o < std::min(out, g1 * kRows); o += kRows) {
+        if (o + kRows <= out) dot_rows<kRows>(w.from_row(o), x, in, y + o);
+        else
+          for (int64_t r = o; r < out; ++r) dot_rows<1>(w.from_row(r), x, in, y + r);
+      }
+    });
   });
   if (b)
     for (int64_t o = 0; o < out; ++o) y[o] += b[o];

@@ -1,8 +1,13 @@
 #pragma once
-// The SIMD vocabulary of the hand-tiled kernels (gemm, small_gemm): one register of floats and the
-// few operations they need. AVX-512 or AVX2+FMA intrinsics where the build targets them, GCC's
-// portable vector extension elsewhere.
+// The SIMD vocabulary of the hand-tiled kernels (gemm, small_gemm, matvec): one register of floats
+// and the few operations they need. AVX-512 or AVX2+FMA intrinsics where the build targets them,
+// GCC's portable vector extension elsewhere.
+//
+// Every build computes the same bits: fma is one rounding on every path (the portable one too:
+// see fused below), each output element of a kernel is one chain of fmas in k order whatever the
+// vector width, and no a * b + c outside fma is fused (-ffp-contract=off).
 #include <cstdint>
+#include <cstring>
 
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
@@ -40,15 +45,26 @@ inline __m256i first_lanes(int n) {
 inline vfloat load_first(const float* p, int n) { return _mm256_maskload_ps(p, first_lanes(n)); }
 inline void store_first(float* p, vfloat v, int n) { _mm256_maskstore_ps(p, first_lanes(n), v); }
 #else
-constexpr int kLanes = 4, MR = 6;
-typedef float vfloat __attribute__((vector_size(16)));
-typedef float vfloat_unaligned __attribute__((vector_size(16), aligned(4)));
-inline vfloat zero() { return vfloat{0, 0, 0, 0}; }
-inline vfloat broadcast(const float* p) { return vfloat{*p, *p, *p, *p}; }
-inline vfloat load_aligned(const float* p) { return *reinterpret_cast<const vfloat*>(p); }
-inline vfloat load(const float* p) { return *reinterpret_cast<const vfloat_unaligned*>(p); }
-inline void store(float* p, vfloat v) { *reinterpret_cast<vfloat_unaligned*>(p) = v; }
-inline vfloat fma(vfloat a, vfloat b, vfloat c) { return a * b + c; }
+// AVX2's shape (8 lanes, MR 6) in GCC's vector extension: two SSE registers a vector where the
+// build has no AVX, one AVX register inside fused's AVX2 copy of a kernel.
+constexpr int kLanes = 8, MR = 6;
+typedef float vfloat __attribute__((vector_size(32)));
+inline vfloat zero() { return vfloat{}; }
+inline vfloat broadcast(const float* p) { return vfloat{*p, *p, *p, *p, *p, *p, *p, *p}; }
+inline vfloat load(const float* p) {
+  vfloat v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline vfloat load_aligned(const float* p) { return load(p); }
+inline void store(float* p, vfloat v) { std::memcpy(p, &v, sizeof v); }
+// One rounding per lane: a vfmadd where the code is compiled for FMA (fused's copy), else glibc's
+// fmaf, exact on any CPU (its own FMA instruction where the CPU has one, software where not).
+inline vfloat fma(vfloat a, vfloat b, vfloat c) {
+  vfloat r;
+  for (int l = 0; l < kLanes; ++l) r[l] = __builtin_fmaf(a[l], b[l], c[l]);
+  return r;
+}
 inline vfloat load_first(const float* p, int n) {
   vfloat v = zero();
   for (int l = 0; l < n; ++l) v[l] = p[l];
@@ -56,6 +72,30 @@ inline vfloat load_first(const float* p, int n) {
 }
 inline void store_first(float* p, vfloat v, int n) {
   for (int l = 0; l < n; ++l) p[l] = v[l];
+}
+#endif
+
+// fused(body): runs body, a kernel's loop over fmas. A build for AVX2+FMA (or AVX-512) runs it as
+// it is. A build without them (the portable one: TINYGPT_NATIVE=OFF, -march=x86-64 or x86-64-v2)
+// carries a second copy of body compiled for AVX2+FMA, every callee inlined into it, and runs that
+// copy on CPUs that have both (a handful of instructions tested once), so that its fmas are
+// vfmadds, not calls. Both copies compute the same bits.
+#if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__))
+#define TINYGPT_FMA_AT_RUN_TIME 1
+bool cpu_has_avx2_fma();  // machine.cpp
+template <class Body>
+__attribute__((target("avx2,fma"), flatten)) void run_avx2_fma(const Body& body) {
+  body();
+}
+template <class Body>
+void fused(const Body& body) {
+  if (cpu_has_avx2_fma()) run_avx2_fma(body);
+  else body();
+}
+#else
+template <class Body>
+void fused(const Body& body) {
+  body();
 }
 #endif
 inline vfloat add(vfloat a, vfloat b) { return a + b; }
@@ -71,7 +111,9 @@ inline vfloat load_int8(const int8_t* p) {
 #elif defined(__AVX2__) && defined(__FMA__)
   return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 #else
-  return vfloat{float(p[0]), float(p[1]), float(p[2]), float(p[3])};
+  vfloat v;
+  for (int l = 0; l < kLanes; ++l) v[l] = float(p[l]);
+  return v;
 #endif
 }
 #pragma GCC diagnostic pop

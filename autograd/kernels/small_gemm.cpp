@@ -81,9 +81,11 @@ void rows_tile(int64_t rows, const SmallGemmArgs& g, int64_t i0, int64_t j0, int
 }
 
 void small_gemm_floats(const SmallGemmArgs& g) {
-  for (int64_t i0 = 0; i0 < g.m; i0 += MR)
-    for (int64_t j0 = 0; j0 < g.n; j0 += NR)
-      rows_tile<MR>(std::min<int64_t>(MR, g.m - i0), g, i0, j0, std::min<int64_t>(NR, g.n - j0));
+  fused([&] {
+    for (int64_t i0 = 0; i0 < g.m; i0 += MR)
+      for (int64_t j0 = 0; j0 < g.n; j0 += NR)
+        rows_tile<MR>(std::min<int64_t>(MR, g.m - i0), g, i0, j0, std::min<int64_t>(NR, g.n - j0));
+  });
 }
 
 // The portable bf16 form: MR rows of A and up to kSmallDepth of its k at a time, rounded into a

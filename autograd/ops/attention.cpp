@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/elementary.h"
 #include "tinygpt/autograd/kernels/rows.h"
 #include "tinygpt/autograd/kernels/pack.h"
 #include "tinygpt/autograd/kernels/simd.h"

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/elementary.h"
 #include "tinygpt/autograd/kernels/rows.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/detail/profile.h"

@@ -9,7 +9,7 @@
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/elementary.h"
 #include "tinygpt/autograd/kernels/elementwise.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/detail/bf16_operands.h"
@@ -138,13 +138,13 @@ Tensor neg(const Tensor& x) {
   return unary(x, "neg", [](float v) { return -v; }, [](float, float) { return -1.0f; });
 }
 Tensor exp(const Tensor& x) {
-  return unary(x, "exp", [](float v) { return std::exp(v); }, [](float, float y) { return y; });
+  return unary(x, "exp", [](float v) { return vector_exp(v); }, [](float, float y) { return y; });
 }
 Tensor log(const Tensor& x) {
-  return unary(x, "log", [](float v) { return std::log(v); }, [](float v, float) { return 1.0f / v; });
+  return unary(x, "log", [](float v) { return vector_log(v); }, [](float v, float) { return 1.0f / v; });
 }
 Tensor tanh(const Tensor& x) {
-  return unary(x, "tanh", [](float v) { return std::tanh(v); }, [](float, float y) { return 1.0f - y * y; });
+  return unary(x, "tanh", [](float v) { return vector_tanh(v); }, [](float, float y) { return 1.0f - y * y; });
 }
 Tensor sqrt(const Tensor& x) {
   return unary(x, "sqrt", [](float v) { return std::sqrt(v); }, [](float, float y) { return 0.5f / y; });
@@ -169,7 +169,7 @@ Tensor abs(const Tensor& x) {  // slope 0 at 0, as PyTorch
 }
 Tensor erf(const Tensor& x) {  // slope 2/sqrt(pi) e^(-x²)
   return unary(x, "erf", [](float v) { return std::erf(v); },
-               [](float v, float) { return 1.1283791670955126f * std::exp(-v * v); });
+               [](float v, float) { return 1.1283791670955126f * vector_exp(-v * v); });
 }
 Tensor atan(const Tensor& x) {
   return unary(x, "atan", [](float v) { return std::atan(v); }, [](float v, float) { return 1.0f / (1.0f + v * v); });
@@ -215,10 +215,10 @@ Tensor cos(const Tensor& x) {
   return unary(x, "cos", [](float v) { return std::cos(v); }, [](float v, float) { return -std::sin(v); });
 }
 Tensor log1p(const Tensor& x) {
-  return unary(x, "log1p", [](float v) { return std::log1p(v); }, [](float v, float) { return 1.0f / (1.0f + v); });
+  return unary(x, "log1p", [](float v) { return vector_log1p(v); }, [](float v, float) { return 1.0f / (1.0f + v); });
 }
 Tensor softplus(const Tensor& x) {  // log(1 + e^x) without overflow; slope sigmoid(x)
-  return unary(x, "softplus", [](float v) { return std::max(v, 0.0f) + std::log1p(std::exp(-std::abs(v))); },
+  return unary(x, "softplus", [](float v) { return std::max(v, 0.0f) + vector_log1p(vector_exp(-std::abs(v))); },
                [](float v, float) { return stable_sigmoid(v); });
 }
 Tensor clamp(const Tensor& x, float lo, float hi) {  // the gradient passes where lo < x < hi, as PyTorch (ends included)
@@ -228,12 +228,12 @@ Tensor clamp(const Tensor& x, float lo, float hi) {  // the gradient passes wher
 }
 
 // GELU, tanh approximation (docs/architectures.md, the model): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
-// Its own loops with vector_tanh: std::tanh would keep them scalar, and GELU is a large share of a step.
+// Its own loops with gelu_tanh: std::tanh would keep them scalar, and GELU is a large share of a step.
 void gelu_row(const float* x, int64_t n, float* y) {
   constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
-    y[i] = 0.5f * v * (1.0f + vector_tanh(kS * (v + kC * v * v * v)));
+    y[i] = 0.5f * v * (1.0f + gelu_tanh(kS * (v + kC * v * v * v)));
   }
 }
 
@@ -263,7 +263,7 @@ Tensor gelu(const Tensor& input, Readers readers) {
     if (!sink) return;
     const float *px = x.data(), *pg = g.data();
     auto slope = [](float v) {
-      const float t = vector_tanh(kS * (v + kC * v * v * v));
+      const float t = gelu_tanh(kS * (v + kC * v * v * v));
       return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * kS * (1.0f + 3.0f * kC * v * v);
     };
     parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {

@@ -2,7 +2,8 @@
 // (x[2i], x[2i+1]), i = 0 .. hs/2 - 1, of the token at position pos turns by the angle
 //   a = pos * theta^(-2i / hs):   (x0, x1) -> (x0 cos a - x1 sin a,  x0 sin a + x1 cos a)
 // so that the product of a query at position m with a key at position n depends on m - n only.
-// Backward turns the gradient back by -a. The angles are computed in double, then rounded.
+// Backward turns the gradient back by -a. The angles are computed in double (elementary.h's
+// functions: the same table on every machine), then rounded.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/detail/profile.h"
+#include "tinygpt/autograd/elementary.h"
 
 namespace tinygpt {
 
@@ -22,9 +24,10 @@ namespace {
 void angles_at(int64_t pos, int64_t hs, float theta, float* cs) {
   for (int64_t i = 0; i < hs / 2; ++i) {
     const double angle =
-        static_cast<double>(pos) * std::pow(static_cast<double>(theta), -2.0 * static_cast<double>(i) / hs);
-    cs[2 * i] = static_cast<float>(std::cos(angle));
-    cs[2 * i + 1] = static_cast<float>(std::sin(angle));
+        static_cast<double>(pos) * pow_double(static_cast<double>(theta), -2.0 * static_cast<double>(i) / hs);
+    const CosSin turn = cos_sin_double(angle);
+    cs[2 * i] = static_cast<float>(turn.cos);
+    cs[2 * i + 1] = static_cast<float>(turn.sin);
   }
 }
 

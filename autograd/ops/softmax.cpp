@@ -8,13 +8,14 @@
 #include "tinygpt/autograd/kernels/rows.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/detail/profile.h"
+#include "tinygpt/autograd/elementary.h"
 
 namespace tinygpt {
 
 void softmax_row(const float* x, int64_t n, float* y) {
   const float m = *std::max_element(x, x + n);
   float s = 0.0f;
-  for (int64_t j = 0; j < n; ++j) s += (y[j] = std::exp(x[j] - m));
+  for (int64_t j = 0; j < n; ++j) s += (y[j] = vector_exp(x[j] - m));
   const float inv = 1.0f / s;
   for (int64_t j = 0; j < n; ++j) y[j] *= inv;
 }
@@ -56,7 +57,7 @@ Tensor log_softmax(const Tensor& input) {
       const float *yr = y.data() + r * cols, *gr = g.data() + r * cols;
       float total = 0.0f;
       for (int64_t j = 0; j < cols; ++j) total += gr[j];
-      for (int64_t j = 0; j < cols; ++j) sink[r * cols + j] += gr[j] - std::exp(yr[j]) * total;
+      for (int64_t j = 0; j < cols; ++j) sink[r * cols + j] += gr[j] - vector_exp(yr[j]) * total;
     });
   });
 }

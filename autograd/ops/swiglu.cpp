@@ -8,7 +8,7 @@
 
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/elementary.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/detail/bf16_operands.h"

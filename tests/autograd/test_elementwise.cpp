@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "tinygpt/autograd/kernels/fast_exp.h"
+#include "tinygpt/autograd/elementary.h"
 #include "gradcheck.h"
 
 using namespace tinygpt;
@@ -118,12 +118,16 @@ TEST_CASE("elementwise: the vectorizable exp and tanh behind GELU are accurate",
   double worst_exp = 0, worst_tanh = 0;
   for (float x = -87.0f; x < 88.0f; x += 0.0137f) {
     worst_exp = std::max(worst_exp, std::abs(vector_exp(x) / std::exp(static_cast<double>(x)) - 1.0));
-    worst_tanh = std::max(worst_tanh, std::abs(vector_tanh(x) - std::tanh(static_cast<double>(x))));
+    worst_tanh = std::max(worst_tanh, std::abs(gelu_tanh(x) - std::tanh(static_cast<double>(x))));
   }
   REQUIRE(worst_exp < 3e-7);   // about 2 ulp
   REQUIRE(worst_tanh < 3e-7);  // absolute: what 1 + tanh(u) in GELU can resolve
-  REQUIRE(vector_exp(-200.0f) < 1e-37f);
-  REQUIRE((vector_exp(200.0f) > 1e38f && std::isfinite(vector_exp(200.0f))));  // saturates, documented
+  REQUIRE(vector_exp(-200.0f) == 0.0f);
+  REQUIRE(vector_exp(200.0f) == INFINITY);
+  REQUIRE(vector_exp(89.0f) == INFINITY);
+  REQUIRE(vector_exp(88.7f) == Approx(std::exp(double{88.7f})).epsilon(3e-7));
+  REQUIRE(vector_exp(-100.0f) == Approx(std::exp(double{-100.0f})).margin(1.5e-45));  // subnormal: within its spacing
+  REQUIRE(std::isnan(vector_exp(NAN)));
   // GELU against the formula evaluated in double with std::tanh.
   std::vector<float> xs;
   for (float x = -8.0f; x <= 8.0f; x += 0.01f) xs.push_back(x);
@@ -132,4 +136,42 @@ TEST_CASE("elementwise: the vectorizable exp and tanh behind GELU are accurate",
     const double x = xs[i], want = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
     REQUIRE(std::abs(got[i] - want) <= 1e-6 * (1 + std::abs(want)));
   }
+}
+
+// Relative error of a float against a double reference, in units of the float's last place.
+static double float_math_ulps(float got, double want) {
+  if (want == 0) return got == 0 ? 0 : 1e30;
+  const double ulp = std::ldexp(1.0, std::ilogb(static_cast<float>(want)) - 23);
+  return std::abs(static_cast<double>(got) - want) / ulp;
+}
+
+TEST_CASE("elementwise: the project's own log, log1p, expm1 and tanh are accurate to a few ulp", "[elementwise]") {
+  double worst_log = 0, worst_log1p = 0, worst_expm1 = 0, worst_tanh = 0;
+  for (float x = 1e-38f; x < 3e38f; x *= 1.0007f) worst_log = std::max(worst_log, float_math_ulps(vector_log(x), std::log(double{x})));
+  for (float x = 1e-30f; x < 1e30f; x *= 1.0013f) {
+    worst_log1p = std::max(worst_log1p, float_math_ulps(vector_log1p(x), std::log1p(double{x})));
+    if (x < 0.99f) worst_log1p = std::max(worst_log1p, float_math_ulps(vector_log1p(-x), std::log1p(-double{x})));
+  }
+  for (float x = 1e-30f; x < 80.0f; x *= 1.0011f)
+    for (float v : {x, -x}) {
+      worst_expm1 = std::max(worst_expm1, float_math_ulps(vector_expm1(v), std::expm1(double{v})));
+      worst_tanh = std::max(worst_tanh, float_math_ulps(vector_tanh(v), std::tanh(double{v})));
+    }
+  CAPTURE(worst_log, worst_log1p, worst_expm1, worst_tanh);
+  REQUIRE(worst_log <= 2);
+  REQUIRE(worst_log1p <= 4);
+  REQUIRE(worst_expm1 <= 8);
+  REQUIRE(worst_tanh <= 8);
+  // The edges: subnormals, zero, negatives, infinities and NaN.
+  REQUIRE(vector_log(1e-45f) == Approx(std::log(double{1e-45f})).epsilon(1e-6));  // the smallest subnormal
+  REQUIRE(vector_log(0.0f) == -INFINITY);
+  REQUIRE(std::isnan(vector_log(-1.0f)));
+  REQUIRE(std::isnan(vector_log(NAN)));
+  REQUIRE(vector_log(INFINITY) == INFINITY);
+  REQUIRE(vector_log(1.0f) == 0.0f);
+  REQUIRE(vector_log1p(-1.0f) == -INFINITY);
+  REQUIRE(vector_log1p(INFINITY) == INFINITY);
+  REQUIRE((vector_tanh(100.0f) == 1.0f && vector_tanh(-100.0f) == -1.0f && vector_tanh(0.0f) == 0.0f));
+  REQUIRE(std::signbit(vector_tanh(-0.0f)));
+  REQUIRE(vector_expm1(1e-20f) == 1e-20f);
 }
