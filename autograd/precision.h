@@ -47,20 +47,21 @@ inline float round_to_bf16(float x) {
 // Whether this CPU has AVX512_BF16 (vdpbf16ps) and the build can use it.
 bool bf16_instructions();
 
-// Whether bf16 products run on the native kernels (kernels/gemm_bf16.cpp): the CPU has the
-// instructions and they pay here. vdpbf16ps runs at twice the FMA rate on some CPUs and at half on
-// others, so the flags cannot tell: on the first call the native and float kernels each multiply
-// the same 384³ product (a few milliseconds), and the native ones are chosen only when clearly
-// faster (kernels/bf16_choice.cpp). Elsewhere bf16 products run on the float kernels with operands
-// rounded to bfloat16 as they are packed. Both compute the same products; they may differ in the
-// last bits of the sums, since the native instruction adds pairs of products in its own way.
+// Whether bf16 products run on the native kernels (kernels/gemm_bf16.cpp) rather than on the float
+// kernels with operands rounded to bfloat16 as they are packed. Both compute the same products, but
+// the native instruction (vdpbf16ps) adds pairs of products in its own order, so its sums may
+// differ in the last bits, and only CPUs with AVX512_BF16 have it: the rounded kernels, the
+// default, give the same bits on every machine; the native ones are a choice (Bf16Kernels).
 bool bf16_native();
 
-// Which kernels bf16 products run on, for the whole process: measured (the default, above), or one
-// of them forced, as `tinygpt bench --bf16-kernels` does to show another CPU's choice. Set it
-// before products run, not while they do, as the thread count.
-enum class Bf16Kernels { measured, native, rounded };
-const char* to_string(Bf16Kernels kernels);        // "measured", "native" or "rounded"
+// Which kernels bf16 products run on, for the whole process: rounded (the default: the same bits
+// everywhere), native (vdpbf16ps: throws where the CPU lacks it), or measured: native where it
+// runs clearly faster than the float kernels here (vdpbf16ps runs at twice the FMA rate on some CPUs
+// and at half on others, so the flags cannot tell: on the first call each kind multiplies the same
+// 384³ product, a few milliseconds, and native needs 1.15x; kernels/bf16_choice.cpp), so the result
+// depends on the machine's timing. Set it before products run, not while they do, as the thread count.
+enum class Bf16Kernels { rounded, native, measured };
+const char* name(Bf16Kernels kernels);             // "rounded", "native" or "measured"
 Bf16Kernels parse_bf16_kernels(std::string_view text);  // throws on anything else, naming it
 // Throws for `native` where the CPU or the build lacks AVX512_BF16.
 void set_bf16_kernels(Bf16Kernels kernels);

@@ -296,7 +296,7 @@ bool option_may_be_absent(std::string_view name) {
   for (const char* later : {"precision", "lr-decay-iters", "beta1", "beta2", "sample-every", "keep-best", "tokenizer-from",
                            "snapshot-every", "arch", "norm", "norm-eps", "position", "rope-theta", "mlp", "ffn-hidden",
                            "kv-heads", "bias", "tie", "tokenizer-model", "data-weights", "spike-loss", "spike-grad",
-                           "spike-window", "spike-patience", "eval-task"})
+                           "spike-window", "spike-patience", "eval-task", "bf16-kernels"})
     if (name == later) return true;
   return false;
 }

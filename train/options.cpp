@@ -122,6 +122,9 @@ void validate(const TrainOptions& options) {
     if (!problem.empty()) throw std::invalid_argument(fmt::format("--{} {}", name, problem));
   });
   (void)parse_data_weights(o.data_weights);
+  if (o.bf16_kernels != Bf16Kernels::rounded && o.bf16_kernels != Bf16Kernels::native)
+    throw std::invalid_argument("--bf16-kernels must be rounded or native: a run records the arithmetic it used, and "
+                                "'measured' would depend on this machine's timing");
   if (o.embd % o.heads != 0)
     throw std::invalid_argument(fmt::format("--embd {} is not divisible by --heads {}", o.embd, o.heads));
   for (const auto& [flag, factor] : {std::pair{"spike-loss", o.spike_loss}, std::pair{"spike-grad", o.spike_grad}})

@@ -63,6 +63,7 @@ struct TrainOptions {
   int64_t snapshot_every = 0;  // also keep <out stem>.step<N>.h5 every N iterations (0: none)
   int64_t seed = static_cast<int64_t>(kDefaultSeed), threads = 0;
   Precision precision = Precision::fp32;  // of the matrix products (autograd/precision.h)
+  Bf16Kernels bf16_kernels = Bf16Kernels::rounded;  // which kernels bf16 products run on (precision.h)
 };
 
 // The values a text option may take (empty: any); listed in --help and checked by validate(). An
@@ -80,6 +81,7 @@ std::optional<E> parse_choice(const std::string& text, Choices choices) {
 
 inline constexpr const char* kTokenizerChoices[] = {"char", "bpe", "sentencepiece"};
 inline constexpr const char* kPrecisionChoices[] = {"fp32", "bf16"};
+inline constexpr const char* kBf16KernelChoices[] = {"rounded", "native"};  // Bf16Kernels' first two
 inline constexpr const char* kArchChoices[] = {"gpt2", "llama"};
 inline constexpr const char* kNormChoices[] = {"layernorm", "rmsnorm"};
 inline constexpr const char* kPositionChoices[] = {"learned", "rope"};
@@ -91,7 +93,7 @@ inline constexpr const char* kResumeSettings[] = {"iters",      "out",        "t
                                                   "eval-every", "eval-iters", "ckpt-every", "sample-every",
                                                   "keep-best",  "snapshot-every", "lr",         "min-lr",    "warmup",
                                                   "lr-decay-iters", "data",   "val-data", "spike-loss", "spike-grad",
-                                                  "spike-patience", "eval-task"};
+                                                  "spike-patience", "eval-task", "bf16-kernels"};
 
 // Worker threads, for every command that takes --threads (0: all cores).
 inline constexpr io::Range kThreadRange{0, 1024};
@@ -209,6 +211,11 @@ void for_each_option(Options& o, Visit&& visit_option) {
         "matrix products in fp32, or bf16: operands rounded to bfloat16, sums in float; weights, gradients, AdamW, "
         "LayerNorm, softmax, GELU and the loss stay fp32",
         Range{}, kPrecisionChoices);
+  visit("bf16-kernels", o.bf16_kernels,
+        "bf16 products on the float kernels with rounded operands (the same bits on every machine), or native: "
+        "AVX512_BF16's vdpbf16ps, faster where the CPU has it at twice the FMA rate, its sums in the instruction's "
+        "own order (the checkpoint records which)",
+        Range{}, kBf16KernelChoices);
 }
 
 // The one a resumed run may change (kResumeSettings).

@@ -140,13 +140,20 @@ uint64_t rank_seed(int64_t seed, int rank) {
   return rank == 0 ? static_cast<uint64_t>(seed) : splitmix64(static_cast<uint64_t>(seed) + 0x9e37ULL * rank);
 }
 
+// The run's process settings: threads, and the kernels of bf16 products (throws for native where the
+// CPU lacks AVX512_BF16, before any work).
+void apply_process_settings(const TrainOptions& o) {
+  set_num_threads(static_cast<int>(o.threads));
+  set_bf16_kernels(o.bf16_kernels);
+}
+
 }  // namespace
 
 Trainer::Trainer(const TrainOptions& options, Communicator comm, ExistingOutputs existing)
     : comm_(comm), options_(options) {
   validate(options_);
   make_inputs_absolute(options_);
-  set_num_threads(static_cast<int>(options_.threads));
+  apply_process_settings(options_);
   claim_outputs(Claim::others, existing);
   require_run_memory(model_config(options_, 1), options_);  // before reading data; below with the vocabulary
   corpus_ = load_run_corpus(options_, nullptr, "");
@@ -174,7 +181,7 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   if (options_.tokenizer == data::TokenizerKind::bpe) options_.vocab_size = ck.tokenizer->vocab_size();
   validate(options_);
   make_inputs_absolute(options_);
-  set_num_threads(static_cast<int>(options_.threads));
+  apply_process_settings(options_);
   claim_outputs(Claim::others, existing, {init.checkpoint});
   nn::GPTConfig config = c;
   config.block_size = options_.block;
@@ -288,7 +295,7 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
   state_.options.out = changes.given.count("out") ? changes.options.out : path;
   options_ = state_.options;
   validate(options_);
-  set_num_threads(static_cast<int>(options_.threads));
+  apply_process_settings(options_);
   if (state_.iteration > options_.iters)
     throw std::invalid_argument(fmt::format("the checkpoint is at iteration {}, past --iters {}", state_.iteration,
                                             options_.iters));

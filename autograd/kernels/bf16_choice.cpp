@@ -1,4 +1,5 @@
-// Which kernels bf16 products run on: the native AVX512_BF16 ones where they are measured to pay.
+// Which kernels bf16 products run on: the float kernels on rounded operands unless asked otherwise
+// (native AVX512_BF16 ones, or whichever measures faster here).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,22 +44,22 @@ double measure_speedup() {
   return rounded / native;
 }
 
-std::atomic<Bf16Kernels> g_kernels{Bf16Kernels::measured};  // a process setting, like the thread count
+std::atomic<Bf16Kernels> g_kernels{Bf16Kernels::rounded};  // a process setting, like the thread count
 
 }  // namespace
 
-const char* to_string(Bf16Kernels kernels) {
+const char* name(Bf16Kernels kernels) {
   switch (kernels) {
     case Bf16Kernels::native: return "native";
-    case Bf16Kernels::rounded: return "rounded";
-    default: return "measured";
+    case Bf16Kernels::measured: return "measured";
+    default: return "rounded";
   }
 }
 
 Bf16Kernels parse_bf16_kernels(std::string_view text) {
-  for (Bf16Kernels k : {Bf16Kernels::measured, Bf16Kernels::native, Bf16Kernels::rounded})
-    if (text == to_string(k)) return k;
-  throw std::invalid_argument(fmt::format("bf16 kernels '{}' are not measured, native or rounded", text));
+  for (Bf16Kernels k : {Bf16Kernels::rounded, Bf16Kernels::native, Bf16Kernels::measured})
+    if (text == name(k)) return k;
+  throw std::invalid_argument(fmt::format("bf16 kernels '{}' are not rounded, native or measured", text));
 }
 
 void set_bf16_kernels(Bf16Kernels kernels) {
@@ -83,14 +84,18 @@ bool bf16_native() {
 }
 
 std::string bf16_kernels_note() {
-  if (g_kernels != Bf16Kernels::measured)
-    return fmt::format("{}, as asked (AVX512_BF16 {})", bf16_native() ? "native AVX512_BF16" : "float kernels on rounded operands",
-                       bf16_instructions() ? fmt::format("measured at {:.2f}x the float kernels' rate here", bf16_native_speedup())
-                                           : std::string("absent here"));
-  if (!bf16_instructions()) return "float kernels on rounded operands: this CPU has no AVX512_BF16";
-  if (bf16_native()) return fmt::format("native AVX512_BF16: {:.2f}x the float kernels' rate here", bf16_native_speedup());
-  return fmt::format("float kernels on rounded operands: AVX512_BF16 ran at {:.2f}x their rate here",
-                     bf16_native_speedup());
+  const std::string here = bf16_instructions()
+                               ? fmt::format("AVX512_BF16 measured at {:.2f}x their rate here", bf16_native_speedup())
+                               : std::string("this CPU has no AVX512_BF16");
+  switch (g_kernels.load(std::memory_order_relaxed)) {
+    case Bf16Kernels::rounded:
+      return "float kernels on rounded operands (the same bits on every machine)";
+    case Bf16Kernels::native:
+      return fmt::format("native AVX512_BF16, as asked: {:.2f}x the float kernels' rate here", bf16_native_speedup());
+    default:
+      if (bf16_native()) return fmt::format("native AVX512_BF16, measured: {:.2f}x the float kernels' rate here", bf16_native_speedup());
+      return fmt::format("float kernels on rounded operands, measured: {}", here);
+  }
 }
 
 }  // namespace tinygpt

@@ -47,9 +47,9 @@ std::vector<float> product(const Product& p, const std::vector<float>& a, const 
 
 std::vector<float> uniform(int64_t n, uint64_t seed) { return Tensor::uniform({n}, seed, -1, 1).to_vector(); }
 
-// Restores the measured kernel choice however a test ends.
-struct MeasuredKernelsAfter {
-  ~MeasuredKernelsAfter() { set_bf16_kernels(Bf16Kernels::measured); }
+// Restores the default kernel choice (rounded) however a test ends.
+struct DefaultKernelsAfter {
+  ~DefaultKernelsAfter() { set_bf16_kernels(Bf16Kernels::rounded); }
 };
 
 // RowSums' order spelled out: k in chunks of row_sum_chunk(K), each summed from 0, then the chunks'
@@ -181,7 +181,10 @@ TEST_CASE("bf16: both paths compute the product of the rounded operands, with a 
   }
 }
 
-TEST_CASE("bf16: the native kernels serve bf16 products only where they were measured to pay", "[bf16][gemm]") {
+TEST_CASE("bf16: measured, the native kernels serve bf16 products only where they pay", "[bf16][gemm]") {
+  const DefaultKernelsAfter restore;
+  REQUIRE_FALSE(bf16_native());  // the default: the float kernels on rounded operands, everywhere
+  set_bf16_kernels(Bf16Kernels::measured);
   REQUIRE(bf16_native_speedup() == bf16_native_speedup());  // measured once, then the same answer
   if (!bf16_instructions()) {
     REQUIRE_FALSE(bf16_native());
@@ -247,7 +250,7 @@ TEST_CASE("bf16: gemm's row sums of A are float sums in chunks of k, on every pa
       want_fresh[i] = s, want_added[i] = start[i] + s;
     }
     // Each path forced in turn: the measured choice may differ from one run (and load) to the next.
-    const MeasuredKernelsAfter restore;
+    const DefaultKernelsAfter restore;
     for (int path : {0, 1, 2}) {
       if (path == 2 && !bf16_instructions()) continue;
       const Precision precision = path == 0 ? Precision::fp32 : Precision::bf16;
@@ -327,7 +330,7 @@ TEST_CASE("bf16: matmul and linear under a PrecisionGuard, forward and backward"
 TEST_CASE("bf16: a Linear's bias gradient is the float column sums of dy, as in fp32, for 1 and 2 threads", "[bf16]") {
   // 700 rows: two depth blocks of dyᵀ for dW, 15 chunks of 48 rows for the sums; 40 outputs: a
   // short C (dW [40, 50]) whose columns the threads split. fp32, then bf16 on each kind of kernel.
-  MeasuredKernelsAfter restore;
+  DefaultKernelsAfter restore;
   struct Mode {
     Precision precision;
     Bf16Kernels kernels;
@@ -349,7 +352,7 @@ TEST_CASE("bf16: a Linear's bias gradient is the float column sums of dy, as in 
         set_num_threads(threads);
         set_bf16_kernels(mode.kernels);
         for (int pass = 0; pass < 2; ++pass) {  // the second adds to the first's gradient
-          INFO("outputs " << outputs << " " << to_string(mode.precision) << " on " << to_string(mode.kernels)
+          INFO("outputs " << outputs << " " << to_string(mode.precision) << " on " << name(mode.kernels)
                           << " threads " << threads << " pass " << pass);
           if (pass == 0) w.zero_grad(), bias.zero_grad();
           {
@@ -371,7 +374,7 @@ TEST_CASE("bf16: a Linear on the float kernels equals fp32 on rounded x and w an
   // it for the bias gradient, or alone without a bias); the bias gradient still sums dy as it is.
   // 300 rows: several row bands; 50 outputs: dW a short C.
   struct Restore {
-    ~Restore() { set_bf16_kernels(Bf16Kernels::measured), set_num_threads(0); }
+    ~Restore() { set_bf16_kernels(Bf16Kernels::rounded), set_num_threads(0); }
   } restore;
   set_bf16_kernels(Bf16Kernels::rounded);
   const Tensor x0 = Tensor::uniform({300, 70}, 11, -1, 1), w0 = Tensor::uniform({50, 70}, 12, -1, 1);
@@ -410,7 +413,7 @@ TEST_CASE("bf16: a Linear rounds a dy that another gradient shares into a copy",
   // out = h + linear(h), h a view of x: the add hands one gradient buffer to h and to the Linear's
   // y, so the Linear must leave it as it is (alone, it rounds its dy in place). h's gradient is
   // then the seed as it is plus the Linear's dx, and x's is h's.
-  MeasuredKernelsAfter restore;
+  DefaultKernelsAfter restore;
   set_bf16_kernels(Bf16Kernels::rounded);
   const Tensor x0 = Tensor::uniform({40, 24}, 31, -1, 1), w = Tensor::uniform({24, 24}, 32, -1, 1);
   const Tensor b = Tensor::uniform({24}, 33, -1, 1), seed = Tensor::uniform({40, 24}, 34, -1, 1);
@@ -433,7 +436,7 @@ TEST_CASE("bf16: operands marked bfloat16-exact are read as they are", "[bf16][g
   // Marked rounded operands give the unmarked product's bits; a marked operand that is not
   // bfloat16 is multiplied as it is, which shows the mark is what skips the rounding.
   struct Restore {
-    ~Restore() { set_bf16_kernels(Bf16Kernels::measured); }
+    ~Restore() { set_bf16_kernels(Bf16Kernels::rounded); }
   } restore;
   set_bf16_kernels(Bf16Kernels::rounded);
   for (const Product& p : kShapes) {
@@ -577,7 +580,7 @@ TEST_CASE("bf16: attention on the float kernels with rounded operands equals the
   // The form a CPU takes where native bf16 does not pay: dS is rounded as it is made and read in
   // place; T = 300 runs the products past one rounded block of A.
   struct Restore {
-    ~Restore() { set_bf16_kernels(Bf16Kernels::measured); }
+    ~Restore() { set_bf16_kernels(Bf16Kernels::rounded); }
   } restore;
   set_bf16_kernels(Bf16Kernels::rounded);
   for (const int64_t T : {37, 300}) {
@@ -623,7 +626,7 @@ std::vector<ForProducts> for_products(const Tensor& ln_w, const Tensor& ln_b) {
 }  // namespace
 
 TEST_CASE("bf16: an output for products is stored rounded and marked only on the float kernels", "[bf16]") {
-  MeasuredKernelsAfter restore;
+  DefaultKernelsAfter restore;
   const Tensor ln_w = Tensor::uniform({48}, 7, 0.5f, 1.5f), ln_b = Tensor::uniform({48}, 8, -0.5f, 0.5f);
   const Tensor x = Tensor::uniform({2, 37, 48}, 9, -2, 2);
   std::vector<Bf16Kernels> kernels{Bf16Kernels::rounded};
@@ -635,7 +638,7 @@ TEST_CASE("bf16: an output for products is stored rounded and marked only on the
         PrecisionGuard guard(precision);
         const Tensor plain = op.op(x, Readers::anyone), stored = op.op(x, Readers::products);
         const bool rounds = precision == Precision::bf16 && k == Bf16Kernels::rounded;
-        INFO(op.name << " kernels " << to_string(k) << " precision " << to_string(precision));
+        INFO(op.name << " kernels " << name(k) << " precision " << to_string(precision));
         std::vector<float> want = plain.to_vector();
         if (rounds)
           for (float& v : want) v = round_to_bf16(v);
@@ -650,7 +653,7 @@ TEST_CASE("bf16: a Linear reading an output stored for products has the bits of 
           "[bf16]") {
   // The forward reads the rounded output in place, dW packs it without rounding: the same operands
   // as rounding the plain output, so y and every gradient keep their bits, for 1 and 2 threads.
-  MeasuredKernelsAfter restore;
+  DefaultKernelsAfter restore;
   set_bf16_kernels(Bf16Kernels::rounded);
   const Tensor ln_w = Tensor::uniform({48}, 7, 0.5f, 1.5f).set_requires_grad(true);
   const Tensor ln_b = Tensor::uniform({48}, 8, -0.5f, 0.5f).set_requires_grad(true);
@@ -689,7 +692,7 @@ TEST_CASE("bf16: attention reading q, k and v stored for products has the bits o
   // A Linear's output for products (rounded, marked) is packed as it is, and the queries read in
   // place: the same operands as rounding the plain output, so y and every gradient keep their bits,
   // with the weights kept and tiled, fused and unfused, for 1 and 2 threads.
-  MeasuredKernelsAfter restore;
+  DefaultKernelsAfter restore;
   set_bf16_kernels(Bf16Kernels::rounded);
   for (AttentionMemory memory : {AttentionMemory::weights, AttentionMemory::tiled})
     for (bool fused : {true, false})
@@ -723,7 +726,7 @@ TEST_CASE("bf16: attention reading q, k and v stored for products has the bits o
 }
 
 TEST_CASE("bf16: an in-place change takes the bfloat16 mark off the storage", "[bf16]") {
-  MeasuredKernelsAfter restore;
+  DefaultKernelsAfter restore;
   set_bf16_kernels(Bf16Kernels::rounded);
   PrecisionGuard guard(Precision::bf16);
   const Tensor y = gelu(Tensor::uniform({4, 8}, 1, -1, 1), Readers::products);
@@ -733,8 +736,9 @@ TEST_CASE("bf16: an in-place change takes the bfloat16 mark off the storage", "[
   REQUIRE_FALSE(detail::bf16_exact(y));
 }
 
-TEST_CASE("bf16: forcing the kernels overrides the measurement, and native needs the instructions", "[bf16][gemm]") {
-  REQUIRE(bf16_kernels() == Bf16Kernels::measured);
+TEST_CASE("bf16: the kernels are rounded unless asked, and native needs the instructions", "[bf16][gemm]") {
+  REQUIRE(bf16_kernels() == Bf16Kernels::rounded);
+  REQUIRE_THAT(bf16_kernels_note(), Catch::Contains("the same bits on every machine"));
   REQUIRE(parse_bf16_kernels("rounded") == Bf16Kernels::rounded);
   REQUIRE_THROWS_WITH(parse_bf16_kernels("fast"), Catch::Contains("'fast'"));
   const Product p{70, 90, 50, false, false};
@@ -745,11 +749,11 @@ TEST_CASE("bf16: forcing the kernels overrides the measurement, and native needs
     return c;
   };
   struct Restore {
-    ~Restore() { set_bf16_kernels(Bf16Kernels::measured); }
-  } restore;  // the measured choice again for the other tests, whatever fails here
+    ~Restore() { set_bf16_kernels(Bf16Kernels::rounded); }
+  } restore;  // the default choice again for the other tests, whatever fails here
   set_bf16_kernels(Bf16Kernels::rounded);
   REQUIRE_FALSE(bf16_native());
-  REQUIRE_THAT(bf16_kernels_note(), Catch::Contains("float kernels on rounded operands, as asked"));
+  REQUIRE_THAT(bf16_kernels_note(), Catch::Contains("float kernels on rounded operands"));
   REQUIRE(bf16_gemm() == product(p, a, b, 1));
   if (bf16_instructions()) {
     set_bf16_kernels(Bf16Kernels::native);
@@ -758,6 +762,6 @@ TEST_CASE("bf16: forcing the kernels overrides the measurement, and native needs
   } else {
     REQUIRE_THROWS_WITH(set_bf16_kernels(Bf16Kernels::native), Catch::Contains("AVX512_BF16"));
   }
-  set_bf16_kernels(Bf16Kernels::measured);
+  set_bf16_kernels(Bf16Kernels::rounded);
   REQUIRE(bf16_native() == (bf16_instructions() && bf16_native_speedup() >= 1.15));
 }

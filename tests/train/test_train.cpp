@@ -271,7 +271,7 @@ TEST_CASE("train: each enum option's choices name its values in the enum's order
       REQUIRE_FALSE(parse_choice<T>("nonsense", choices).has_value());
     }
   });
-  REQUIRE(enums == 6);  // --tokenizer, --arch, --norm, --position, --mlp, --precision
+  REQUIRE(enums == 7);  // --tokenizer, --arch, --norm, --position, --mlp, --precision, --bf16-kernels
 }
 
 TEST_CASE("train: Llama-family runs resume bitwise, and their checkpoints hold format_version 3's fields",
