@@ -9,6 +9,7 @@
 
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/json.h"
+#include "tinygpt/data/sha256.h"
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/train/existing_outputs.h"
 #include "tinygpt/train/settings_file.h"
@@ -90,6 +91,35 @@ std::string architecture_json(const nn::GPTConfig& c) {
                      quote(nn::name(c.mlp)), c.hidden(), c.kv_heads(), c.bias, c.tie_embeddings);
 }
 
+// SHA-256 of named tensors in order: each name, a NUL, its shape as 64-bit integers, its floats.
+// Two checkpoints with the same digests hold the same numbers, whatever else differs (the training
+// time each records, the paths of their files).
+template <class Named>
+std::string tensors_digest(const Named& tensors) {
+  data::Sha256 hash;
+  for (const auto& [name, t] : tensors) {
+    hash.update(name.data(), name.size() + 1);
+    for (const int64_t d : t.shape()) hash.update(&d, sizeof d);
+    const Tensor values = t.contiguous();
+    hash.update(values.data(), static_cast<size_t>(values.numel()) * sizeof(float));
+  }
+  return hash.hex_digest();
+}
+
+struct Digests {
+  std::string weights, moments;  // moments: empty for a file without optimizer state
+};
+Digests digests(const train::Checkpoint& ck) {
+  Digests d{tensors_digest(ck.model->named_parameters()), ""};
+  if (ck.optim) {
+    std::vector<std::pair<std::string, Tensor>> moments;
+    for (const auto& [name, t] : ck.m) moments.emplace_back("m/" + name, t);
+    for (const auto& [name, t] : ck.v) moments.emplace_back("v/" + name, t);
+    d.moments = tensors_digest(moments);
+  }
+  return d;
+}
+
 void print_text(const std::string& path, const train::Checkpoint& ck) {
   const nn::GPTConfig& c = ck.config;
   fmt::print("checkpoint   {}\n", path);
@@ -100,6 +130,8 @@ void print_text(const std::string& path, const train::Checkpoint& ck) {
              c.block_size, c.vocab_size);
   fmt::print("architecture {}\n", architecture_text(c));
   fmt::print("parameters   {}\n", ck.model->parameter_count());
+  const Digests d = digests(ck);
+  fmt::print("digests      weights {}{}\n", d.weights.substr(0, 16), d.moments.empty() ? "" : ", moments " + d.moments.substr(0, 16));
   fmt::print("tokenizer    {}\n", tokenizer_text(*ck.tokenizer));
   if (!ck.train) {
     fmt::print("training     none (weights only: start a run from it with train --init-from)\n");
@@ -154,10 +186,13 @@ void print_json(const std::string& path, const train::Checkpoint& ck) {
         json_number(s.best_val_loss), s.seconds, fmt::join(options, ", "), fmt::join(files, ", "),
         fmt::join(changes, ", "));
   }
+  const Digests d = digests(ck);
   fmt::print("{{\"checkpoint\": {}, \"sealed\": {}, \"model\": {{\"vocab_size\": {}, \"block_size\": {}, \"n_layer\": {}, "
-             "\"n_head\": {}, \"n_embd\": {}, {}, \"parameters\": {}}}, \"tokenizer\": {}, \"training\": {}}}\n",
+             "\"n_head\": {}, \"n_embd\": {}, {}, \"parameters\": {}}}, \"tokenizer\": {}, \"training\": {}, "
+             "\"digests\": {{\"weights\": {}, \"moments\": {}}}}}\n",
              quote(path), ck.sealed, c.vocab_size, c.block_size, c.n_layer, c.n_head, c.n_embd, architecture_json(c),
-             ck.model->parameter_count(), tokenizer_json(*ck.tokenizer), training);
+             ck.model->parameter_count(), tokenizer_json(*ck.tokenizer), training, quote(d.weights),
+             d.moments.empty() ? "null" : quote(d.moments));
 }
 
 }  // namespace
