@@ -1,11 +1,13 @@
 #pragma once
 // The elementary functions of the model's arithmetic, written here rather than taken from the C
 // library: a libm's exp or log may differ in the last bit from one version to the next, and glibc
-// picks other code on CPUs with FMA. These are + - * / and bit steps only (no a * b + c is fused:
-// -ffp-contract=off), so they give the same bits in every build and on every CPU.
-// Float ones for the model's loops (they vectorize: a libm call keeps a loop scalar); double ones
-// for what is computed once and rounded to float (RoPE's angles, weight initialisation, learning
-// rate schedules).
+// picks other code on CPUs with FMA. These are + - * /, fma (one rounding: the same on every CPU)
+// and bit steps, each in a written order (no other a * b + c is fused: -ffp-contract=off), so they
+// give the same bits in every build and on every CPU.
+// Float ones for the model's loops (they vectorize: a libm call keeps a loop scalar; a portable
+// build's loop runs its fmas as instructions inside simd::fused, as calls elsewhere); double ones for
+// what is computed once and rounded to float (RoPE's angles, weight initialisation, learning rate
+// schedules). The float ones are always inlined: a call would keep the caller's loop scalar.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -18,40 +20,32 @@ namespace tinygpt {
 // exp(x): Cody-Waite range reduction x = n ln2 + r with |r| <= ln2/2, a degree-6 Taylor polynomial
 // for e^r (truncation below 2e-8 relative), and 2^n applied as two factors 2^(n/2), each a normal
 // float, so that the result underflows gradually and overflows to inf as exp does: within 2 ulp of
-// exp over the normal range. NaN in, NaN out.
-inline float vector_exp(float x) {
-  // Past these exp is 0 or inf already; a NaN goes through as 0 and comes out as itself.
-  const float clamped = x == x ? std::min(std::max(x, -104.0f), 89.0f) : 0.0f;
-  const float shifted = clamped * 1.44269504f + 12582912.0f;  // 1.5 * 2^23: rounds n to nearest in the mantissa
+// exp over the normal range. NaN in, NaN out (through r).
+[[gnu::always_inline]] inline float vector_exp(float x) {
+  const float clamped = std::min(std::max(x, -104.0f), 89.0f);  // past these exp is 0 or inf already
+  const float shifted = std::fma(clamped, 1.44269504f, 12582912.0f);  // 1.5 * 2^23: rounds n to nearest in the mantissa
   const float n = shifted - 12582912.0f;
-  const float r = (clamped - n * 0.693145752f) - n * 1.42860677e-6f;  // ln 2 split in two for exactness
+  const float r = std::fma(-n, 1.42860677e-6f, std::fma(-n, 0.693145752f, clamped));  // ln 2 split in two
   float p = 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const int32_t whole = static_cast<int32_t>(n), half = whole >> 1;  // n in [-150, 128]
+  p = std::fma(p, r, 1.0f / 120.0f);
+  p = std::fma(p, r, 1.0f / 24.0f);
+  p = std::fma(p, r, 1.0f / 6.0f);
+  p = std::fma(p, r, 0.5f);
+  p = std::fma(p, r, 1.0f);
+  p = std::fma(p, r, 1.0f);
+  // n from shifted's bits (its mantissa holds 2^22 + n): integer steps, defined for any input.
+  const int32_t whole = std::bit_cast<int32_t>(shifted) - 0x4B400000, half = whole >> 1;  // n in [-150, 128]
   const float first = std::bit_cast<float>((half + 127) << 23), second = std::bit_cast<float>((whole - half + 127) << 23);
-  const float y = (p * first) * second;
-  return x == x ? y : x;
+  return (p * first) * second;
 }
 
 // e^x - 1 without the cancellation near 0: a degree-11 Taylor polynomial for |x| < 0.7 (truncation
 // below 1e-10 relative), exp(x) - 1 beyond (a few ulp there).
-inline float vector_expm1(float x) {
+[[gnu::always_inline]] inline float vector_expm1(float x) {
   float p = 1.0f / 39916800.0f;  // 1/11!
-  p = p * x + 1.0f / 3628800.0f;
-  p = p * x + 1.0f / 362880.0f;
-  p = p * x + 1.0f / 40320.0f;
-  p = p * x + 1.0f / 5040.0f;
-  p = p * x + 1.0f / 720.0f;
-  p = p * x + 1.0f / 120.0f;
-  p = p * x + 1.0f / 24.0f;
-  p = p * x + 1.0f / 6.0f;
-  p = p * x + 0.5f;
-  p = p * x + 1.0f;
+  for (const float c : {1.0f / 3628800.0f, 1.0f / 362880.0f, 1.0f / 40320.0f, 1.0f / 5040.0f, 1.0f / 720.0f,
+                        1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f})
+    p = std::fma(p, x, c);
   const float near = p * x;
   return std::abs(x) < 0.7f ? near : vector_exp(x) - 1.0f;
 }
@@ -59,7 +53,7 @@ inline float vector_expm1(float x) {
 // log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = f - f²/2 + f³ P(f) with f = m - 1 (a
 // minimax polynomial, about 1 ulp), plus e ln 2 in two parts. Subnormals are scaled up first;
 // log(0) = -inf, log(negative) = NaN, log(inf) = inf, NaN in, NaN out.
-inline float vector_log(float x) {
+[[gnu::always_inline]] inline float vector_log(float x) {
   const bool tiny = x < std::numeric_limits<float>::min();  // zero, subnormal or negative
   const float scaled = tiny ? x * 8388608.0f : x;          // 2^23
   const int32_t bits = std::bit_cast<int32_t>(scaled);
@@ -70,26 +64,21 @@ inline float vector_log(float x) {
   const float f = low ? (m + m) - 1.0f : m - 1.0f;
   const float z = f * f;
   float p = 7.0376836292e-2f;
-  p = p * f - 1.1514610310e-1f;
-  p = p * f + 1.1676998740e-1f;
-  p = p * f - 1.2420140846e-1f;
-  p = p * f + 1.4249322787e-1f;
-  p = p * f - 1.6668057665e-1f;
-  p = p * f + 2.0000714765e-1f;
-  p = p * f - 2.4999993993e-1f;
-  p = p * f + 3.3333331174e-1f;
+  for (const float c : {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f, -1.6668057665e-1f,
+                        2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f})
+    p = std::fma(p, f, c);
   const float fe = static_cast<float>(e);
   float y = p * f * z;
-  y = y + fe * -2.12194440e-4f;  // ln 2 = 0.693359375 - 2.12194440e-4, the first part exact in float
-  y = y - 0.5f * z;
-  const float result = (f + y) + fe * 0.693359375f;
+  y = std::fma(fe, -2.12194440e-4f, y);  // ln 2 = 0.693359375 - 2.12194440e-4, the first part exact in float
+  y = std::fma(-0.5f, z, y);
+  const float result = std::fma(fe, 0.693359375f, f + y);
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const float special = x == 0.0f ? -kInf : x >= 0.0f ? x : std::numeric_limits<float>::quiet_NaN();
   return x > 0.0f && x < kInf ? result : special;
 }
 
 // log(1 + x) accurate near 0: u = 1 + x rounds, and log(u) x / (u - 1) corrects for the rounding.
-inline float vector_log1p(float x) {
+[[gnu::always_inline]] inline float vector_log1p(float x) {
   const float u = 1.0f + x;
   if (u == 1.0f) return x;
   if (u == std::numeric_limits<float>::infinity()) return u;
@@ -97,15 +86,16 @@ inline float vector_log1p(float x) {
 }
 
 // tanh(u) to a few ulp: e / (e + 2) with e = e^{2|u|} - 1, the sign put back.
-inline float vector_tanh(float u) {
+[[gnu::always_inline]] inline float vector_tanh(float u) {
   const float e = vector_expm1(2.0f * std::abs(u));
   const float t = e == std::numeric_limits<float>::infinity() ? 1.0f : e / (e + 2.0f);
   return std::copysign(t, u);
 }
 
-// GELU's tanh(u) = 1 - 2 / (e^{2u} + 1): absolute error below 2e-7, what GELU's 1 + tanh(u) can
-// resolve, in fewer steps than vector_tanh (GELU is a large share of a step).
-inline float gelu_tanh(float u) { return 1.0f - 2.0f / (vector_exp(2.0f * u) + 1.0f); }
+// GELU's 0.5 v (1 + tanh(u)) as v sigmoid(2u) = v / (1 + e^{-2u}) (the same function): one exp
+// and one division per value, GELU being a large share of a small model's step. gelu_sigmoid(u) is
+// sigmoid(2u): 0 for a very negative u, 1 for a large one.
+[[gnu::always_inline]] inline float gelu_sigmoid(float u) { return 1.0f / (1.0f + vector_exp(-2.0f * u)); }
 
 // ---- double precision, to a few ulp ----
 

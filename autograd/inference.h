@@ -21,7 +21,7 @@ void rope_row(float* x, int64_t heads, int64_t hs, int64_t pos, float theta, flo
 // y[0..H) = silu(gate) * up for one row gate_up [2H] (swiglu's forward, ops/swiglu.cpp).
 void swiglu_row(const float* gate_up, int64_t H, float* y);
 
-// y = gelu_tanh(x) elementwise over n values (gelu's forward, ops/elementwise.cpp).
+// y = GELU(x) (tanh approximation) elementwise over n values (gelu's forward, ops/elementwise.cpp).
 void gelu_row(const float* x, int64_t n, float* y);
 
 // y = softmax(x) over one row of n values, the maximum subtracted first (softmax's forward,

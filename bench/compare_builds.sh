@@ -4,11 +4,11 @@
 # alternating PAIRS times a row (default 3). Prints each row's tokens/s for both, and the median
 # of the pairs' ratios (new / base). Nothing else may run meanwhile: the figures are timings.
 #
-#   bench/compare_builds.sh BASE_BUILD NEW_BUILD [configs...]   configs: baby small gpt2 sampling eval (default all)
+#   bench/compare_builds.sh BASE_BUILD NEW_BUILD [configs...]   configs: baby small gpt2 sampling (default all)
 set -euo pipefail
 base=$(realpath "$1") new=$(realpath "$2")
 shift 2
-configs=("${@:-baby small gpt2 sampling eval}")
+configs=("${@:-baby small gpt2 sampling}")
 read -r -a configs <<<"${configs[*]}"
 pairs=${PAIRS:-3}
 declare -A flags=(
@@ -18,27 +18,42 @@ declare -A flags=(
 )
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 echo "# $(nproc) cores, $("$new/cli/tinygpt" bench --iters 1 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cpu"], "| vector path: base", "'"$("$base/cli/tinygpt" bench --iters 1 --json | field vector_path)"'", "new", d["vector_path"])')"
-# One measurement: tokens/s of a build ($1) for a config ($2) at $3 threads. sampling and eval:
-# bench_gpt2's key/value-cache sampling and block-1024 forward pass of the 124M shape.
+# tokens/s of a build ($1) for a training config ($2) at $3 threads.
 measure() {
-  case $2 in
-    sampling) "$1/bench/bench_gpt2" --tokens 64 --int8-group 0 2>/dev/null |
-                sed -nE "s/^threads $3: read bandwidth.*\): ([0-9.]+) tokens\/s = .*/\1/p" ;;
-    eval) "$1/bench/bench_gpt2" --tokens 8 --int8-group 0 2>/dev/null |
-            sed -nE "s/^threads $3: eval forward at block [0-9]+: ([0-9.]+) tokens\/s.*/\1/p" ;;
-    # shellcheck disable=SC2086
-    *) "$1/cli/tinygpt" bench ${flags[$2]} --threads "$3" --json | field tokens_per_s ;;
-  esac
+  # shellcheck disable=SC2086
+  "$1/cli/tinygpt" bench ${flags[$2]} --threads "$3" --json | field tokens_per_s
+}
+# bench_gpt2's four figures for a build ($1): key/value-cache sampling and the block-1024 forward
+# pass of the 124M shape, 1 and 2 threads, as "sample1 sample2 eval1 eval2".
+measure_gpt2() {
+  local out
+  out=$("$1/bench/bench_gpt2" --tokens 64 --int8-group 0 2>/dev/null)
+  for t in 1 2; do sed -nE "s/^threads $t: read bandwidth.*\): ([0-9.]+) tokens\/s = .*/\1/p" <<<"$out"; done
+  for t in 1 2; do sed -nE "s/^threads $t: eval forward at block [0-9]+: ([0-9.]+) tokens\/s.*/\1/p" <<<"$out"; done
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+row() {  # config threads, then the pairs' base and new figures alternating
+  local config=$1 threads=$2 b=() n=() ratios=()
+  shift 2
+  while (($#)); do b+=("$1") n+=("$2") ratios+=("$(python3 -c "print($2 / $1)")"); shift 2; done
+  printf '%-9s %7s %28s %28s %8.3f\n' "$config" "$threads" "$(IFS=/; echo "${b[*]}")" "$(IFS=/; echo "${n[*]}")" "$(median "${ratios[@]}")"
 }
 printf '%-9s %7s %28s %28s %8s\n' config threads "base tokens/s (each pair)" "new tokens/s" "new/base"
 for config in "${configs[@]}"; do
-  for threads in 1 2; do
-    b=() n=() ratios=()
+  if [[ $config == sampling ]]; then  # 124M sampling and eval
+    declare -a figures=()
     for ((p = 0; p < pairs; p++)); do
-      x=$(measure "$base" "$config" "$threads") y=$(measure "$new" "$config" "$threads")
-      b+=("$x") n+=("$y") ratios+=("$(python3 -c "print($y / $x)")")
+      read -r -d '' -a x < <(measure_gpt2 "$base" && printf '\0') || true
+      read -r -d '' -a y < <(measure_gpt2 "$new" && printf '\0') || true
+      for i in 0 1 2 3; do figures[i]+="${x[i]} ${y[i]} "; done
     done
-    median=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-    printf '%-9s %7s %28s %28s %8.3f\n' "$config" "$threads" "$(IFS=/; echo "${b[*]}")" "$(IFS=/; echo "${n[*]}")" "$median"
+    # shellcheck disable=SC2086
+    row sampling 1 ${figures[0]}; row sampling 2 ${figures[1]}; row eval 1 ${figures[2]}; row eval 2 ${figures[3]}
+    continue
+  fi
+  for threads in 1 2; do
+    args=()
+    for ((p = 0; p < pairs; p++)); do args+=("$(measure "$base" "$config" "$threads")" "$(measure "$new" "$config" "$threads")"); done
+    row "$config" "$threads" "${args[@]}"
   done
 done

@@ -8,14 +8,18 @@
 
 #include "tinygpt/autograd/elementary.h"
 #include "tinygpt/autograd/kernels/parallel.h"
+#include "tinygpt/autograd/kernels/simd.h"
 
 namespace tinygpt {
 
-// row(r) for every r in [0, rows), split over threads; each row is one task's, whole.
+// row(r) for every r in [0, rows), split over threads; each row is one task's, whole. The rows run
+// inside simd::fused: their elementary functions' fmas are instructions in every build.
 template <class RowFn>
 void for_rows(int64_t rows, int64_t cols, const RowFn& row) {
   parallel_for(rows, grain_for(4 * cols), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) row(r);
+    simd::fused([&] {
+      for (int64_t r = r0; r < r1; ++r) row(r);
+    });
   });
 }
 

@@ -283,23 +283,25 @@ AttentionForward attend(const Tensor& q, const Tensor& k, const Tensor& v, float
   SlotScratch scratch(share);
   parallel_for_slots(B * nh, grain_for(T * T * hs), [&](int slot, int64_t t0, int64_t t1) {
     float *panels = scratch[slot], *strip = panels + 2 * per;
-    for (int64_t bh = t0; bh < t1; ++bh) {
-      const int64_t b = bh / nh, h = bh % nh, kvh = h / (nh / k.size(1));  // query head h reads key/value head kvh
-      const float* qh = Q.at(b, h);
-      const SmallB key_t = head_transposed(K.at(b, kvh), K.row(), T, hs, panels, form, exact);
-      const SmallB values = head_rows(V.at(b, kvh), V.row(), T, hs, panels + per, form, exact);
-      float* yh = out.y.data() + b * out.y.strides()[0] + h * out.y.strides()[1];
-      const int64_t y_row = out.y.strides()[2];
-      for (int64_t i0 = 0; i0 < T; i0 += kRows) {
-        const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;  // keys the block can see
-        float* P = tiled ? strip : out.weights.data() + bh * T * T + i0 * T;
-        // The kept weights are read whole (inspection): 0 past the block's keys too.
-        float* P_rounded = rounded ? strip : nullptr;  // tiled: P itself
-        weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, tiled ? n : T, P_rounded, exact);
-        small_gemm({rows, hs, n, rounded ? P_rounded : P, T, 1, values, yh + i0 * y_row, y_row, 1.0f, false,
-                    rounded, 0, round_y});  // y = P V
+    simd::fused([&] {  // the softmax's exps as fma instructions in every build
+      for (int64_t bh = t0; bh < t1; ++bh) {
+        const int64_t b = bh / nh, h = bh % nh, kvh = h / (nh / k.size(1));  // query head h reads key/value head kvh
+        const float* qh = Q.at(b, h);
+        const SmallB key_t = head_transposed(K.at(b, kvh), K.row(), T, hs, panels, form, exact);
+        const SmallB values = head_rows(V.at(b, kvh), V.row(), T, hs, panels + per, form, exact);
+        float* yh = out.y.data() + b * out.y.strides()[0] + h * out.y.strides()[1];
+        const int64_t y_row = out.y.strides()[2];
+        for (int64_t i0 = 0; i0 < T; i0 += kRows) {
+          const int64_t rows = std::min(kRows, T - i0), n = i0 + rows;  // keys the block can see
+          float* P = tiled ? strip : out.weights.data() + bh * T * T + i0 * T;
+          // The kept weights are read whole (inspection): 0 past the block's keys too.
+          float* P_rounded = rounded ? strip : nullptr;  // tiled: P itself
+          weights_strip(qh, Q.row(), key_t, T, hs, scale, i0, rows, P, tiled ? n : T, P_rounded, exact);
+          small_gemm({rows, hs, n, rounded ? P_rounded : P, T, 1, values, yh + i0 * y_row, y_row, 1.0f, false,
+                      rounded, 0, round_y});  // y = P V
+        }
       }
-    }
+    });
   });
   return out;
 }
@@ -313,14 +315,16 @@ void run_backward(const AttentionBackward& bw, const Tensor& weights, bool tiled
   SlotScratch scratch(share);
   parallel_for_slots(B * n_kv, grain_for(2 * T * T * hs * group), [&](int slot, int64_t t0, int64_t t1) {
     float* mine = scratch[slot];
-    for (int64_t task = t0; task < t1; ++task) {
-      const int64_t b = task / n_kv, first_head = task % n_kv * group;
-      for (int64_t h = first_head; h < first_head + group; ++h) {
-        const int64_t bh = b * nh + h;
-        if (tiled) bw.tiled(bh, mine);
-        else bw.with_weights(bh, weights.data() + bh * T * T, mine, h == first_head);
+    simd::fused([&] {  // the recomputed softmax's exps as fma instructions in every build
+      for (int64_t task = t0; task < t1; ++task) {
+        const int64_t b = task / n_kv, first_head = task % n_kv * group;
+        for (int64_t h = first_head; h < first_head + group; ++h) {
+          const int64_t bh = b * nh + h;
+          if (tiled) bw.tiled(bh, mine);
+          else bw.with_weights(bh, weights.data() + bh * T * T, mine, h == first_head);
+        }
       }
-    }
+    });
   });
 }
 

@@ -14,6 +14,7 @@
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"
+#include "tinygpt/autograd/kernels/simd.h"
 
 namespace tinygpt {
 
@@ -76,14 +77,18 @@ Tensor unary(const Tensor& input, const char* op, const F& f, const DF& dfdx) {
   const float* px = x.data();
   float* py = out.data();
   parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) py[i] = f(px[i]);
+    simd::fused([=] {  // by value: a store through py could otherwise alias a captured pointer
+      for (int64_t i = i0; i < i1; ++i) py[i] = f(px[i]);
+    });
   });
   return attach(out, op, {x}, [x, dfdx](const Tensor& y, const Tensor& g) {
     float* sink = grad_sink(x);
     if (!sink) return;
     const float *px = x.data(), *py = y.data(), *pg = g.data();
     parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) sink[i] += pg[i] * dfdx(px[i], py[i]);
+      simd::fused([=] {
+        for (int64_t i = i0; i < i1; ++i) sink[i] += pg[i] * dfdx(px[i], py[i]);
+      });
     });
   });
 }
@@ -227,21 +232,38 @@ Tensor clamp(const Tensor& x, float lo, float hi) {  // the gradient passes wher
                [lo, hi](float v, float) { return v >= lo && v <= hi ? 1.0f : 0.0f; });
 }
 
-// GELU, tanh approximation (docs/architectures.md, the model): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
-// Its own loops with gelu_tanh: std::tanh would keep them scalar, and GELU is a large share of a step.
+// GELU, tanh approximation (docs/architectures.md, the model): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3),
+// computed as x sigmoid(2u) (gelu_sigmoid). Its own loops: std::tanh would keep them scalar, and GELU is a
+// large share of a step.
 void gelu_row(const float* x, int64_t n, float* y) {
   constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
-    y[i] = 0.5f * v * (1.0f + gelu_tanh(kS * (v + kC * v * v * v)));
+    y[i] = v * gelu_sigmoid(kS * (v + kC * v * v * v));
   }
 }
+
+namespace {
+
+// dx = g * dy/dx over n values, written or (Add) added: dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2)
+// sqrt(2/pi) (1 + 3 * 0.044715 x^2), t = tanh(u); with s = sigmoid(2u) = 0.5 (1 + t),
+// 0.5 (1 - t^2) = 2 s (1 - s). The rows never overlap (restrict lets the loop vectorize).
+template <bool Add>
+void gelu_backward_row(const float* __restrict x, const float* __restrict g, int64_t n, float* __restrict dx) {
+  constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i], s = gelu_sigmoid(kS * (v + kC * v * v * v));
+    const float d = g[i] * (s + 2.0f * v * (s * (1.0f - s)) * kS * (1.0f + 3.0f * kC * v * v));
+    dx[i] = Add ? dx[i] + d : d;
+  }
+}
+
+}  // namespace
 
 Tensor gelu(const Tensor& input) { return gelu(input, Readers::anyone); }
 
 Tensor gelu(const Tensor& input, Readers readers) {
   OpTimer timer("gelu");
-  constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
   const Tensor x = input.contiguous();
   Tensor out = Tensor::empty(x.shape());
   const float* px = x.data();
@@ -251,26 +273,21 @@ Tensor gelu(const Tensor& input, Readers readers) {
     constexpr int64_t kPiece = 2048;  // floats: 8 KB, rounded while in L1
     for (int64_t i = i0; i < i1; i += kPiece) {
       const int64_t n = std::min(kPiece, i1 - i);
-      gelu_row(px + i, n, py + i);
+      simd::fused([&] { gelu_row(px + i, n, py + i); });
       if (round) detail::round_in_place(py + i, n);
     }
   });
   if (round) detail::mark_bf16_exact(out);
-  // dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2), t = tanh(u)
   return attach(out, "gelu", {x}, [x](const Tensor&, const Tensor& g) {
     bool fresh = false;  // GELU is usually its input's only consumer: write, skip zeroing and re-reading
     float* sink = grad_sink(x, fresh);
     if (!sink) return;
     const float *px = x.data(), *pg = g.data();
-    auto slope = [](float v) {
-      const float t = gelu_tanh(kS * (v + kC * v * v * v));
-      return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * kS * (1.0f + 3.0f * kC * v * v);
-    };
     parallel_for(x.numel(), 16384, [&](int64_t i0, int64_t i1) {
-      if (fresh)
-        for (int64_t i = i0; i < i1; ++i) sink[i] = pg[i] * slope(px[i]);
-      else
-        for (int64_t i = i0; i < i1; ++i) sink[i] += pg[i] * slope(px[i]);
+      simd::fused([&] {
+        if (fresh) gelu_backward_row<false>(px + i0, pg + i0, i1 - i0, sink + i0);
+        else gelu_backward_row<true>(px + i0, pg + i0, i1 - i0, sink + i0);
+      });
     });
   });
 }

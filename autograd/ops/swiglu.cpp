@@ -13,6 +13,7 @@
 #include "tinygpt/autograd/kernels/parallel.h"
 #include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/detail/profile.h"
+#include "tinygpt/autograd/kernels/simd.h"
 
 namespace tinygpt {
 
@@ -54,7 +55,7 @@ Tensor swiglu(const Tensor& input, Readers readers) {
   const bool round = detail::stores_rounded(readers);
   parallel_for(rows, grain_for(4 * H), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      swiglu_row(x.data() + r * H2, H, out.data() + r * H);
+      simd::fused([&] { swiglu_row(x.data() + r * H2, H, out.data() + r * H); });
       if (round) detail::round_in_place(out.data() + r * H, H);  // while in L1
     }
   });
@@ -63,14 +64,14 @@ Tensor swiglu(const Tensor& input, Readers readers) {
     bool fresh = false;
     float* sink = grad_sink(x, fresh);
     if (!sink) return;
-    parallel_for(rows, grain_for(8 * H), [&](int64_t r0, int64_t r1) {
+    parallel_for(rows, grain_for(8 * H), [&](int64_t r0, int64_t r1) { simd::fused([&] {
       for (int64_t r = r0; r < r1; ++r) {
         const float *g = x.data() + r * 2 * H, *d = dy.data() + r * H;
         float* dg = sink + r * 2 * H;
         if (fresh) swiglu_backward_row<false>(g, g + H, d, dg, dg + H, H);
         else swiglu_backward_row<true>(g, g + H, d, dg, dg + H, H);
       }
-    });
+    }); });
   });
 }
 
