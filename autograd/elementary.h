@@ -17,12 +17,14 @@
 
 namespace tinygpt {
 
-// exp(x): Cody-Waite range reduction x = n ln2 + r with |r| <= ln2/2, a degree-6 Taylor polynomial
-// for e^r (truncation below 2e-8 relative), and 2^n applied as two factors 2^(n/2), each a normal
-// float, so that the result underflows gradually and overflows to inf as exp does: within 2 ulp of
-// exp over the normal range. NaN in, NaN out (through r).
-[[gnu::always_inline]] inline float vector_exp(float x) {
-  const float clamped = std::min(std::max(x, -104.0f), 89.0f);  // past these exp is 0 or inf already
+// Cody-Waite range reduction x = n ln2 + r with |r| <= ln2/2 and a degree-6 Taylor polynomial for
+// e^r (truncation below 2e-8 relative): e^r, and n as an integer (from shifted's bits, whose
+// mantissa holds 2^22 + n: integer steps, defined for any input). NaN in, NaN in p.
+struct ExpParts {
+  float p;
+  int32_t n;
+};
+[[gnu::always_inline]] inline ExpParts exp_parts(float clamped) {
   const float shifted = std::fma(clamped, 1.44269504f, 12582912.0f);  // 1.5 * 2^23: rounds n to nearest in the mantissa
   const float n = shifted - 12582912.0f;
   const float r = std::fma(-n, 1.42860677e-6f, std::fma(-n, 0.693145752f, clamped));  // ln 2 split in two
@@ -33,21 +35,36 @@ namespace tinygpt {
   p = std::fma(p, r, 0.5f);
   p = std::fma(p, r, 1.0f);
   p = std::fma(p, r, 1.0f);
-  // n from shifted's bits (its mantissa holds 2^22 + n): integer steps, defined for any input.
-  const int32_t whole = std::bit_cast<int32_t>(shifted) - 0x4B400000, half = whole >> 1;  // n in [-150, 128]
-  const float first = std::bit_cast<float>((half + 127) << 23), second = std::bit_cast<float>((whole - half + 127) << 23);
-  return (p * first) * second;
+  return {p, std::bit_cast<int32_t>(shifted) - 0x4B400000};
+}
+
+// exp(x) for the model's loops, within 2 ulp of exp from -87.3 to 88.37 and saturating past them
+// (near 1.2e-38 below, 2.4e38 above), so that 2^n is one normal float: softmax and cross-entropy
+// take x - max <= 0, GELU and SwiGLU divide by 1 + e^x, and none needs subnormals or inf.
+[[gnu::always_inline]] inline float vector_exp(float x) {
+  const ExpParts e = exp_parts(std::min(std::max(x, -87.3f), 88.37f));
+  return e.p * std::bit_cast<float>(static_cast<uint32_t>(e.n + 127) << 23);
+}
+
+// exp(x) over the whole float range, as the exp op needs: 2^n applied as two factors 2^(n/2),
+// each a normal float, so that the result underflows gradually to 0 and overflows to inf.
+[[gnu::always_inline]] inline float full_range_exp(float x) {
+  const ExpParts e = exp_parts(std::min(std::max(x, -104.0f), 89.0f));  // past these exp is 0 or inf already
+  const int32_t half = e.n >> 1;  // n in [-150, 128]
+  const float first = std::bit_cast<float>(static_cast<uint32_t>(half + 127) << 23),
+              second = std::bit_cast<float>(static_cast<uint32_t>(e.n - half + 127) << 23);
+  return (e.p * first) * second;
 }
 
 // e^x - 1 without the cancellation near 0: a degree-11 Taylor polynomial for |x| < 0.7 (truncation
-// below 1e-10 relative), exp(x) - 1 beyond (a few ulp there).
+// below 1e-10 relative), full_range_exp(x) - 1 beyond (a few ulp there).
 [[gnu::always_inline]] inline float vector_expm1(float x) {
   float p = 1.0f / 39916800.0f;  // 1/11!
   for (const float c : {1.0f / 3628800.0f, 1.0f / 362880.0f, 1.0f / 40320.0f, 1.0f / 5040.0f, 1.0f / 720.0f,
                         1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f})
     p = std::fma(p, x, c);
   const float near = p * x;
-  return std::abs(x) < 0.7f ? near : vector_exp(x) - 1.0f;
+  return std::abs(x) < 0.7f ? near : full_range_exp(x) - 1.0f;
 }
 
 // log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = f - f²/2 + f³ P(f) with f = m - 1 (a

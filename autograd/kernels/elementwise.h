@@ -12,7 +12,7 @@ namespace tinygpt {
 
 // 1 / (1 + exp(-v)), with an exp of a non-positive number only: no overflow for large |v|.
 inline float stable_sigmoid(float v) {
-  const float e = vector_exp(-std::abs(v));
+  const float e = full_range_exp(-std::abs(v));
   return v >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
 }
 

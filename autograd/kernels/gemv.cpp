@@ -15,13 +15,13 @@ namespace tinygpt {
 
 namespace {
 
-// How far ahead of its reads the product asks for its weights: 16 rows (4 blocks of dot_rows).
+// How far ahead of its reads the product asks for its weights: 16 rows (2 to 4 blocks of dot_rows).
 // The int8 loop works longer on each byte than the fp32 one: the hardware prefetchers alone fall behind.
 constexpr int64_t kPrefetchRows = 16;
 
-// A row's dot product runs in 32 lanes whatever the vector width (two AVX-512 vectors, four AVX2
-// ones): term j goes to lane j mod 32, so every build sums the same terms in the same order.
-constexpr int kDotLanes = 32;
+// A row's dot product runs in 16 lanes whatever the vector width (one AVX-512 vector, two AVX2
+// ones): term j goes to lane j mod 16, so every build sums the same terms in the same order.
+constexpr int kDotLanes = 16;
 
 // Rows of float weights: row r of a block, from column i.
 struct FloatRows {
@@ -38,14 +38,14 @@ struct FloatRows {
 };
 
 // Rows of int8 weights, each weight float(q) * scale as dequantize_int8 writes it. column(i) comes
-// before the loads at column i, and takes the scales of its R (up to 4) rows when i starts a group (a group
-// spans whole steps of dot_rows: the smallest, 32, is one).
+// before the loads at column i, and takes the scales of its R (up to 8) rows when i starts a group (a group
+// spans whole steps of dot_rows: the smallest, 32, is two).
 struct Int8Rows {
   const int8_t* q;
   const float* scales;
   int64_t in, groups;
   int shift;  // log2 of the group size
-  simd::vfloat scale[4] = {};
+  simd::vfloat scale[8] = {};
   template <int R>
   void column(int64_t i) {
     for (int r = 0; r < R; ++r) __builtin_prefetch(q + (r + kPrefetchRows) * in + i);
@@ -57,10 +57,18 @@ struct Int8Rows {
   Int8Rows from_row(int64_t o) const { return {q + o * in, scales + o * groups, in, groups, shift}; }
 };
 
+// The 16 lanes' sum as a fixed tree, the same for every vector width: lanes j and j + 8, then
+// j and j + 4, j and j + 2, and the last two (depth 4, where a chain of adds would wait 16 times).
+inline float lane_sum(float (&l)[kDotLanes]) {
+  for (int half = kDotLanes / 2; half >= 1; half /= 2)
+    for (int j = 0; j < half; ++j) l[j] += l[j + half];
+  return l[0];
+}
+
 // R rows of y = W x, the rows sharing each load of x. Row r: one fma chain per lane over the whole
-// steps of kDotLanes columns, the lanes then added in order 0, 1, ..., 31, and the columns past the
-// last whole step fused on in order. The same bits whatever R (the split of rows over threads), the
-// weights' storage or the vector width.
+// steps of kDotLanes columns, the lanes then added by lane_sum, and the columns past the last whole
+// step fused on in order. The same bits whatever R (the split of rows over threads), the weights'
+// storage or the vector width.
 template <int R, class Rows>
 void dot_rows(Rows w, const float* x, int64_t in, float* out) {
   using namespace simd;
@@ -79,8 +87,7 @@ void dot_rows(Rows w, const float* x, int64_t in, float* out) {
   for (int r = 0; r < R; ++r) {
     float lanes[kDotLanes];
     for (int v = 0; v < V; ++v) store(lanes + v * kLanes, acc[r][v]);
-    float s = 0.0f;
-    for (float lane : lanes) s += lane;
+    float s = lane_sum(lanes);
     for (int64_t j = i; j < in; ++j) s = std::fma(w.at(r, j), x[j], s);
     out[r] = s;
   }
@@ -88,8 +95,9 @@ void dot_rows(Rows w, const float* x, int64_t in, float* out) {
 
 template <class Rows>
 void matvec_rows(const Rows& w, const float* b, const float* x, float* y, int64_t out, int64_t in) {
-  // Rows a block: as many as keep the block's accumulators and x in the 16 or 32 vector registers.
-  constexpr int kRows = simd::kLanes >= 16 ? 4 : 2;
+  // Rows a block: eight independent fma chains (two FMA units of four cycles' latency), their
+  // accumulators and x within the 16 or 32 vector registers.
+  constexpr int kRows = simd::kLanes >= 16 ? 8 : 4;
   parallel_for((out + kRows - 1) / kRows, grain_for(kRows * in), [&](int64_t g0, int64_t g1) {
     simd::fused([&] {
       for (int64_t o = g0 * kRows; o < std::min(out, g1 * kRows); o += kRows) {

@@ -143,7 +143,7 @@ Tensor neg(const Tensor& x) {
   return unary(x, "neg", [](float v) { return -v; }, [](float, float) { return -1.0f; });
 }
 Tensor exp(const Tensor& x) {
-  return unary(x, "exp", [](float v) { return vector_exp(v); }, [](float, float y) { return y; });
+  return unary(x, "exp", [](float v) { return full_range_exp(v); }, [](float, float y) { return y; });
 }
 Tensor log(const Tensor& x) {
   return unary(x, "log", [](float v) { return vector_log(v); }, [](float v, float) { return 1.0f / v; });
@@ -174,7 +174,7 @@ Tensor abs(const Tensor& x) {  // slope 0 at 0, as PyTorch
 }
 Tensor erf(const Tensor& x) {  // slope 2/sqrt(pi) e^(-x²)
   return unary(x, "erf", [](float v) { return std::erf(v); },
-               [](float v, float) { return 1.1283791670955126f * vector_exp(-v * v); });
+               [](float v, float) { return 1.1283791670955126f * full_range_exp(-v * v); });
 }
 Tensor atan(const Tensor& x) {
   return unary(x, "atan", [](float v) { return std::atan(v); }, [](float v, float) { return 1.0f / (1.0f + v * v); });
@@ -223,7 +223,7 @@ Tensor log1p(const Tensor& x) {
   return unary(x, "log1p", [](float v) { return vector_log1p(v); }, [](float v, float) { return 1.0f / (1.0f + v); });
 }
 Tensor softplus(const Tensor& x) {  // log(1 + e^x) without overflow; slope sigmoid(x)
-  return unary(x, "softplus", [](float v) { return std::max(v, 0.0f) + vector_log1p(vector_exp(-std::abs(v))); },
+  return unary(x, "softplus", [](float v) { return std::max(v, 0.0f) + vector_log1p(full_range_exp(-std::abs(v))); },
                [](float v, float) { return stable_sigmoid(v); });
 }
 Tensor clamp(const Tensor& x, float lo, float hi) {  // the gradient passes where lo < x < hi, as PyTorch (ends included)
@@ -239,7 +239,7 @@ void gelu_row(const float* x, int64_t n, float* y) {
   constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
-    y[i] = v * gelu_sigmoid(kS * (v + kC * v * v * v));
+    y[i] = v * gelu_sigmoid(kS * std::fma(kC * v * v, v, v));
   }
 }
 
@@ -252,8 +252,8 @@ template <bool Add>
 void gelu_backward_row(const float* __restrict x, const float* __restrict g, int64_t n, float* __restrict dx) {
   constexpr float kS = 0.7978845608028654f, kC = 0.044715f;
   for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i], s = gelu_sigmoid(kS * (v + kC * v * v * v));
-    const float d = g[i] * (s + 2.0f * v * (s * (1.0f - s)) * kS * (1.0f + 3.0f * kC * v * v));
+    const float v = x[i], s = gelu_sigmoid(kS * std::fma(kC * v * v, v, v));
+    const float d = g[i] * std::fma(2.0f * kS * v * (s - s * s), std::fma(3.0f * kC * v, v, 1.0f), s);
     dx[i] = Add ? dx[i] + d : d;
   }
 }

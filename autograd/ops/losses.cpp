@@ -85,7 +85,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
   auto fused = [&] {
     return mean_loss(
         logits, target, "binary_cross_entropy_with_logits",
-        [](float x, float t) { return std::max(x, 0.0f) - x * t + vector_log1p(vector_exp(-std::abs(x))); },
+        [](float x, float t) { return std::max(x, 0.0f) - x * t + vector_log1p(full_range_exp(-std::abs(x))); },
         [](float x, float t) { return stable_sigmoid(x) - t; }, [](float x, float) { return -x; });
   };
   auto terms = [&] {
