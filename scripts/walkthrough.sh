@@ -5,6 +5,8 @@
 #   scripts/walkthrough.sh DOC TINYGPT --check          # the test: as written, and every ```text block
 #                                                       # after a ```sh block must be what it printed
 #   scripts/walkthrough.sh DOC TINYGPT --pictures DIR   # as written; the SVGs it draws are copied to DIR
+#   scripts/walkthrough.sh DOC TINYGPT --update         # rewrites DOC's ```text lines that are not
+#                                                       # what it printed (after a change of arithmetic)
 #
 # --check: the lines of each ```text block that follows a ```sh block (up to the next ```sh block)
 # must be lines the block's commands printed (stdout and stderr), in the same order; a line that is
@@ -13,20 +15,21 @@
 # The commands write only into the directory they run in (a temporary one, removed afterwards).
 set -euo pipefail
 doc=$(realpath "$1") binary=$(realpath "$2") mode=${3:---check} pictures=${4:+$(realpath -m "$4")}
-[[ $mode == --check || ($mode == --pictures && -n $pictures) ]] ||
-  { echo "usage: $0 DOC TINYGPT --check | --pictures DIR" >&2; exit 2; }
+[[ $mode == --check || $mode == --update || ($mode == --pictures && -n $pictures) ]] ||
+  { echo "usage: $0 DOC TINYGPT --check | --update | --pictures DIR" >&2; exit 2; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/bin"
 ln -s "$binary" "$work/bin/tinygpt"
-# Each ```sh block to commands.N.sh, each ```text block after it to expected.N.M.txt.
+# Each ```sh block to commands.N.sh, each ```text block after it to expected.N.M.txt (and the
+# DOC line number of each of its lines to expected.N.M.at).
 awk -v dir="$work" '
   /^```sh$/   { n++; m = 0; inside = "sh"; next }
-  /^```text$/ { if (n) { m++; inside = "text"; printf "" > (dir "/expected." n "." m ".txt") } next }
+  /^```text$/ { if (n) { m++; inside = "text"; printf "" > (dir "/expected." n "." m ".txt"); printf "" > (dir "/expected." n "." m ".at") } next }
   /^```/      { inside = ""; next }
   inside == "sh"   { print > (dir "/commands." n ".sh") }
-  inside == "text" { print > (dir "/expected." n "." m ".txt") }
+  inside == "text" { print > (dir "/expected." n "." m ".txt"); print NR > (dir "/expected." n "." m ".at") }
 ' "$doc"
 [[ -e $work/commands.1.sh ]] || { echo "$doc has no \`\`\`sh blocks" >&2; exit 1; }
 cd "$work"
@@ -58,6 +61,39 @@ if [[ $mode == --check ]]; then
     exit 1
   fi
   echo "$doc: every figure is what its commands print"
+fi
+if [[ $mode == --update ]]; then
+  # In order, each quoted line is found in what its block printed, at or after the previous one; a
+  # line not found becomes the next printed line of the same shape (its words, numbers aside).
+  python3 - "$doc" "$work" <<'PY'
+import glob, re, sys
+doc, work = sys.argv[1], sys.argv[2]
+lines = open(doc, encoding="utf-8").read().split("\n")
+shape = lambda line: re.sub(r"[-+−]?\d[\d.,e+-]*%?", "#", line).split()
+changed, failed = 0, False
+for expected in sorted(glob.glob(f"{work}/expected.*.txt")):
+    n = expected.split(".")[-3]
+    printed = open(f"{work}/printed.{n}.txt", encoding="utf-8").read().split("\n")
+    at = [int(x) for x in open(expected[:-4] + ".at").read().split()]
+    quoted = open(expected, encoding="utf-8").read().split("\n")[:len(at)]
+    position = 0
+    for line, number in zip(quoted, at):
+        if line == "…":
+            continue
+        found = next((k for k in range(position, len(printed)) if printed[k] == line), None)
+        if found is None:
+            found = next((k for k in range(position, len(printed)) if shape(printed[k]) == shape(line)), None)
+            if found is None:  # other words (a sample's text): left for a person to choose
+                print(f"{doc}:{number}: no printed line has the shape of: {line}", file=sys.stderr)
+                failed = True
+                continue
+            lines[number - 1] = printed[found]
+            changed += 1
+        position = found + 1
+open(doc, "w", encoding="utf-8").write("\n".join(lines))
+print(f"{doc}: {changed} quoted lines rewritten from what the commands printed")
+sys.exit(1 if failed else 0)
+PY
 fi
 if [[ $mode == --pictures ]]; then
   mkdir -p "$pictures"
