@@ -5,9 +5,11 @@
 # byte, with the first variant's. Exits 1 when any variant differs.
 #
 #   scripts/variants.sh            # every variant this CPU can run (those it cannot are named, skipped)
-#   scripts/variants.sh --quick    # native, generic (x86-64) and x86-64-v3 tuned for znver3: CI's form
+#   scripts/variants.sh --quick    # native, generic (x86-64; its AVX2+FMA copies and its plain ones) and
+#                                  # x86-64-v3 tuned for znver3: CI's form
 #   scripts/variants.sh --quick --reuse-native build   # the native variant from an existing Release build
 #   ... --walkthroughs             # also each variant's run of both walkthroughs (scripts/walkthrough.sh --check)
+#   ... --only native,generic      # just these variants
 #
 # Each variant has its own build tree, build-variants/<name> (kept: a second run rebuilds only what
 # changed). Checkpoints record their training time, so they are compared by `info --json` with the
@@ -16,11 +18,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-quick=0 native_build="" walkthroughs=0
+quick=0 native_build="" walkthroughs=0 only=
 while (($#)); do
   case $1 in
     --quick) quick=1 ;;
     --walkthroughs) walkthroughs=1 ;;
+    --only) only=",$2,"; shift ;;
     --reuse-native) native_build=$(realpath "$2"); shift ;;
     *) echo "usage: $0 [--quick] [--reuse-native BUILD_DIR]" >&2; exit 2 ;;
   esac
@@ -43,7 +46,7 @@ all=(
   "icelake-server|-DTINYGPT_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=icelake-server"
   "sapphirerapids|-DTINYGPT_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=sapphirerapids"
 )
-if ((quick)); then variants=("${all[0]}" "${all[1]}" "${all[5]}"); else variants=("${all[@]}"); fi
+if ((quick)); then variants=("${all[0]}" "${all[1]}" "${all[2]}" "${all[5]}"); else variants=("${all[@]}"); fi
 
 # The vector extensions a -march lets the compiler use, against the CPU's flags: a build for
 # instructions this CPU lacks cannot run here.
@@ -93,9 +96,14 @@ run_work() {
 failed=0 reference=""
 for variant in "${variants[@]}"; do
   name=${variant%%|*} flags=${variant#*|}
+  [[ -z $only || $only == *",$name,"* ]] || continue
   cxx_flags=""
   [[ $flags == *CMAKE_CXX_FLAGS=* ]] && cxx_flags=${flags#*CMAKE_CXX_FLAGS=}
   [[ $name == native ]] && cxx_flags=-march=native
+  if ! echo | g++ $cxx_flags -E -x c++ - > /dev/null 2>&1; then
+    echo "$name: skipped: this compiler ($(g++ -dumpfullversion)) does not know $cxx_flags"
+    continue
+  fi
   lacks=$(missing_instructions "$cxx_flags")
   if [[ -n $lacks ]]; then
     echo "$name: skipped: this CPU lacks $lacks"
@@ -117,12 +125,12 @@ for variant in "${variants[@]}"; do
     cmake --build "$build" -j"$(nproc)" --target tinygpt > "$work/build.log" 2>&1 ||
       { cat "$work/build.log"; echo "$name: the build failed"; exit 1; }
   fi
-  out=$work/results/$name
-  run_work "$root/$build/cli/tinygpt" "$out"
-  path=$("$root/$build/cli/tinygpt" bench --iters 1 --json 2>/dev/null | sed -E 's/.*"vector_path": "([^"]*)".*/\1/')
+  out=$work/results/$name tinygpt=$(realpath "$build")/cli/tinygpt
+  run_work "$tinygpt" "$out"
+  path=$("$tinygpt" bench --iters 1 --json 2>/dev/null | sed -E 's/.*"vector_path": "([^"]*)".*/\1/')
   if ((walkthroughs)); then
     for doc in docs/walkthrough.md docs/walkthrough.ko.md; do
-      bash scripts/walkthrough.sh "$doc" "$build/cli/tinygpt" --check > "$work/walkthrough.log" 2>&1 ||
+      bash scripts/walkthrough.sh "$doc" "$tinygpt" --check > "$work/walkthrough.log" 2>&1 ||
         { tail -20 "$work/walkthrough.log"; echo "$name: $doc: its figures differ"; failed=1; }
     done
     echo "$name: walkthroughs checked"
