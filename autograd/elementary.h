@@ -38,12 +38,13 @@ struct ExpParts {
   return {p, std::bit_cast<int32_t>(shifted) - 0x4B400000};
 }
 
-// exp(x) for the model's loops, within 2 ulp of exp from -87.3 to 88.37 and saturating past them
-// (near 1.2e-38 below, 2.4e38 above), so that 2^n is one normal float: softmax and cross-entropy
-// take x - max <= 0, GELU and SwiGLU divide by 1 + e^x, and none needs subnormals or inf.
+// exp(x) for the model's loops, within 2 ulp of exp from -87.3 to 88.37, so that 2^n is one normal
+// float: 0 below (a masked score's -inf gives exactly 0), saturating near 2.4e38 above (GELU and
+// SwiGLU divide by 1 + e^x; softmax and cross-entropy take x - max <= 0). NaN in, NaN out.
 [[gnu::always_inline]] inline float vector_exp(float x) {
   const ExpParts e = exp_parts(std::min(std::max(x, -87.3f), 88.37f));
-  return e.p * std::bit_cast<float>(static_cast<uint32_t>(e.n + 127) << 23);
+  const float y = e.p * std::bit_cast<float>(static_cast<uint32_t>(e.n + 127) << 23);
+  return x < -87.3f ? 0.0f : y;
 }
 
 // exp(x) over the whole float range, as the exp op needs: 2^n applied as two factors 2^(n/2),
