@@ -5,6 +5,7 @@
 // implementation's own: not installed, and they may change.
 
 // Tensors, automatic differentiation and every op (autograd/).
+#include "tinygpt/autograd/elementary.h"
 #include "tinygpt/autograd/gradcheck.h"
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/indices.h"
