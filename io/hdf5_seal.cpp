@@ -11,7 +11,6 @@
 #include <string_view>
 
 #include "tinygpt/data/input_file.h"
-#include "tinygpt/io/detail/isolated.h"
 #include "tinygpt/autograd/machine.h"
 #include "tinygpt/data/sha256.h"
 
@@ -140,27 +139,7 @@ CheckpointImage read_checkpoint_image(const std::string& path) {
   return image;
 }
 
-namespace {
-
-// libhdf5 reads unsealed bytes whole in a child process first: a crash or hang there is an error here.
-void check_in_child(CheckpointImage& image, const std::string& path) {  // bytes moved only in the child
-  if (!image.sealed) {
-    const int64_t size = static_cast<int64_t>(image.bytes.size());
-    // libhdf5 reads a small checkpoint in milliseconds: 2 s, plus 1 s per 50 MB, is ample on a
-    // loaded machine and ends a loop inside libhdf5 soon.
-    const auto limit = std::chrono::milliseconds(2000 + size / 50'000);
-    const ChildEnd end = run_in_child([&] { File(std::move(image.bytes)).read_everything(); }, limit,
-                                      2 * size + (int64_t{512} << 20));
-    if (end.how == ChildEnd::How::threw) throw std::runtime_error(fmt::format("checkpoint '{}': {}", path, end.message));
-    if (end.how != ChildEnd::How::returned)
-      damaged(path, fmt::format("libhdf5 {} reading it (the file has no tinygpt seal to check it by)", end.describe()));
-  }
-}
-
-}  // namespace
-
 File open_checkpoint_image(CheckpointImage image, const std::string& path) {
-  check_in_child(image, path);
   try {
     return File(std::move(image.bytes));
   } catch (const std::runtime_error& e) {
@@ -174,10 +153,13 @@ OpenedCheckpoint open_checkpoint_streamed(const std::string& path) {
   if (in.read(head.data(), head.size()) != head.size()) in.fail("the file shrank while it was read");
   std::string hex;
   int64_t length = 0;
-  if (!parse_seal(head, path, hex, length)) {  // no seal to check by: whole, first in a child process
+  if (!parse_seal(head, path, hex, length)) {  // no seal: read whole, as read_checkpoint_image checks it
     CheckpointImage image = read_checkpoint_image(path);
-    check_in_child(image, path);
-    return {std::make_unique<File>(std::move(image.bytes)), false};
+    try {
+      return {std::make_unique<File>(std::move(image.bytes)), false};
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(fmt::format("checkpoint '{}': {}", path, e.what()));
+    }
   }
   int64_t read = 0;
   const std::string digest = digest_after_user_block(in.descriptor(), path, "checkpoint", read);

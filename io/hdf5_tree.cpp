@@ -1,15 +1,25 @@
 #include "tinygpt/io/hdf5_tree.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <hdf5.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <bit>
+#include <cerrno>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <set>
 #include <stdexcept>
 
+#include "tinygpt/io/detail/hdf5_description.h"
+#include "tinygpt/io/detail/isolated.h"
+
 namespace tinygpt::io::hdf5 {
+
+namespace {
 
 class Handle {
  public:
@@ -25,13 +35,17 @@ class Handle {
   hid_t id_;
 };
 
-namespace {
 
 constexpr int kMaxDepth = 32;
 constexpr int64_t kMaxObjects = 100'000;
 constexpr int64_t kMaxAttributes = 10'000;  // per object
 constexpr int64_t kMaxName = 4096;
 constexpr int kMaxRank = 8;
+// Values the child reads itself (strings, compact or chunked storage) and hands back: tokenizers'
+// strings and small arrays, far below this.
+constexpr int64_t kMaxValueBytes = int64_t{256} << 20;
+// The description of all the rest (names, shapes, attributes) is a small part of that again.
+constexpr size_t kMaxDescriptionBytes = size_t{2} * static_cast<size_t>(kMaxValueBytes);
 
 // libhdf5's innermost complaint (the bottom of its error stack), e.g. "H5O__chunk_deserialize:
 // incorrect metadata checksum after all read attempts".
@@ -55,10 +69,6 @@ template <class T>
 T checked(T result, const std::string& where, const char* doing) {
   if (result < 0) fail(where, fmt::format("unreadable HDF5 ({}; {})", doing, hdf5_complaint()));
   return result;
-}
-
-std::shared_ptr<Handle> owned(hid_t id, const std::string& where, const char* doing) {
-  return std::make_shared<Handle>(checked(id, where, doing));
 }
 
 // The extent of a dataspace: {} for a scalar; its element count, products checked for overflow.
@@ -96,18 +106,18 @@ class Walker {
       const std::string name = link_name(id, path, i);
       if (link.type != H5L_TYPE_HARD) continue;  // soft and external links lead elsewhere: never followed
       const std::string child = path == "/" ? "/" + name : path + "/" + name;
-      const auto object = owned(H5Oopen_by_idx(id, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT), child, "open");
+      const Handle object(checked(H5Oopen_by_idx(id, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT), child, "open"));
       H5O_info_t oi;
-      checked(H5Oget_info2(object->id(), &oi, H5O_INFO_BASIC | H5O_INFO_NUM_ATTRS), child, "object info");
+      checked(H5Oget_info2(object.id(), &oi, H5O_INFO_BASIC | H5O_INFO_NUM_ATTRS), child, "object info");
       if (oi.type == H5O_TYPE_GROUP) {
         if (!open_groups_.insert(oi.addr).second) fail(child, "links back to a group that contains it");
         Group& g = out.groups[name];
-        attributes(object->id(), oi.num_attrs, child, g.attributes);
-        group(object->id(), child, g, depth + 1);
+        attributes(object.id(), oi.num_attrs, child, g.attributes);
+        group(object.id(), child, g, depth + 1);
         open_groups_.erase(oi.addr);
       } else if (oi.type == H5O_TYPE_DATASET) {
         Dataset& d = out.datasets[name];
-        attributes(object->id(), oi.num_attrs, child, d.attributes);
+        attributes(object.id(), oi.num_attrs, child, d.attributes);
         dataset(object, child, d);
       }
     }
@@ -192,11 +202,10 @@ class Walker {
     return out;
   }
 
-  void dataset(const std::shared_ptr<Handle>& handle, const std::string& where, Dataset& d) {
-    d.handle = handle;
-    const Handle type(checked(H5Dget_type(handle->id()), where, "type"));
-    const Handle space(checked(H5Dget_space(handle->id()), where, "dataspace"));
-    const Handle create(checked(H5Dget_create_plist(handle->id()), where, "creation properties"));
+  void dataset(const Handle& handle, const std::string& where, Dataset& d) {
+    const Handle type(checked(H5Dget_type(handle.id()), where, "type"));
+    const Handle space(checked(H5Dget_space(handle.id()), where, "dataspace"));
+    const Handle create(checked(H5Dget_create_plist(handle.id()), where, "creation properties"));
     int64_t n = 0;
     d.shape = extent(space.id(), where, n);
     const size_t size = H5Tget_size(type.id());
@@ -215,9 +224,70 @@ class Walker {
     else if (__builtin_mul_overflow(n, static_cast<int64_t>(size), &bytes) || bytes > file_bytes_)
       d.problem = fmt::format("it claims {} elements of {} bytes, more than the whole file ({} bytes)", n, size,
                               file_bytes_);
+    if (!d.problem.empty() || d.kind == Dataset::Kind::other) return;
+    auto stored = std::make_shared<Stored>();
+    if (layout == H5D_CONTIGUOUS && n > 0 && plain_type(type.id(), d.kind)) {
+      const haddr_t offset = H5Dget_offset(handle.id());  // from the file's first byte, user block included
+      if (offset == HADDR_UNDEF) {
+        d.problem = "its values were never written";
+        return;
+      }
+      stored->where = Stored::Where::file;
+      stored->offset = static_cast<int64_t>(offset);
+      stored->big_endian = H5Tget_order(type.id()) == H5T_ORDER_BE;
+    } else {
+      read_values(handle, space.id(), where, d, n, *stored);
+    }
+    d.stored = std::move(stored);
   }
 
  private:
+  // A type whose raw bytes the parent converts itself: integers of 1, 2, 4 or 8 bytes in either
+  // byte order, IEEE binary32 or binary64.
+  static bool plain_type(hid_t type, Dataset::Kind kind) {
+    if (kind == Dataset::Kind::integer) {
+      const H5T_order_t order = H5Tget_order(type);
+      return H5Tget_offset(type) == 0 && H5Tget_precision(type) == 8 * H5Tget_size(type) &&
+             (order == H5T_ORDER_LE || order == H5T_ORDER_BE);
+    }
+    if (kind != Dataset::Kind::floating) return false;
+    for (hid_t ieee : {H5T_IEEE_F32LE, H5T_IEEE_F32BE, H5T_IEEE_F64LE, H5T_IEEE_F64BE})
+      if (H5Tequal(type, ieee) > 0) return true;
+    return false;
+  }
+
+  // The values of a dataset that is not plain bytes in the file, read by libhdf5 here.
+  void read_values(const Handle& handle, hid_t space, const std::string& where, const Dataset& d, int64_t n,
+                   Stored& out) {
+    spend(n * 8, where);
+    if (n == 0) return;
+    if (d.kind == Dataset::Kind::floating) {
+      out.floats.resize(static_cast<size_t>(n));
+      checked(H5Dread(handle.id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.floats.data()), where, "read");
+    } else if (d.kind == Dataset::Kind::integer) {
+      out.ints.resize(static_cast<size_t>(n));
+      checked(H5Dread(handle.id(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.ints.data()), where, "read");
+    } else {
+      const Handle memory(checked(H5Tcopy(H5T_C_S1), where, "string type"));
+      H5Tset_size(memory.id(), H5T_VARIABLE);
+      H5Tset_cset(memory.id(), H5T_CSET_UTF8);
+      std::vector<char*> pointers(static_cast<size_t>(n), nullptr);
+      checked(H5Dread(handle.id(), memory.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()), where, "read");
+      for (char* p : pointers) {
+        out.texts.emplace_back(p ? p : "");
+        spend(static_cast<int64_t>(out.texts.back().size()), where);
+      }
+      H5Dvlen_reclaim(memory.id(), space, H5P_DEFAULT, pointers.data());
+    }
+  }
+
+  void spend(int64_t bytes, const std::string& where) {
+    value_bytes_ += bytes;
+    if (value_bytes_ > kMaxValueBytes)
+      fail(where, fmt::format("holds more than {} MB of values stored other than as plain contiguous arrays",
+                              kMaxValueBytes >> 20));
+  }
+
   std::string link_name(hid_t group, const std::string& path, hsize_t i) {
     const ssize_t length =
         checked(H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT), path, "link name");
@@ -238,6 +308,7 @@ class Walker {
 
   int64_t file_bytes_;
   int64_t objects_ = 0;
+  int64_t value_bytes_ = 0;
   std::set<haddr_t> open_groups_;  // the groups on the path from the root: a link back to one is a loop
 };
 
@@ -268,10 +339,66 @@ hid_t open_image(data::FileBytes& image) {
   return file;
 }
 
-void for_each_dataset(const Group& g, const std::string& path,
-                      const std::function<void(const Dataset&, const std::string&)>& visit) {
-  for (const auto& [name, d] : g.datasets) visit(d, path + "/" + name);
-  for (const auto& [name, child] : g.groups) for_each_dataset(child, path + "/" + name, visit);
+// In the child: the description of the file libhdf5 opened as `file` (hdf5_description.h).
+std::string describe_in_child(hid_t file_id, int64_t file_bytes) {
+  const std::string root_path = "/";
+  const Handle file(checked(file_id, root_path, "open"));
+  const Handle group(checked(H5Gopen2(file.id(), "/", H5P_DEFAULT), root_path, "open the root group"));
+  H5O_info_t oi;
+  checked(H5Oget_info2(group.id(), &oi, H5O_INFO_BASIC | H5O_INFO_NUM_ATTRS), root_path, "object info");
+  Group root;
+  Walker walker(file_bytes, oi.addr);
+  walker.attributes(group.id(), oi.num_attrs, root_path, root.attributes);
+  walker.group(group.id(), root_path, root, 0);
+  return encode(root);
+}
+
+hid_t open_descriptor(int fd) {
+  // The descriptor's own file, not whatever its path names by now.
+  const std::string path = fmt::format("/proc/self/fd/{}", fd);
+  const hid_t access = H5Pcreate(H5P_FILE_ACCESS);
+  hid_t file = -1;
+  if (access >= 0 && H5Pset_fapl_sec2(access) >= 0 && H5Pset_file_locking(access, false, true) >= 0)
+    file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, access);
+  if (access >= 0) H5Pclose(access);
+  return file;
+}
+
+const Stored& stored(const Dataset& d, const std::string& where, Dataset::Kind kind, const char* not_kind) {
+  if (!d.problem.empty()) fail(where, d.problem);
+  if (d.kind != kind) fail(where, not_kind);
+  if (!d.stored) fail(where, "its values cannot be read");
+  return *d.stored;
+}
+
+// Raw values of `bytes` bytes each, in the file's byte order, to the host's (little-endian x86 and
+// ARM: the build refuses others).
+static_assert(std::endian::native == std::endian::little, "tinygpt reads HDF5 values on little-endian hosts");
+template <class T>
+T raw_value(const char* p, bool big_endian) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  if (big_endian) {
+    if constexpr (sizeof(T) == 2) v = std::bit_cast<T>(__builtin_bswap16(std::bit_cast<uint16_t>(v)));
+    if constexpr (sizeof(T) == 4) v = std::bit_cast<T>(__builtin_bswap32(std::bit_cast<uint32_t>(v)));
+    if constexpr (sizeof(T) == 8) v = std::bit_cast<T>(__builtin_bswap64(std::bit_cast<uint64_t>(v)));
+  }
+  return v;
+}
+
+// The value a file's integer of element_bytes bytes holds, as int64 (an unsigned value above
+// INT64_MAX becomes INT64_MAX, as libhdf5's conversion clips it).
+int64_t integer_at(const char* p, size_t element_bytes, bool is_unsigned, bool big_endian) {
+  switch (element_bytes) {
+    case 1: return is_unsigned ? int64_t{raw_value<uint8_t>(p, false)} : int64_t{raw_value<int8_t>(p, false)};
+    case 2: return is_unsigned ? int64_t{raw_value<uint16_t>(p, big_endian)} : int64_t{raw_value<int16_t>(p, big_endian)};
+    case 4: return is_unsigned ? int64_t{raw_value<uint32_t>(p, big_endian)} : int64_t{raw_value<int32_t>(p, big_endian)};
+    default: {
+      if (!is_unsigned) return raw_value<int64_t>(p, big_endian);
+      const uint64_t u = raw_value<uint64_t>(p, big_endian);
+      return u > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(u);
+    }
+  }
 }
 
 }  // namespace
@@ -288,93 +415,116 @@ int64_t Dataset::count() const {
   return n;
 }
 
-File::File(data::FileBytes image) : image_(std::move(image)) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as return values, not printed
-  if (image_.size() == 0) fail("/", "the file is empty");
-  file_ = owned(open_image(image_), "/", "open");
-  read_tree(static_cast<int64_t>(image_.size()));
+File::File(data::FileBytes image) : image_(std::move(image)), file_bytes_(static_cast<int64_t>(image_.size())) {
+  describe("reading the file's structure");
 }
 
-File::File(const data::InputFile& verified) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  if (verified.size() == 0) fail("/", "the file is empty");
-  // The descriptor's own file, not whatever its path names by now.
-  const std::string path = fmt::format("/proc/self/fd/{}", verified.descriptor());
-  const hid_t access = H5Pcreate(H5P_FILE_ACCESS);
-  hid_t file = -1;
-  if (access >= 0 && H5Pset_fapl_sec2(access) >= 0 && H5Pset_file_locking(access, false, true) >= 0)
-    file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, access);
-  if (access >= 0) H5Pclose(access);
-  file_ = owned(file, "/", "open");
-  read_tree(verified.size());
-}
-
-void File::read_tree(int64_t file_bytes) {
-  const std::string root = "/";
-  const Handle group(checked(H5Gopen2(file_->id(), "/", H5P_DEFAULT), root, "open the root group"));
-  H5O_info_t oi;
-  checked(H5Oget_info2(group.id(), &oi, H5O_INFO_BASIC | H5O_INFO_NUM_ATTRS), root, "object info");
-  Walker walker(file_bytes, oi.addr);
-  walker.attributes(group.id(), oi.num_attrs, root, root_.attributes);
-  walker.group(group.id(), root, root_, 0);
+File::File(const data::InputFile& opened) : file_bytes_(opened.size()) {
+  descriptor_ = fcntl(opened.descriptor(), F_DUPFD_CLOEXEC, 0);
+  if (descriptor_ < 0) fail("/", fmt::format("cannot keep the file open: {}", std::strerror(errno)));
+  try {
+    describe("reading the file's structure");
+  } catch (...) {
+    ::close(descriptor_);
+    throw;
+  }
 }
 
 File::~File() {
-  root_ = {};  // dataset handles first, then the file, then the bytes
-  file_.reset();
+  if (descriptor_ >= 0) ::close(descriptor_);
+}
+
+void File::describe(const std::string& doing) {
+  if (file_bytes_ == 0) fail("/", "the file is empty");
+  // The walk takes milliseconds; reading values stored other than as plain arrays, a second per
+  // 50 MB at most: this is ample on a loaded machine and ends a loop inside libhdf5 soon.
+  const auto limit = std::chrono::milliseconds(2000 + std::min(file_bytes_, kMaxValueBytes) / 50'000);
+  const ChildEnd end = run_in_child_for(
+      [&] {
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as return values, not printed
+        const hid_t file = descriptor_ >= 0 ? open_descriptor(descriptor_) : open_image(image_);
+        return describe_in_child(file, file_bytes_);
+      },
+      limit, 3 * kMaxValueBytes + (int64_t{512} << 20), kMaxDescriptionBytes);
+  if (end.how == ChildEnd::How::threw) throw std::runtime_error(end.message);
+  if (end.how != ChildEnd::How::returned) fail("/", fmt::format("libhdf5 {} {}", end.describe(), doing));
+  root_ = decode(end.result);
+}
+
+void File::read_raw(int64_t offset, size_t n, char* out, const std::string& where) const {
+  if (offset < 0 || static_cast<int64_t>(n) > file_bytes_ || offset > file_bytes_ - static_cast<int64_t>(n))
+    fail(where, fmt::format("its {} bytes of values at offset {} lie beyond the end of the file ({} bytes)", n, offset,
+                            file_bytes_));
+  if (descriptor_ < 0) {
+    std::memcpy(out, image_.data() + offset, n);
+    return;
+  }
+  for (size_t done = 0; done < n;) {
+    const ssize_t got = ::pread(descriptor_, out + done, n - done, offset + static_cast<int64_t>(done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail(where, fmt::format("cannot read its values: {}", std::strerror(errno)));
+    if (got == 0) fail(where, "the file shrank while it was read");
+    done += static_cast<size_t>(got);
+  }
+}
+
+void File::for_raw_values(const Dataset& d, const std::string& where,
+                          const std::function<void(const char*, int64_t, int64_t)>& convert) const {
+  const int64_t n = d.count();
+  const auto each = static_cast<int64_t>(d.element_bytes);
+  const int64_t step = std::max<int64_t>(1, (int64_t{1} << 20) / each);  // a megabyte at a time
+  std::vector<char> buffer(static_cast<size_t>(std::min(n, step) * each));
+  for (int64_t first = 0; first < n; first += step) {
+    const int64_t count = std::min(step, n - first);
+    read_raw(d.stored->offset + first * each, static_cast<size_t>(count * each), buffer.data(), where);
+    convert(buffer.data(), first, count);
+  }
 }
 
 void File::read(const Dataset& d, const std::string& where, float* out) const {
-  if (!d.problem.empty()) fail(where, d.problem);
-  if (d.kind != Dataset::Kind::floating) fail(where, "is not a float dataset");
-  if (d.count() > 0) checked(H5Dread(d.handle->id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), where, "read");
+  const Stored& s = stored(d, where, Dataset::Kind::floating, "is not a float dataset");
+  if (s.where == Stored::Where::values) {
+    for (size_t i = 0; i < s.floats.size(); ++i) out[i] = static_cast<float>(s.floats[i]);
+    return;
+  }
+  if (d.element_bytes == 4 && !s.big_endian) {  // the common case: straight into place
+    read_raw(s.offset, static_cast<size_t>(d.count()) * 4, reinterpret_cast<char*>(out), where);
+    return;
+  }
+  for_raw_values(d, where, [&](const char* bytes, int64_t first, int64_t count) {
+    for (int64_t i = 0; i < count; ++i)
+      out[first + i] = d.element_bytes == 4 ? raw_value<float>(bytes + 4 * i, s.big_endian)
+                                            : static_cast<float>(raw_value<double>(bytes + 8 * i, s.big_endian));
+  });
 }
 
 std::vector<int64_t> File::read_integers(const Dataset& d, const std::string& where) const {
-  if (!d.problem.empty()) fail(where, d.problem);
-  if (d.kind != Dataset::Kind::integer) fail(where, "is not an integer dataset");
+  const Stored& s = stored(d, where, Dataset::Kind::integer, "is not an integer dataset");
+  if (s.where == Stored::Where::values) return s.ints;
   std::vector<int64_t> values(static_cast<size_t>(d.count()));
-  if (!values.empty())
-    checked(H5Dread(d.handle->id(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), where, "read");
+  for_raw_values(d, where, [&](const char* bytes, int64_t first, int64_t count) {
+    for (int64_t i = 0; i < count; ++i)
+      values[static_cast<size_t>(first + i)] =
+          integer_at(bytes + i * static_cast<int64_t>(d.element_bytes), d.element_bytes, d.is_unsigned, s.big_endian);
+  });
   return values;
 }
 
 std::string File::read_bytes(const Dataset& d, const std::string& where) const {
-  if (!d.problem.empty()) fail(where, d.problem);
-  if (d.kind != Dataset::Kind::integer || d.element_bytes != 1 || !d.is_unsigned)
-    fail(where, "is not a dataset of bytes (unsigned 8-bit integers)");
+  const char* not_bytes = "is not a dataset of bytes (unsigned 8-bit integers)";
+  const Stored& s = stored(d, where, Dataset::Kind::integer, not_bytes);
+  if (d.element_bytes != 1 || !d.is_unsigned) fail(where, not_bytes);
   std::string bytes(static_cast<size_t>(d.count()), '\0');
-  if (!bytes.empty())
-    checked(H5Dread(d.handle->id(), H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()), where, "read");
+  if (s.where == Stored::Where::values) {
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(static_cast<uint8_t>(s.ints[i]));
+    return bytes;
+  }
+  read_raw(s.offset, bytes.size(), bytes.data(), where);
   return bytes;
 }
 
 std::vector<std::string> File::read_texts(const Dataset& d, const std::string& where) const {
-  if (!d.problem.empty()) fail(where, d.problem);
-  if (d.kind != Dataset::Kind::text) fail(where, "is not a dataset of variable-length strings");
-  const Handle memory(checked(H5Tcopy(H5T_C_S1), where, "string type"));
-  H5Tset_size(memory.id(), H5T_VARIABLE);
-  H5Tset_cset(memory.id(), H5T_CSET_UTF8);
-  std::vector<char*> pointers(static_cast<size_t>(d.count()), nullptr);
-  if (pointers.empty()) return {};
-  checked(H5Dread(d.handle->id(), memory.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()), where, "read");
-  std::vector<std::string> out;
-  for (char* p : pointers) out.emplace_back(p ? p : "");
-  const Handle space(checked(H5Dget_space(d.handle->id()), where, "dataspace"));
-  H5Dvlen_reclaim(memory.id(), space.id(), H5P_DEFAULT, pointers.data());
-  return out;
-}
-
-void File::read_everything() const {
-  for_each_dataset(root_, "", [&](const Dataset& d, const std::string& where) {
-    if (!d.problem.empty()) return;
-    if (d.kind == Dataset::Kind::integer) read_integers(d, where);
-    if (d.kind == Dataset::Kind::text) read_texts(d, where);
-    if (d.kind == Dataset::Kind::floating) {
-      std::vector<float> scratch(static_cast<size_t>(d.count()));
-      read(d, where, scratch.data());
-    }
-  });
+  return stored(d, where, Dataset::Kind::text, "is not a dataset of variable-length strings").texts;
 }
 
 }  // namespace tinygpt::io::hdf5

@@ -1,12 +1,18 @@
 #pragma once
-// An HDF5 file, opened by libhdf5 from bytes already in memory and read into a tree of plain
-// values: groups, attributes (integers, floats, strings) and datasets (shape and type; their data
-// on request). It reads only what it can bound: hard links (no soft or external links, no data
-// kept in other files), at most 32 levels and 100,000 objects, and every attribute and dataset
-// size is checked against the file's size before anything is allocated. libhdf5 itself can still
-// crash or hang on damaged metadata: hdf5_seal.h walks unverified bytes in a child process first
-// (read_everything).
+// An HDF5 file read into a tree of plain values: groups, attributes (integers, floats, strings) and
+// datasets (shape and type; their values on request). libhdf5 is not written to survive hostile
+// files, so it never parses one in this process: a forked child, under a time and memory limit
+// (io/detail/isolated.h), walks the file with libhdf5 and hands back a description: the tree, and
+// for each dataset either where its raw values lie in the file (a contiguous dataset of a plain
+// integer or IEEE float type: read here with pread and converted here) or the values themselves,
+// read by libhdf5 there (variable-length strings, compact or chunked storage, other types). This
+// process decodes that description with every count and size checked, and reads values only
+// inside the file's bounds: whatever a file does to libhdf5 ends in an error here. The walk reads
+// only what it can bound: hard links (no soft or external links, no data kept in other files), at
+// most 32 levels and 100,000 objects, and every attribute and dataset size is checked against the
+// file's size before anything is allocated.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,7 +22,7 @@
 
 namespace tinygpt::io::hdf5 {
 
-class Handle;  // a libhdf5 identifier, closed when the last copy goes
+struct Stored;  // where a dataset's values are: in the file, or read by the child (hdf5_tree.cpp)
 
 // Which float values a dataset may hold, written or read: any finite value, or finite and not
 // below 0 (a second moment, a variance).
@@ -42,7 +48,7 @@ struct Dataset {
   std::vector<int64_t> shape;
   std::map<std::string, Attribute> attributes;
   std::string problem;  // why its data cannot be read (compressed, kept in another file, too large); empty: none
-  std::shared_ptr<Handle> handle;
+  std::shared_ptr<const Stored> stored;  // absent when `problem` is set
   int64_t count() const;
 };
 
@@ -54,12 +60,13 @@ struct Group {
 
 class File {
  public:
-  // Opens `image` (a whole HDF5 file, user block included) and reads its tree. Throws
-  // std::runtime_error naming the item and libhdf5's innermost complaint.
+  // Reads the tree of `image` (a whole HDF5 file, user block included). Throws std::runtime_error
+  // naming the item and libhdf5's innermost complaint, or how the child ended ("libhdf5 crashed
+  // (signal 11, SIGSEGV) reading the file's structure").
   explicit File(data::FileBytes image);
-  // Opens the file `verified` holds open (its seal checked: hdf5_seal.h), read by libhdf5 from disk
-  // as datasets are asked for, so that memory holds only what is read.
-  explicit File(const data::InputFile& verified);
+  // The same for the file `opened` holds open, whose values are read from disk as datasets are
+  // asked for, so that memory holds only what is read.
+  explicit File(const data::InputFile& opened);
   ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
@@ -72,13 +79,17 @@ class File {
   std::string read_bytes(const Dataset& d, const std::string& where) const;
   // The strings of a dataset of variable-length strings.
   std::vector<std::string> read_texts(const Dataset& d, const std::string& where) const;
-  // The data of every readable dataset, thrown away: libhdf5 touches all it would ever touch.
-  void read_everything() const;
 
  private:
-  void read_tree(int64_t file_bytes);
-  data::FileBytes image_;  // libhdf5 reads these bytes in place (when opened from them): they outlive every handle below
-  std::shared_ptr<Handle> file_;
+  void describe(const std::string& where_in_child);
+  // Raw bytes [offset, offset + n) of the file into `out`, refused outside the file.
+  void read_raw(int64_t offset, size_t n, char* out, const std::string& where) const;
+  // The raw values of a dataset kept in the file, a megabyte at a time: convert(bytes, first, count).
+  void for_raw_values(const Dataset& d, const std::string& where,
+                      const std::function<void(const char*, int64_t, int64_t)>& convert) const;
+  data::FileBytes image_;  // the file's bytes, when it was read whole
+  int descriptor_ = -1;    // otherwise the file, open (a duplicate of the caller's descriptor)
+  int64_t file_bytes_ = 0;
   Group root_;
 };
 

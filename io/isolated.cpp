@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,7 +41,8 @@ int64_t mapped_bytes() {
 
 // The child: runs the work, sends an exception's text up the pipe, and ends without running
 // atexit handlers or flushing stdio (those buffers are the parent's).
-[[noreturn]] void child(const std::function<void()>& work, int64_t memory_limit, int message_fd) {
+[[noreturn]] void child(const std::function<std::string()>& work, int64_t memory_limit, int message_fd,
+                        int result_fd) {
   const int null = open("/dev/null", O_WRONLY);  // whatever the work or a sanitizer prints stays here
   if (null >= 0) dup2(null, STDOUT_FILENO), dup2(null, STDERR_FILENO), close(null);
   if (kLimitAddressSpace && memory_limit > 0) {
@@ -48,7 +51,13 @@ int64_t mapped_bytes() {
   }
   int code = 0;
   try {
-    work();
+    const std::string result = work();
+    for (size_t done = 0; done < result.size();) {
+      const ssize_t n = write(result_fd, result.data() + done, result.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error(fmt::format("cannot hand back its result: {}", std::strerror(errno)));
+      done += static_cast<size_t>(n);
+    }
   } catch (const std::bad_alloc&) {
     code = kExitOutOfMemory;
   } catch (const std::exception& e) {
@@ -103,16 +112,31 @@ std::string ChildEnd::describe() const {
 }
 
 ChildEnd run_in_child(const std::function<void()>& work, std::chrono::milliseconds limit, int64_t memory_budget) {
+  return run_in_child_for(
+      [&] {
+        work();
+        return std::string();
+      },
+      limit, memory_budget, 0);
+}
+
+ChildEnd run_in_child_for(const std::function<std::string()>& work, std::chrono::milliseconds limit,
+                          int64_t memory_budget, size_t max_result) {
   const int64_t memory_limit = mapped_bytes() + memory_budget;
   int message[2];
   if (pipe2(message, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+  const int result = memfd_create("tinygpt child result", MFD_CLOEXEC);
+  if (result < 0) {
+    close(message[0]), close(message[1]);
+    throw std::runtime_error(fmt::format("memfd_create: {}", std::strerror(errno)));
+  }
   std::fflush(nullptr);  // nothing buffered is written twice
   const pid_t pid = fork();
   if (pid < 0) {
-    close(message[0]), close(message[1]);
+    close(message[0]), close(message[1]), close(result);
     throw std::runtime_error(fmt::format("cannot start a child process: {}", std::strerror(errno)));
   }
-  if (pid == 0) child(work, memory_limit, message[1]);
+  if (pid == 0) child(work, memory_limit, message[1], result);
   close(message[1]);
   ChildEnd end = wait_for(pid, limit);
   if (end.how == ChildEnd::How::threw) {
@@ -121,6 +145,20 @@ ChildEnd run_in_child(const std::function<void()>& work, std::chrono::millisecon
     end.message = n > 0 ? std::string(text, static_cast<size_t>(n)) : "failed";
   }
   close(message[0]);
+  if (end.how == ChildEnd::How::returned) {
+    struct stat st {};
+    if (fstat(result, &st) != 0 || st.st_size < 0 || static_cast<uint64_t>(st.st_size) > max_result) {
+      end = {ChildEnd::How::threw};
+      end.message = fmt::format("its result is larger than the {} bytes allowed", max_result);
+    } else {
+      end.result.resize(static_cast<size_t>(st.st_size));
+      if (pread(result, end.result.data(), end.result.size(), 0) != static_cast<ssize_t>(end.result.size())) {
+        end = {ChildEnd::How::threw};
+        end.message = fmt::format("its result could not be read back: {}", std::strerror(errno));
+      }
+    }
+  }
+  close(result);
   return end;
 }
 

@@ -15,11 +15,16 @@ struct ChildEnd {
   How how = How::returned;
   int signal = 0;       // crashed: the signal that ended it
   std::string message;  // threw: what() of the exception
+  std::string result;   // returned: what the work returned (run_in_child_for)
   std::string describe() const;  // e.g. "crashed (signal 11, SIGSEGV)"
 };
 
 // memory_budget: bytes the child may map beyond what this process has mapped now (not enforced
 // under AddressSanitizer, which maps its shadow memory up front).
 ChildEnd run_in_child(const std::function<void()>& work, std::chrono::milliseconds limit, int64_t memory_budget);
+// The same for work that returns bytes (at most max_result of them; more is an error, "threw"):
+// they travel through anonymous shared memory, not a path, and come back in ChildEnd::result.
+ChildEnd run_in_child_for(const std::function<std::string()>& work, std::chrono::milliseconds limit,
+                          int64_t memory_budget, size_t max_result);
 
 }  // namespace tinygpt::io
