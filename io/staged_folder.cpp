@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
 
 namespace tinygpt::io {
 
@@ -22,16 +24,45 @@ namespace fs = std::filesystem;
 // The prefix of every staging folder of `target`: ".<name>.staging-".
 std::string staging_prefix(const fs::path& target) { return "." + target.filename().string() + ".staging-"; }
 
-// Staging folders of `target` whose process is gone (killed before it could remove them).
+// The file that marks a staging folder as tinygpt's own (what a later run may remove).
+constexpr const char* kMarker = ".tinygpt-staging";
+constexpr std::string_view kMarkerText = "a folder tinygpt is writing; removed when it is done\n";
+
+void mark(const fs::path& folder) {
+  const int fd = ::open((folder / kMarker).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return;  // unmarked, it is never removed by another run: only left behind
+  if (::write(fd, kMarkerText.data(), kMarkerText.size()) < 0) ::unlink((folder / kMarker).c_str());
+  ::close(fd);
+}
+
+bool is_marked(const fs::path& folder) {
+  std::error_code ec;
+  const fs::file_status marker = fs::symlink_status(folder / kMarker, ec);
+  return !ec && fs::is_regular_file(marker) && fs::file_size(folder / kMarker, ec) == kMarkerText.size();
+}
+
+// Staging folders of `target` whose process is gone (killed before it could remove them): only
+// real folders that hold tinygpt's marker, so that nothing else of that name is ever removed.
 void remove_abandoned(const fs::path& target) {
   const std::string prefix = staging_prefix(target);
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(target.parent_path(), ec)) {
     const std::string name = entry.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
+    if (!name.starts_with(prefix) || entry.is_symlink(ec) || !entry.is_directory(ec) || !is_marked(entry.path()))
+      continue;
     const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
     if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ec);
   }
+}
+
+// Whether `folder` is the working folder or holds it: swapping it would leave the shell that ran
+// tinygpt in a folder that is then removed.
+bool holds_working_folder(const fs::path& folder) {
+  std::error_code ec;
+  const fs::path cwd = fs::canonical(fs::current_path(ec), ec);
+  if (ec) return false;
+  const auto [end, _] = std::mismatch(folder.begin(), folder.end(), cwd.begin(), cwd.end());
+  return end == folder.end();
 }
 
 // A number for a new name: the clock's low bits and the attempt.
@@ -58,6 +89,11 @@ StagedFolder::StagedFolder(std::string dir, std::function<bool(const std::string
   struct stat st {};
   const bool exists = ::stat(target_.c_str(), &st) == 0;
   if (exists && !S_ISDIR(st.st_mode)) throw std::invalid_argument(fmt::format("'{}' exists and is not a folder", dir_));
+  if (exists && holds_working_folder(target))
+    throw std::invalid_argument(fmt::format(
+        "'{}' is the working folder or holds it: its new contents replace the whole folder, which would leave your "
+        "shell in a removed one; write to another folder",
+        dir_));
   if (exists)
     for (const auto& entry : fs::directory_iterator(target, ec))
       if (entry.is_directory(ec) && !entry.is_symlink(ec) && !ours_(entry.path().filename().string()))
@@ -78,6 +114,7 @@ StagedFolder::StagedFolder(std::string dir, std::function<bool(const std::string
     }
   }
   if (exists) ::chmod(staging_.c_str(), st.st_mode & 07777);  // mkdir applied the umask
+  mark(staging_);
 }
 
 StagedFolder::~StagedFolder() {
@@ -92,6 +129,7 @@ void StagedFolder::fail(const std::string& doing, int error) const {
 }
 
 void StagedFolder::commit() {
+  ::unlink(file(kMarker).c_str());
   struct stat st {};
   if (::stat(target_.c_str(), &st) != 0) {  // a new folder: the staging folder becomes it
     if (::rename(staging_.c_str(), target_.c_str()) != 0) fail("move the new contents in", errno);
@@ -121,7 +159,8 @@ void StagedFolder::commit() {
     staging_ = old;
   }
   sync_folder(fs::path(target_).parent_path());
-  // staging_ now names the old contents, which the destructor removes.
+  mark(staging_);  // staging_ now names the old contents, which the destructor removes
+
 }
 
 }  // namespace tinygpt::io

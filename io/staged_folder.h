@@ -4,7 +4,9 @@
 // process left behind is removed by the next StagedFolder of the same folder).
 //
 // The new folder is made as ".<name>.staging-<pid>-XXXXXX" beside the folder (beside the folder a
-// symbolic link leads to). commit() carries every entry of the old folder that is not `ours` into
+// symbolic link leads to), marked as tinygpt's by a file ".tinygpt-staging" in it: only a marked
+// folder of a dead process is ever removed by a later run. The working folder, or one that holds
+// it, is refused (the swap would leave the shell in a removed folder). commit() carries every entry of the old folder that is not `ours` into
 // the new one by hard link (so it is never out of the folder), then exchanges the two folders in
 // one rename (renameat2 RENAME_EXCHANGE), and removes the old contents. A folder that did not
 // exist is made by that rename; one made and then abandoned is never left behind, empty or not.

@@ -11,19 +11,35 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 namespace tinygpt::train {
 
 namespace {
 
+// What a lock file holds: this line, then the holder's process id and a newline.
+constexpr std::string_view kLockMagic = "tinygpt run lock, process ";
+
+// The lock file's text, up to 64 bytes (more is not ours).
+std::string lock_text(int fd) {
+  char text[65] = {};
+  const ssize_t n = ::pread(fd, text, sizeof text, 0);
+  return std::string(text, n > 0 ? static_cast<size_t>(n) : 0);
+}
+
+// A lock file tinygpt wrote: empty (its holder stopped between making and writing it) or the magic
+// line and a process id.
+bool is_ours(const std::string& text) {
+  if (text.empty()) return true;
+  if (!text.starts_with(kLockMagic) || text.back() != '\n') return false;
+  const std::string pid = text.substr(kLockMagic.size(), text.size() - kLockMagic.size() - 1);
+  return !pid.empty() && pid.size() <= 10 && pid.find_first_not_of("0123456789") == std::string::npos;
+}
+
 // The process id the holder wrote into the lock file ("" if none can be read).
-std::string holder_of(int fd) {
-  char text[32] = {};
-  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
-  std::string pid(text, n > 0 ? static_cast<size_t>(n) : 0);
-  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-  return pid.find_first_not_of("0123456789") == std::string::npos ? pid : "";
+std::string holder_of(const std::string& text) {
+  return is_ours(text) && !text.empty() ? text.substr(kLockMagic.size(), text.size() - kLockMagic.size() - 1) : "";
 }
 
 bool same_file(int fd, const std::string& path) {
@@ -76,7 +92,7 @@ int lock_checkpoint_file(const std::string& checkpoint) {
 
 }  // namespace
 
-std::string RunLock::lock_path(const std::string& checkpoint) { return resolved(checkpoint) + ".lock"; }
+std::string RunLock::lock_path(const std::string& checkpoint) { return resolved(checkpoint) + ".tinygpt-lock"; }
 
 RunLock::RunLock(const std::string& checkpoint) : checkpoint_(checkpoint), path_(lock_path(checkpoint)) {
   // A holder that finishes removes the file; if it did so between our open and our lock, the file
@@ -86,9 +102,17 @@ RunLock::RunLock(const std::string& checkpoint) : checkpoint_(checkpoint), path_
     if (fd < 0)
       throw std::runtime_error(fmt::format("cannot lock the run '{}': cannot open '{}': {}", checkpoint, path_,
                                            std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 64 || !is_ours(lock_text(fd))) {
+      ::close(fd);
+      throw std::runtime_error(fmt::format(
+          "cannot lock the run '{}': '{}' exists and is not a tinygpt lock file; tinygpt leaves it as it is: move it "
+          "away or write elsewhere",
+          checkpoint, path_));
+    }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
-      const std::string pid = holder_of(fd);
+      const std::string pid = holder_of(lock_text(fd));
       ::close(fd);
       if (error == EWOULDBLOCK)
         throw std::runtime_error(fmt::format(
@@ -110,7 +134,7 @@ RunLock::RunLock(const std::string& checkpoint) : checkpoint_(checkpoint), path_
     release();
     throw;
   }
-  const std::string pid = fmt::format("{}\n", ::getpid());
+  const std::string pid = fmt::format("{}{}\n", kLockMagic, ::getpid());
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     const int error = errno;
     release();

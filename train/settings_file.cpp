@@ -93,6 +93,7 @@ std::string settings_file_text(const TrainOptions& options) {
   std::error_code ec;  // data that cannot be looked at now: judged as text
   const bool folders = !options.data.empty() && std::filesystem::is_directory(options.data.front(), ec);
   auto left_out = [&](const std::string& name) {
+    if (name == "out") return true;  // where a run writes is the command line's to say
     if (!options.tokenizer_from.empty()) return name == "tokenizer" || name == "vocab-size" || name == "tokenizer-model";
     if (folders && options.tokenizer_model.empty()) return name == "tokenizer" || name == "vocab-size";
     return false;
@@ -127,6 +128,11 @@ std::set<std::string> read_settings_file(const std::string& path, TrainOptions& 
   std::set<std::string> set;
   for (const auto& [key, value] : *document.object) {
     if (key == "tinygpt") continue;  // the mark
+    if (key == "out" && !given.count("out"))
+      throw std::invalid_argument(fmt::format(
+          "{}: \"out\" names where the run writes, which only the command line says (a settings file may come from "
+          "anyone): remove it and give --out",
+          where));
     bool known = false;
     for_each_option(options, [&](const char* name, auto& field, const char*, const io::Range& range, Choices choices) {
       if (key != name) return;

@@ -1,7 +1,9 @@
 #pragma once
 // A run's settings as a JSON file. `train --config FILE` reads one: an object whose keys are train's
 // flags without their dashes ("layers": 4, "lr": 0.001, "data": ["a.txt"], "arch": "llama",
-// "keep-best": true); flags on the command line win over it. `info --config FILE` writes a
+// "keep-best": true); flags on the command line win over it. Where the run writes is never a
+// setting: "out" is refused unless --out is given (and then, as any setting, loses to it), and
+// `info --config` leaves it out. `info --config FILE` writes a
 // checkpoint's settings as such a file, numbers in their shortest exact form, so that the run can be
 // repeated bit for bit.
 #include <set>

@@ -123,7 +123,7 @@ TEST_CASE("cli: prepare writes llm.c shards, and train and eval read them as the
                Catch::Contains("prepare tokenizes text files"));
   REQUIRE_FALSE(fs::exists(dir.file("v")));
   // One writer per folder: a second prepare waits for none.
-  Result held = shell("flock " + dir.file("moved") + ".lock -c '" + TINYGPT_BINARY + " prepare --data " + corpus +
+  Result held = shell("flock " + dir.file("moved") + ".tinygpt-lock -c '" + TINYGPT_BINARY + " prepare --data " + corpus +
                       " --out " + dir.file("moved") + " --force 2>&1'");
   REQUIRE(held.exit_code == 1);
   REQUIRE_THAT(held.output, Catch::Contains("moved' is being written by another tinygpt run"));
@@ -344,10 +344,25 @@ TEST_CASE("cli: prepare --force builds the new shards beside the folder: a failu
   REQUIRE(after.at("notes.txt") == "mine");
   REQUIRE(after.count("tinygpt_train_000005.bin") == 1);
   REQUIRE(after.size() > before.size());
-  // A staging folder a killed prepare left (its process gone) is removed by the next one.
-  const std::string stale = dir.file(".sh.staging-999999999-abcdef");
+  // A staging folder a killed prepare left (its process gone, its marker in it) is removed by the
+  // next one; a folder of that name without the marker is someone else's, and stays.
+  const std::string stale = dir.file(".sh.staging-999999999-abcdef"), other = dir.file(".sh.staging-999999998-mine");
   fs::create_directories(stale);
   dir.write(".sh.staging-999999999-abcdef/tinygpt_train_000000.bin", "partial");
+  dir.write(".sh.staging-999999999-abcdef/.tinygpt-staging", "a folder tinygpt is writing; removed when it is done\n");
+  fs::create_directories(other);
+  dir.write(".sh.staging-999999998-mine/notes.txt", "mine");
   REQUIRE(run("prepare --data " + corpus + " --out " + shards + " --force").exit_code == 0);
   REQUIRE_FALSE(fs::exists(stale));
+  REQUIRE(read_file(dir.file(".sh.staging-999999998-mine/notes.txt")) == "mine");
+  REQUIRE_FALSE(fs::exists(dir.file("sh/.tinygpt-staging")));  // the marker never reaches the folder
+  // The working folder, or one that holds it, is never swapped away.
+  const auto now = contents();
+  for (const std::string& out : {std::string("."), dir.file("")}) {
+    Result here = run("prepare --data " + corpus + " --out " + out + " --force", shards);
+    INFO(here.output);
+    REQUIRE(here.exit_code == 1);
+    REQUIRE_THAT(here.output, Catch::Contains("is the working folder or holds it"));
+    REQUIRE(now == contents());
+  }
 }
