@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "tinygpt/data/detail/longest_matches.h"
 #include "tinygpt/data/json.h"
 #include "tinygpt/data/utf8.h"
 
@@ -180,8 +181,15 @@ void BpeTokenizer::set_special_tokens() {
     if (!texts.insert(s.text).second || !ids.insert(s.id).second)
       throw std::invalid_argument(fmt::format("bpe tokenizer: special token '{}' (id {}) is listed twice", shown, s.id));
   }
+  size_t total = 0;
+  for (const SpecialToken& s : specials_) total += s.text.size();
+  if (total > kMaxSpecialTotalBytes)
+    throw std::invalid_argument(fmt::format("bpe tokenizer: its {} special tokens hold {} bytes, more than {} in all",
+                                            specials_.size(), total, kMaxSpecialTotalBytes));
   if (!ids.empty()) bytes_.resize(static_cast<size_t>(*ids.rbegin()) + 1);
-  for (const SpecialToken& s : specials_) bytes_[s.id] = s.text;
+  std::vector<std::string> special_texts;
+  for (const SpecialToken& s : specials_) bytes_[s.id] = s.text, special_texts.push_back(s.text);
+  special_matches_ = std::make_shared<const LongestMatches>(special_texts);
 }
 
 BpeTokenizer BpeTokenizer::train(std::string_view text, int64_t vocab_size, Split split) {
@@ -233,25 +241,16 @@ void BpeTokenizer::encode_chunk(std::string_view chunk, std::vector<int32_t>& ou
 void BpeTokenizer::encode(std::string_view text, std::vector<int32_t>& out, std::string_view where) const {
   if (size_t bad = find_invalid_utf8(text); bad != std::string_view::npos)
     throw std::invalid_argument(fmt::format("{} is not valid UTF-8 at byte offset {}", where, bad));
-  // Special tokens first, each where it next occurs (the longest where two start at one byte);
-  // the text between them is ordinary text. Each search only moves forward: linear in the text.
-  std::vector<size_t> next_at(specials_.size());
-  for (size_t s = 0; s < specials_.size(); ++s) next_at[s] = text.find(specials_[s].text);
+  // Special tokens first, at the leftmost place one starts (the longest where two start at one
+  // byte); the text between them is ordinary text. Finding them is linear in the text.
   size_t done = 0;
-  while (true) {
-    size_t best = specials_.size();
-    for (size_t s = 0; s < specials_.size(); ++s) {
-      if (next_at[s] != std::string_view::npos && next_at[s] < done) next_at[s] = text.find(specials_[s].text, done);
-      if (next_at[s] == std::string_view::npos) continue;
-      if (best == specials_.size() || next_at[s] < next_at[best] ||
-          (next_at[s] == next_at[best] && specials_[s].text.size() > specials_[best].text.size()))
-        best = s;
+  if (special_matches_)
+    for (const auto& [at, s] : special_matches_->starts(text)) {
+      if (at < done) continue;  // inside the special token just taken
+      encode_ordinary(text.substr(done, at - done), out);
+      out.push_back(specials_[s].id);
+      done = at + specials_[s].text.size();
     }
-    if (best == specials_.size()) break;
-    encode_ordinary(text.substr(done, next_at[best] - done), out);
-    out.push_back(specials_[best].id);
-    done = next_at[best] + specials_[best].text.size();
-  }
   encode_ordinary(text.substr(done), out);
 }
 

@@ -38,6 +38,8 @@ class BpeTrainer {
   std::map<std::string, int64_t, std::less<>> chunk_counts_;
 };
 
+class LongestMatches;  // detail/longest_matches.h
+
 class BpeTokenizer : public Tokenizer {
  public:
   // Limits on merges from a file: a list whose merges join earlier merges could make each token
@@ -45,6 +47,7 @@ class BpeTokenizer : public Tokenizer {
   static constexpr int64_t kMaxMerges = int64_t{1} << 24;
   static constexpr size_t kMaxTokenBytes = size_t{256} << 20;
   static constexpr size_t kMaxSpecials = 65536, kMaxSpecialBytes = 1024;
+  static constexpr size_t kMaxSpecialTotalBytes = size_t{2} << 20;  // bounds the matcher: 12 bytes a byte
   static constexpr int32_t kMaxSpecialId = int32_t{1} << 24;  // a vocabulary's limit (nn::kMaxVocab)
   // byte_ids: empty (byte b is token b) or a permutation of 0..255. Throws std::invalid_argument,
   // naming the merge or token, when the pieces do not make a tokenizer.
@@ -82,6 +85,7 @@ class BpeTokenizer : public Tokenizer {
   std::vector<int32_t> byte_ids_;
   std::array<int32_t, 256> byte_token_;            // byte -> token id
   std::vector<SpecialToken> specials_;
+  std::shared_ptr<const LongestMatches> special_matches_;  // where specials start in a text
   std::vector<std::string> bytes_;                  // what each token stands for
   // pair -> merge index, by open addressing in one flat table: the encoder's most frequent lookup
   struct RankSlot {

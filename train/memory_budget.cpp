@@ -55,6 +55,7 @@ std::string describe(const MemoryPlan& p, double machine_bytes) {
       "about {} at peak: weights {}, gradients {}, AdamW moments {}, checkpoint {}, activations {} ({} sequences)",
       mb(p.total()), mb(p.weights), mb(p.gradients), mb(p.moments), mb(p.checkpoint), mb(p.activations()), p.batch);
   if (p.sampling > 0) text += ", sampling cache " + mb(p.sampling);
+  if (p.task > 0) text += ", eval task " + mb(p.task);
   text += fmt::format(", data {}, the process {}", mb(p.data), mb(p.runtime));
   return text + fmt::format("; micro-batches up to {} fit this machine's {:.1f} GB", largest_batch(p, machine_bytes),
                             machine_bytes / 1e9);

@@ -23,9 +23,10 @@ struct MemoryPlan {
   double per_sequence = 0;                                           // activations of one sequence
   int64_t batch = 0;
   double sampling = 0, data = 0, runtime = 0;
+  double task = 0;  // --eval-task's examples and rows (multiple_choice.h), once they are read
   double activations() const { return per_sequence * static_cast<double>(batch); }
   double total() const {
-    return weights + gradients + moments + checkpoint + activations() + sampling + data + runtime;
+    return weights + gradients + moments + checkpoint + activations() + sampling + data + runtime + task;
   }
 };
 struct RunShape {

@@ -79,12 +79,17 @@ ChoiceRows choice_rows(std::span<const ChoiceExample> examples, const data::Toke
     rows.first_row.push_back(static_cast<int64_t>(rows.tokens.size()));
     const std::vector<int32_t> context =
         tokenizer.encode(e.context, fmt::format("{} line {} field \"ctx\"", where, e.line));
+    const auto context_size = static_cast<int64_t>(context.size());
     for (size_t k = 0; k < e.endings.size(); ++k) {
-      std::vector<int32_t> row = context;
-      tokenizer.encode(" " + e.endings[k], row, fmt::format("{} line {} field \"endings\"[{}]", where, e.line, k));
-      const auto cut = std::max<int64_t>(0, static_cast<int64_t>(row.size()) - block_size);
-      row.erase(row.begin(), row.begin() + cut);  // the row's last block_size tokens
-      const int64_t from = std::max<int64_t>(1, static_cast<int64_t>(context.size()) - cut);
+      const std::vector<int32_t> ending =
+          tokenizer.encode(" " + e.endings[k], fmt::format("{} line {} field \"endings\"[{}]", where, e.line, k));
+      // The last block_size tokens of context + ending, copied as such: a row holds at most a block.
+      const auto cut = std::max<int64_t>(0, context_size + static_cast<int64_t>(ending.size()) - block_size);
+      std::vector<int32_t> row;
+      row.reserve(static_cast<size_t>(context_size + static_cast<int64_t>(ending.size()) - cut));
+      row.insert(row.end(), context.begin() + std::min(cut, context_size), context.end());
+      row.insert(row.end(), ending.begin() + std::max<int64_t>(0, cut - context_size), ending.end());
+      const int64_t from = std::max<int64_t>(1, context_size - cut);
       if (from >= static_cast<int64_t>(row.size()))
         throw std::invalid_argument(fmt::format("{} line {}: ending {} leaves no token to score (each needs a token "
                                                 "before it, and the context has none)", where, e.line, k));
@@ -128,30 +133,44 @@ std::vector<ChoiceResult> score_choices(nn::GPT& model, const ChoiceRows& rows, 
   for (int64_t e0 = 0; e0 < examples;) {
     int64_t e1 = e0 + 1;  // whole examples while their rows fit the batch
     while (e1 < examples && rows.first_row[e1 + 1] - rows.first_row[e0] <= batch) ++e1;
-    const int64_t r0 = rows.first_row[e0], B = rows.first_row[e1] - r0;
-    int64_t T = 0;
-    for (int64_t r = r0; r < r0 + B; ++r) T = std::max<int64_t>(T, static_cast<int64_t>(rows.tokens[r].size()));
-    std::vector<int32_t> idx(static_cast<size_t>(B * T), 0);  // rows padded at their end: causal attention never looks there
-    for (int64_t r = 0; r < B; ++r) std::copy(rows.tokens[r0 + r].begin(), rows.tokens[r0 + r].end(), idx.begin() + r * T);
-    const Tensor logits = model.forward(idx, B, T).logits;  // [B, T, V]
-    if (!logits.is_contiguous()) throw std::logic_error("score_choices: the logits are not contiguous");
-    const float* l = logits.data();
-    for (int64_t e = e0; e < e1; ++e) {
-      std::vector<EndingScore> endings;
-      for (int64_t r = rows.first_row[e]; r < rows.first_row[e + 1]; ++r) {
-        EndingScore s;
+    // Their rows in passes of at most `batch` (several only for an example with more endings).
+    const int64_t first = rows.first_row[e0], end = rows.first_row[e1];
+    std::vector<EndingScore> scores(static_cast<size_t>(end - first));
+    for (int64_t r0 = first; r0 < end; r0 += batch) {
+      const int64_t B = std::min(batch, end - r0);
+      int64_t T = 0;
+      for (int64_t r = r0; r < r0 + B; ++r) T = std::max<int64_t>(T, static_cast<int64_t>(rows.tokens[r].size()));
+      std::vector<int32_t> idx(static_cast<size_t>(B * T), 0);  // rows padded at their end: causal attention never looks there
+      for (int64_t r = 0; r < B; ++r) std::copy(rows.tokens[r0 + r].begin(), rows.tokens[r0 + r].end(), idx.begin() + r * T);
+      const Tensor logits = model.forward(idx, B, T).logits;  // [B, T, V]
+      if (!logits.is_contiguous()) throw std::logic_error("score_choices: the logits are not contiguous");
+      const float* l = logits.data();
+      for (int64_t r = r0; r < r0 + B; ++r) {
+        EndingScore& s = scores[static_cast<size_t>(r - first)];
         const std::vector<int32_t>& row = rows.tokens[r];
         for (auto p = rows.scored_from[r]; p < static_cast<int64_t>(row.size()); ++p, ++s.tokens)
           s.loss += token_loss(l + ((r - r0) * T + p - 1) * V, V, row[p]);
-        endings.push_back(s);
       }
-      results.push_back(pick(std::move(endings)));
     }
+    for (int64_t e = e0; e < e1; ++e)
+      results.push_back(pick(std::vector<EndingScore>(scores.begin() + (rows.first_row[e] - first),
+                                                      scores.begin() + (rows.first_row[e + 1] - first))));
     e0 = e1;
     if (on_done) on_done(e0);
   }
   if (training) model.train();
   return results;
+}
+
+double choice_task_bytes(std::span<const ChoiceExample> examples, const ChoiceRows& rows) {
+  double bytes = 0;
+  for (const ChoiceExample& e : examples) {
+    bytes += static_cast<double>(sizeof e + e.context.capacity());
+    for (const std::string& ending : e.endings) bytes += static_cast<double>(sizeof ending + ending.capacity());
+  }
+  for (const std::vector<int32_t>& row : rows.tokens)
+    bytes += static_cast<double>(sizeof row + row.capacity() * sizeof(int32_t) + 2 * sizeof(int64_t));
+  return bytes;
 }
 
 ChoiceScores tally(std::span<const ChoiceExample> examples, std::span<const ChoiceResult> results) {

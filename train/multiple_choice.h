@@ -46,7 +46,8 @@ struct ChoiceScores {
   double acc_norm() const { return examples ? static_cast<double>(correct_norm) / examples : 0.0; }
 };
 
-// The rows of the examples, tokenized and cut to the block, every check done before any scoring:
+// The rows of the examples, tokenized and cut to the block (a row holds at most block_size tokens,
+// however long the context), every check done before any scoring:
 // an ending that leaves no token to score (an empty context and a one-token ending) is an error
 // naming its line.
 struct ChoiceRows {
@@ -58,10 +59,14 @@ ChoiceRows choice_rows(std::span<const ChoiceExample> examples, const data::Toke
                        const std::string& where);
 
 // Scores every example, whole examples together in forward passes of up to `batch` rows (an
-// example with more endings than that alone), each pass as long as its longest row. on_done(n)
-// after each pass, n examples done so far.
+// example with more endings than that in passes of its own), each pass as long as its longest row.
+// on_done(n) after each group of examples, n examples done so far.
 std::vector<ChoiceResult> score_choices(nn::GPT& model, const ChoiceRows& rows, int64_t batch,
                                         const std::function<void(int64_t)>& on_done = {});
+
+// The bytes a task holds while a run keeps it: its examples' texts and its rows' tokens (the
+// memory line's share of --eval-task).
+double choice_task_bytes(std::span<const ChoiceExample> examples, const ChoiceRows& rows);
 
 ChoiceScores tally(std::span<const ChoiceExample> examples, std::span<const ChoiceResult> results);
 

@@ -423,6 +423,7 @@ void Trainer::prepare() {
   for (const auto& s : optimizer_->state()) update_groups_.push_back(update_group(s.name));
   flops_per_token_ = nn::training_flops_per_token(model_->config());
   memory_plan_ = run_memory_plan(model_->config(), options_);
+  memory_plan_.task = choice_task_bytes(task_examples_, task_rows_);
   guard_ = SpikeGuard({.loss_factor = options_.spike_loss, .grad_factor = options_.spike_grad,
                        .window = options_.spike_window, .patience = options_.spike_patience});
   guard_.set_state(state_.guard);

@@ -78,6 +78,7 @@ TEST_CASE("cli: --eval-task scores a benchmark at every evaluation into the logs
   INFO(trained.output);
   REQUIRE(trained.exit_code == 0);
   REQUIRE_THAT(trained.output, Catch::Contains("task.jsonl at iteration 20: acc "));
+  REQUIRE_THAT(trained.output, Catch::Contains(", eval task 0.0"));  // the memory line counts the task
   REQUIRE(run("train --resume " + ckpt + " --iters 30").exit_code == 0);  // the task is the run's: scored again
   std::ifstream csv(dir.file("run.csv"));
   std::string line;

@@ -3,10 +3,15 @@
 // both spellings of the files, and files that are wrong.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
+#include <set>
 #include <span>
 #include <unordered_map>
 
@@ -273,4 +278,52 @@ TEST_CASE("bpe tokenizer: byte ids and special tokens are checked", "[bpe][error
   // The longest special token wins where two start at the same byte.
   const BpeTokenizer nested({}, Split::gpt2, {}, {{"<a>", 256}, {"<a><b>", 257}});
   REQUIRE(nested.encode("x<a><b><a>") == std::vector<int32_t>{'x', 257, 256});
+}
+
+TEST_CASE("bpe tokenizer: special tokens are found as a scan from each byte finds them, in linear time",
+          "[bpe][special]") {
+  // Random specials over a small alphabet (so that they overlap, nest and share ends) against the
+  // rule applied by brute force: at the leftmost byte where any starts, the longest; go on after it.
+  std::mt19937 random(11);
+  for (int trial = 0; trial < 60; ++trial) {
+    std::set<std::string> texts;
+    const int n = 1 + static_cast<int>(random() % 12);
+    while (static_cast<int>(texts.size()) < n) {
+      std::string t(1 + random() % 5, 'a');
+      for (char& c : t) c = "ab<"[random() % 3];
+      texts.insert(t);
+    }
+    std::vector<SpecialToken> specials;
+    for (const std::string& t : texts) specials.push_back({t, 300 + static_cast<int32_t>(specials.size())});
+    const BpeTokenizer tokenizer({}, Split::gpt2, {}, specials);
+    std::string text(static_cast<size_t>(random() % 60), 'a');
+    for (char& c : text) c = "ab<x"[random() % 4];
+    std::vector<int32_t> want;
+    for (size_t at = 0; at < text.size();) {
+      const SpecialToken* best = nullptr;
+      for (const SpecialToken& s : specials)
+        if (text.compare(at, s.text.size(), s.text) == 0 && (!best || s.text.size() > best->text.size())) best = &s;
+      if (best) want.push_back(best->id), at += best->text.size();
+      else want.push_back(static_cast<unsigned char>(text[at++]));  // no merges: one token a byte
+    }
+    INFO("text '" << text << "', " << n << " specials");
+    REQUIRE(tokenizer.encode(text) == want);
+  }
+  // The most special tokens a tokenizer may have, one of them a common character: a megabyte of
+  // text is scanned once, not once per special token.
+  std::vector<SpecialToken> many;
+  for (int32_t i = 0; i < static_cast<int32_t>(BpeTokenizer::kMaxSpecials) - 1; ++i)
+    many.push_back({fmt::format("<{}>", i), 300 + i});
+  many.push_back({"e", 300 + static_cast<int32_t>(BpeTokenizer::kMaxSpecials) - 1});
+  const BpeTokenizer crowded({}, Split::gpt2, {}, many);
+  std::string text;
+  while (text.size() < (1 << 20)) text += "the eel <7> ";
+  const std::vector<int32_t> ids = crowded.encode(text);
+  REQUIRE(std::count(ids.begin(), ids.end(), 300 + static_cast<int32_t>(BpeTokenizer::kMaxSpecials) - 1) ==
+          static_cast<long>(3 * (text.size() / 12)));
+  REQUIRE(std::count(ids.begin(), ids.end(), 307) == static_cast<long>(text.size() / 12));
+  // Their bytes in all are bounded: the matcher's memory follows them.
+  std::vector<SpecialToken> long_ones;
+  for (int32_t i = 0; i < 4000; ++i) long_ones.push_back({fmt::format("{:01000}", i), 300 + i});
+  REQUIRE_THROWS_WITH(BpeTokenizer({}, Split::gpt2, {}, long_ones), Catch::Contains("more than 2097152 in all"));
 }

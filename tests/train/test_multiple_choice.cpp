@@ -79,6 +79,17 @@ TEST_CASE("multiple choice: equals the rule computed in double from scratch, for
   for (const auto& [name, p] : model.named_parameters()) plain.p[name] = p.to_vector();
   const train::ChoiceRows rows = train::choice_rows(examples, tok, c.block_size, "task");
   REQUIRE(rows.tokens[8].size() == 16);  // the long context's rows: their last 16 tokens
+  {  // A row holds a block, never the whole context: 400 endings of a 200 kB context take 400 blocks.
+    train::ChoiceExample huge{.context = std::string(200'000, 'a'), .endings = {}, .label = 0, .line = 1};
+    for (int k = 0; k < 400; ++k) huge.endings.push_back(std::string(1 + k % 3, 'b'));
+    const train::ChoiceRows cut = train::choice_rows(std::vector<train::ChoiceExample>{huge}, tok, c.block_size, "task");
+    REQUIRE(cut.tokens.size() == 400);
+    for (size_t r = 0; r < cut.tokens.size(); ++r) {
+      REQUIRE(cut.tokens[r].size() == 16);
+      REQUIRE(cut.tokens[r].capacity() <= 16);
+      REQUIRE(cut.scored_from[r] == static_cast<int64_t>(16 - (1 + 1 + r % 3)));  // " " + the ending
+    }
+  }
   std::vector<std::vector<train::ChoiceResult>> runs;
   for (const auto& [batch, threads] : std::vector<std::pair<int64_t, int>>{{16, 1}, {16, 2}, {1, 2}, {3, 1}}) {
     set_num_threads(threads);
