@@ -5,11 +5,13 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 
 #include "tinygpt/autograd/threads.h"
 #include "tinygpt/data/corpus.h"
+#include "tinygpt/data/json.h"
 #include "tinygpt/data/shards.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/cli/commands.h"
@@ -94,9 +96,13 @@ void add_eval(CLI::App& app) {
                                               fmt::join(args->data, ", "), tokens.size() == 1 ? "has" : "have",
                                               tokens.size() == 1 ? "" : "s"));
     const train::EvalResult r = train::evaluate(*ck.model, *ck.tokenizer, tokens, args->batch);
-    if (args->json)
-      fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {:.6f}, \"tokens\": {}, \"bits_per_byte\": {:.6f}, \"bytes\": {}}}\n",
-                 r.loss, r.perplexity, r.tokens, r.bits_per_byte, r.bytes);
+    if (!std::isfinite(r.loss))
+      throw std::runtime_error(fmt::format("eval: the loss is {}: the model's numbers overflow on this text (its "
+                                           "weights in '{}' are finite, but what they compute is not)",
+                                           std::isnan(r.loss) ? "not a number" : "infinite", args->ckpt));
+    if (args->json)  // perplexity may still overflow a double: null
+      fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {}, \"tokens\": {}, \"bits_per_byte\": {:.6f}, \"bytes\": {}}}\n",
+                 r.loss, data::json::number(r.perplexity, 6), r.tokens, r.bits_per_byte, r.bytes);
     else
       fmt::print("loss {:.4f}  perplexity {:.3f}  tokens {}  bits/byte {:.4f}  bytes {}\n", r.loss, r.perplexity,
                  r.tokens, r.bits_per_byte, r.bytes);

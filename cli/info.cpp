@@ -6,9 +6,11 @@
 #include <cmath>
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/json.h"
+#include "tinygpt/data/utf8.h"
 #include "tinygpt/data/sha256.h"
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/train/existing_outputs.h"
@@ -21,9 +23,6 @@ namespace tinygpt::cli {
 namespace {
 
 using data::json::quote;
-
-// A number for JSON: NaN (no estimate yet) is null.
-std::string json_number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : "null"; }
 
 // Each stored setting as a flag and its value, in the order of train --help.
 std::vector<std::pair<std::string, std::string>> settings(const train::TrainOptions& options, bool json) {
@@ -120,34 +119,43 @@ Digests digests(const train::Checkpoint& ck) {
   return d;
 }
 
+// One line of `info`'s text: whatever came from the file (paths, special tokens, settings) shown
+// with its control characters escaped (data::printable).
+template <class... Args>
+void print_line(fmt::format_string<Args...> format, Args&&... args) {
+  std::string text = fmt::format(format, std::forward<Args>(args)...);
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  fmt::print("{}\n", data::printable(text));
+}
+
 void print_text(const std::string& path, const train::Checkpoint& ck) {
   const nn::GPTConfig& c = ck.config;
-  fmt::print("checkpoint   {}\n", path);
-  fmt::print("integrity    {}\n", ck.sealed ? "verified (its SHA-256 seal matches its bytes)"
+  print_line("checkpoint   {}\n", path);
+  print_line("integrity    {}\n", ck.sealed ? "verified (its SHA-256 seal matches its bytes)"
                                             : "unverified (no tinygpt seal: written by another tool or an older "
                                               "tinygpt; read in a child process first)");
-  fmt::print("model        {} layers, {} heads, {} embd, block {}, vocab {}\n", c.n_layer, c.n_head, c.n_embd,
+  print_line("model        {} layers, {} heads, {} embd, block {}, vocab {}\n", c.n_layer, c.n_head, c.n_embd,
              c.block_size, c.vocab_size);
-  fmt::print("architecture {}\n", architecture_text(c));
-  fmt::print("parameters   {}\n", ck.model->parameter_count());
+  print_line("architecture {}\n", architecture_text(c));
+  print_line("parameters   {}\n", ck.model->parameter_count());
   const Digests d = digests(ck);
-  fmt::print("digests      weights {}{}\n", d.weights.substr(0, 16), d.moments.empty() ? "" : ", moments " + d.moments.substr(0, 16));
-  fmt::print("tokenizer    {}\n", tokenizer_text(*ck.tokenizer));
+  print_line("digests      weights {}{}\n", d.weights.substr(0, 16), d.moments.empty() ? "" : ", moments " + d.moments.substr(0, 16));
+  print_line("tokenizer    {}\n", tokenizer_text(*ck.tokenizer));
   if (!ck.train) {
-    fmt::print("training     none (weights only: start a run from it with train --init-from)\n");
+    print_line("training     none (weights only: start a run from it with train --init-from)\n");
     return;
   }
   const train::TrainState& s = *ck.train;
-  fmt::print("iteration    {} of {}\n", s.iteration, s.options.iters);
-  fmt::print("tokens seen  {}\n", s.tokens_seen);
-  fmt::print("train loss   {:.4f} (last iteration)\n", s.train_loss);
-  if (std::isfinite(s.val_loss)) fmt::print("val loss     {:.4f} (last estimate)\n", s.val_loss);
-  if (std::isfinite(s.best_val_loss)) fmt::print("best val     {:.4f}\n", s.best_val_loss);
-  fmt::print("training     {:.1f} s, {} products\n", s.seconds, tinygpt::name(s.options.precision));
+  print_line("iteration    {} of {}\n", s.iteration, s.options.iters);
+  print_line("tokens seen  {}\n", s.tokens_seen);
+  print_line("train loss   {:.4f} (last iteration)\n", s.train_loss);
+  if (std::isfinite(s.val_loss)) print_line("val loss     {:.4f} (last estimate)\n", s.val_loss);
+  if (std::isfinite(s.best_val_loss)) print_line("best val     {:.4f}\n", s.best_val_loss);
+  print_line("training     {:.1f} s, {} products\n", s.seconds, tinygpt::name(s.options.precision));
   if (s.data_files.empty())
-    fmt::print("data         {}\n", fmt::join(s.options.data.empty() ? std::vector<std::string>{"(fortunes)"} : s.options.data, " "));
+    print_line("data         {}\n", fmt::join(s.options.data.empty() ? std::vector<std::string>{"(fortunes)"} : s.options.data, " "));
   for (const train::DataFile& f : s.data_files)
-    fmt::print("data         {} '{}' ({} bytes, SHA-256 {})\n", f.split, f.path, f.size, f.sha256);
+    print_line("data         {} '{}' ({} bytes, SHA-256 {})\n", f.split, f.path, f.size, f.sha256);
   // Every setting as the flag that sets it, wrapped: the lines read as the run's command line.
   std::string line;
   const auto defaults = settings(train::TrainOptions{}, false);
@@ -159,13 +167,13 @@ void print_text(const std::string& path, const train::Checkpoint& ck) {
                              : value == "false" ? fmt::format("--no-{}", name)
                                                 : fmt::format("--{} {}", name, value);
     if (!line.empty() && line.size() + 1 + item.size() > 90) {
-      fmt::print("settings     {}\n", line);
+      print_line("settings     {}\n", line);
       line.clear();
     }
     line += (line.empty() ? "" : " ") + item;
   }
-  if (!line.empty()) fmt::print("settings     {}\n", line);
-  for (const std::string& change : s.changes) fmt::print("changed      {}\n", change);
+  if (!line.empty()) print_line("settings     {}\n", line);
+  for (const std::string& change : s.changes) print_line("changed      {}\n", change);
 }
 
 void print_json(const std::string& path, const train::Checkpoint& ck) {
@@ -182,8 +190,8 @@ void print_json(const std::string& path, const train::Checkpoint& ck) {
     training = fmt::format(
         "{{\"iteration\": {}, \"iters\": {}, \"tokens_seen\": {}, \"train_loss\": {}, \"val_loss\": {}, "
         "\"best_val_loss\": {}, \"seconds\": {}, \"settings\": {{{}}}, \"data_files\": [{}], \"changes\": [{}]}}",
-        s.iteration, s.options.iters, s.tokens_seen, json_number(s.train_loss), json_number(s.val_loss),
-        json_number(s.best_val_loss), s.seconds, fmt::join(options, ", "), fmt::join(files, ", "),
+        s.iteration, s.options.iters, s.tokens_seen, data::json::number(s.train_loss), data::json::number(s.val_loss),
+        data::json::number(s.best_val_loss), s.seconds, fmt::join(options, ", "), fmt::join(files, ", "),
         fmt::join(changes, ", "));
   }
   const Digests d = digests(ck);

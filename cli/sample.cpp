@@ -62,15 +62,41 @@ void sample_prompt(nn::GPT& model, const data::Tokenizer& tokenizer, const Sampl
              args.num_samples == 1 ? "" : "s", rate(prompt_tokens, prompt_seconds), rate(generated, generate_seconds), ends);
 }
 
-// One prompt per line of stdin until its end; a line that cannot be encoded is reported and
-// skipped. Returns whether every line could be sampled.
+// A prompt line longer than this is refused: a model sees at most a block of tokens of it anyway.
+constexpr size_t kMostLineBytes = size_t{1} << 20;
+
+// The next line of `in` (without its newline) into `line`: false at the end of input. A line of
+// more than kMostLineBytes is read to its end, kept to none of it, and `too_long` set.
+bool read_line(std::istream& in, std::string& line, bool& too_long) {
+  line.clear();
+  too_long = false;
+  std::streambuf& buffer = *in.rdbuf();
+  bool any = false;
+  for (int c = buffer.sbumpc(); c != std::char_traits<char>::eof(); c = buffer.sbumpc()) {
+    any = true;
+    if (c == '\n') return true;
+    if (line.size() < kMostLineBytes) line += static_cast<char>(c);
+    else too_long = true;
+  }
+  return any;
+}
+
+// One prompt per line of stdin until its end; a line that cannot be encoded, or is longer than
+// kMostLineBytes, is reported and skipped. Returns whether every line could be sampled.
 bool sample_lines(nn::GPT& model, const data::Tokenizer& tokenizer, const SampleArgs& args) {
   const bool terminal = isatty(fileno(stdin));
   bool all = true;
   std::string line;
+  bool too_long = false;
   for (int64_t number = 1;; ++number) {
     if (terminal) std::fputs("> ", stderr);
-    if (!std::getline(std::cin, line)) break;
+    if (!read_line(std::cin, line, too_long)) break;
+    if (too_long) {
+      fmt::print(stderr, "tinygpt: error: stdin line {} is longer than {} bytes (1 MiB): a prompt must be shorter\n",
+                 number, kMostLineBytes);
+      all = false;
+      continue;
+    }
     if (!line.empty() && line.back() == '\r') line.pop_back();
     try {
       sample_prompt(model, tokenizer, args, line);

@@ -279,6 +279,11 @@ Value parse(std::string_view text, std::string_view where, const Limits& limits)
   }
 }
 
+std::string number(double v, int decimals) {
+  if (!std::isfinite(v)) return "null";
+  return decimals < 0 ? fmt::format("{}", v) : fmt::format("{:.{}f}", v, decimals);
+}
+
 std::string quote(std::string_view utf8) {
   std::string out = "\"";
   for (const char c : utf8) {

@@ -71,5 +71,8 @@ class MemberReader {
 
 // The JSON string literal of UTF-8 text, quotes included ("\n" and controls escaped).
 std::string quote(std::string_view utf8);
+// A JSON number: `decimals` digits after the point (-1: the shortest that reads back exactly); null
+// for NaN and the infinities, which JSON lacks.
+std::string number(double v, int decimals = -1);
 
 }  // namespace tinygpt::data::json

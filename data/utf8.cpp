@@ -71,6 +71,25 @@ std::string sanitize_utf8(std::string_view bytes) {
   return out;
 }
 
+std::string printable(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (size_t i = 0; i < bytes.size();) {
+    const size_t start = i;
+    const int32_t cp = next_code_point(bytes, i);
+    if (cp < 0) {
+      out += fmt::format("\\x{:02X}", static_cast<uint8_t>(bytes[i++]));
+    } else if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {
+      out += fmt::format("\\x{:02X}", cp);
+    } else if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
+      out += fmt::format("\\u{{{:04X}}}", cp);
+    } else {
+      out.append(bytes.substr(start, i - start));
+    }
+  }
+  return out;
+}
+
 std::string describe_code_point(int32_t cp) {
   if (cp < 0x20 || cp == 0x7F) return fmt::format("U+{:04X}", cp);
   std::string ch;

@@ -260,8 +260,8 @@ std::string model_json(const ExplainModel& m, const std::string& arrays) {
 std::string loss_json(const std::vector<io::LogRow>& rows) {
   std::string out;
   for (const io::LogRow& r : rows)
-    out += fmt::format("{}[{}, {}, {}]", out.empty() ? "" : ", ", r.iter, r.train_loss,
-                       r.val_loss ? fmt::format("{}", *r.val_loss) : "null");
+    out += fmt::format("{}[{}, {}, {}]", out.empty() ? "" : ", ", r.iter, data::json::number(r.train_loss),
+                       r.val_loss ? data::json::number(*r.val_loss) : "null");
   return "[" + out + "]";
 }
 
@@ -316,10 +316,23 @@ std::string typing_json(const nn::GPT& model, const data::Tokenizer& tokenizer) 
   return out + "}";
 }
 
-// JSON inside <script>: "</" would end the element, so every '/' after '<' is escaped (\/).
-std::string script_safe(std::string json) {
-  for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.replace(at, 2, "<\\/");
-  return json;
+// JSON inside <script>: "</", "<!--" and "<script" change the HTML parser's state there, so every '<'
+// (found only inside strings in JSON) is written \u003c; U+2028 and U+2029 end a line in older
+// JavaScript, so they too are escaped.
+std::string script_safe(const std::string& json) {
+  std::string out;
+  out.reserve(json.size());
+  for (size_t i = 0; i < json.size(); ++i) {
+    if (json[i] == '<') {
+      out += "\\u003c";
+    } else if (json.compare(i, 3, "\xE2\x80\xA8") == 0 || json.compare(i, 3, "\xE2\x80\xA9") == 0) {
+      out += json[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += json[i];
+    }
+  }
+  return out;
 }
 
 std::string csp_hash(const std::string& script) {
@@ -340,7 +353,17 @@ int64_t page_bytes(int64_t floats) { return floats * 4 * 4 / 3; }
 
 }  // namespace
 
-std::vector<int64_t> explain_layers(const nn::GPTConfig& c, int64_t T, int64_t snapshots, std::vector<int64_t> asked) {
+int64_t vocabulary_page_bytes(const data::Tokenizer& tokenizer, int64_t vocab_size) {
+  // Per byte: its label at most twice (the vocabulary, the typing tokenizer) and its hex once;
+  // per token, the quotes and commas around them.
+  int64_t bytes = 0;
+  for (int32_t id = 0; id < std::min<int64_t>(vocab_size, tokenizer.vocab_size()); ++id)
+    bytes += 16 + 8 * static_cast<int64_t>(tokenizer.token_bytes(id).size());
+  return bytes;
+}
+
+std::vector<int64_t> explain_layers(const nn::GPTConfig& c, int64_t T, int64_t snapshots, std::vector<int64_t> asked,
+                                    int64_t vocabulary_bytes) {
   const int64_t L = c.n_layer, C = c.n_embd, H = c.n_head;
   for (const int64_t l : asked)
     if (l < 0 || l >= L)
@@ -355,7 +378,7 @@ std::vector<int64_t> explain_layers(const nn::GPTConfig& c, int64_t T, int64_t s
   const int64_t per_layer = page_bytes(T * qkv + 2 * H * T * T + 7 * T * C + T * hidden);
   // Every model: its maps and its logits (or each position's candidates and their ids); wte, wpe, x.
   const int64_t logits = T * (c.vocab_size <= kFullVocab ? c.vocab_size : 2 * kTopCandidates);
-  const int64_t always = page_bytes((1 + snapshots) * (H * T * T * L + logits) + 3 * T * C);
+  const int64_t always = page_bytes((1 + snapshots) * (H * T * T * L + logits) + 3 * T * C) + vocabulary_bytes;
   const int64_t fit = std::clamp<int64_t>((kPageBudget - always) / per_layer, 1, L);
   std::vector<int64_t> layers;
   for (int64_t i = 0; i < fit; ++i) layers.push_back(fit == 1 ? 0 : (i * (L - 1) + (fit - 1) / 2) / (fit - 1));
@@ -366,6 +389,12 @@ ExplainPage explain_page(const ExplainInput& in) {
   nn::GPT& model = *in.main.model;
   const nn::GPTConfig& c = model.config();
   ExplainPage page;
+  const int64_t vocabulary = vocabulary_page_bytes(*in.tokenizer, c.vocab_size);
+  if (vocabulary > kPageBudget / 2)
+    throw std::invalid_argument(fmt::format(
+        "explain: the tokenizer's tokens would take {} MB of the page (their labels and bytes; its tokens are long: "
+        "chained merges), more than half of its {} MB budget: a page cannot show this tokenizer",
+        vocabulary / 1'000'000, kPageBudget / 1'000'000));
   std::vector<int32_t> ids = in.tokenizer->encode(in.text, "--text");
   if (ids.empty()) throw std::invalid_argument("explain: --text is empty: give at least one character");
   const int64_t most = std::min(c.block_size, kMostTokens);
@@ -381,7 +410,7 @@ ExplainPage explain_page(const ExplainInput& in) {
                                      c.vocab_size, kTopCandidates));
 
   const std::vector<int64_t> layers =
-      explain_layers(c, static_cast<int64_t>(ids.size()), static_cast<int64_t>(in.snapshots.size()), in.layers);
+      explain_layers(c, static_cast<int64_t>(ids.size()), static_cast<int64_t>(in.snapshots.size()), in.layers, vocabulary);
   if (static_cast<int64_t>(layers.size()) < c.n_layer)
     page.notes.push_back(fmt::format("layer{} {} shown in full, the others as attention maps only{}: give --layers to choose",
                                      layers.size() > 1 ? "s" : "", fmt::join(layers, ", "),

@@ -50,10 +50,15 @@ struct ExplainPage {
 };
 
 // The layers a page takes apart in full: `asked` (sorted, checked against the model), or when it is
-// empty as many as fit kPageBudget beside what every page holds for a T-token text and `snapshots`
-// more models (their maps and logits), spread evenly from the first layer to the last.
+// empty as many as fit kPageBudget beside what every page holds for a T-token text, `snapshots`
+// more models (their maps and logits) and `vocabulary_bytes` of the tokenizer's tokens
+// (vocabulary_page_bytes), spread evenly from the first layer to the last.
 std::vector<int64_t> explain_layers(const nn::GPTConfig& config, int64_t T, int64_t snapshots,
-                                    std::vector<int64_t> asked);
+                                    std::vector<int64_t> asked, int64_t vocabulary_bytes = 0);
+
+// Bytes the tokenizer's first vocab_size tokens take in a page (labels and bytes, as the hover and
+// a typed text need them): a page whose tokens alone pass half of kPageBudget is refused.
+int64_t vocabulary_page_bytes(const data::Tokenizer& tokenizer, int64_t vocab_size);
 
 // Runs every model on the text (no gradient, eval mode) and writes the page. Every number in it is
 // what the C++ model computed, stored as float32 bits (base64), so that hovering a cell shows the

@@ -52,7 +52,9 @@ struct Panel {
   }
 };
 
+// The values' range, padded by 5% on each side; [0, 1] for none (a log whose every step was skipped).
 std::pair<double, double> padded_range(const std::vector<double>& v) {
+  if (v.empty()) return {0.0, 1.0};
   double lo = *std::min_element(v.begin(), v.end()), hi = *std::max_element(v.begin(), v.end());
   if (hi - lo < 1e-12) lo -= 0.5, hi += 0.5;
   const double pad = (hi - lo) * 0.05;
@@ -88,6 +90,7 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs, const std::string&
   const Panel loss{left, 50, plot_w, 330, xmin, xmax, lmin, lmax};
   const Panel speed{left, 450 + grad_h, plot_w, 120, xmin, xmax, std::max(0.0, smin), smax};
   loss.axes(svg, "iteration", "loss");
+  if (losses.empty()) svg.text(left + plot_w / 2, 50 + 330 / 2, "no finite loss in the log: every step was skipped", 12, "middle");
   speed.axes(svg, "iteration", "tokens/s");
   const auto [gmin, gmax] = norms.empty() ? std::pair{0.0, 1.0} : padded_range(norms);
   const Panel grad{left, 450, plot_w, 120, xmin, xmax, gmin, gmax};

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tinygpt/data/utf8.h"
+
 namespace tinygpt::inspect {
 
-std::string xml_escape(std::string_view text) {
+std::string xml_escape(std::string_view bytes) {
+  const std::string text = data::sanitize_utf8(bytes);  // a well-formed document is UTF-8 throughout
   std::string out;
   for (char c : text) {
     switch (c) {

@@ -137,7 +137,7 @@ std::vector<LogLine> read_log_lines(const std::string& path) {
     const std::vector<std::string_view> f = split_csv(line);
     LogRow row{};
     double val = 0;
-    const bool ok = f.size() >= kColumns.size() && parse_whole(f[at[0]], row.iter) &&
+    const bool ok = f.size() > *std::max_element(at.begin(), at.end()) && parse_whole(f[at[0]], row.iter) &&
                     parse_whole(f[at[1]], row.train_loss) && (f[at[2]].empty() || parse_whole(f[at[2]], val)) &&
                     parse_whole(f[at[3]], row.lr) && parse_whole(f[at[4]], row.tokens_per_s) &&
                     parse_whole(f[at[5]], row.seconds);

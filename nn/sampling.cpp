@@ -106,8 +106,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 void check(const SampleOptions& options) {
   check_pick(options.pick);
-  for (const std::string& stop : options.stop)
+  for (const std::string& stop : options.stop) {
     if (stop.empty()) throw std::invalid_argument("--stop: an empty text would stop before the first token");
+    if (const size_t bad = data::find_invalid_utf8(stop); bad != std::string::npos)
+      throw std::invalid_argument(fmt::format(
+          "--stop: the text is not valid UTF-8 (byte {} of {}): a sample is UTF-8 text and would never hold it", bad + 1,
+          stop.size()));
+  }
 }
 
 SampleResult generate(nn::GPT& model, const data::Tokenizer& tokenizer, const SampleOptions& o,

@@ -15,6 +15,7 @@
 #include "process.h"
 #include "temp_files.h"
 #include "tinygpt/data/json.h"
+#include "tinygpt/data/utf8.h"
 
 using namespace tinygpt::testing;
 namespace json = tinygpt::data::json;
@@ -85,7 +86,7 @@ TEST_CASE("cli: one writer per run, SIGTERM exits 143, a stale lock file blocks 
   Process a(words("train --resume " + ckpt + " --iters 100000 --ckpt-every 1000000"), dir.file("a.out"));
   REQUIRE(wait_for_rows(dir.file("run.csv")));
   const std::string holder = "is being written by another tinygpt run (process " + std::to_string(a.pid()) +
-                             "; lock '" + ckpt + ".lock')";
+                             "; lock '" + ckpt + ".tinygpt-lock')";
   for (const std::string& second : {"train --resume " + ckpt, "train --resume " + ckpt + " --iters 5",
                                     "train " + small_run(dir) + " --iters 3 --force --out " + ckpt,
                                     "train --resume " + dir.file("link.h5"), "train --resume " + dir.file("link.h5") +
@@ -109,19 +110,44 @@ TEST_CASE("cli: one writer per run, SIGTERM exits 143, a stale lock file blocks 
   INFO(stopped.output);
   REQUIRE(stopped.exit_code == 143);  // 128 + SIGTERM, after the checkpoint
   REQUIRE_THAT(stopped.output, Catch::Contains("stopped by signal 15"));
-  REQUIRE_FALSE(fs::exists(ckpt + ".lock"));
+  REQUIRE_FALSE(fs::exists(ckpt + ".tinygpt-lock"));
   // Saving through a symbolic link writes the file it leads to and keeps the link.
   const int64_t stopped_at = static_cast<int64_t>(at(at(info(ckpt), "training"), "iteration").number);
   REQUIRE(run("train --resume " + dir.file("link.h5") + " --iters " + std::to_string(stopped_at + 1)).exit_code == 0);
   REQUIRE(fs::is_symlink(dir.file("link.h5")));
   REQUIRE(at(at(info(ckpt), "training"), "iteration").number == stopped_at + 1);
   // A lock file left by a process killed with -9 holds no lock: the next run goes ahead.
-  dir.write("run.h5.lock", "999999\n");
+  dir.write("run.h5.tinygpt-lock", "tinygpt run lock, process 999999\n");
   const int64_t iteration = static_cast<int64_t>(at(at(info(ckpt), "training"), "iteration").number);
   Result resumed = run("train --resume " + ckpt + " --iters " + std::to_string(iteration + 2));
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
-  REQUIRE_FALSE(fs::exists(ckpt + ".lock"));
+  REQUIRE_FALSE(fs::exists(ckpt + ".tinygpt-lock"));
+}
+
+TEST_CASE("cli: the run's lock never touches a file tinygpt did not write", "[cli][lock]") {
+  TempDir dir;
+  // A project's own lock files beside a run named after it are not the run's.
+  for (const char* name : {"Cargo", "yarn", "flake"}) {
+    const std::string theirs = dir.write(std::string(name) + ".lock", std::string("# ") + name + " lock file\n");
+    REQUIRE(run("train " + small_run(dir) + " --iters 2 --out " + dir.file(name)).exit_code == 0);
+    REQUIRE(read_file(theirs) == std::string("# ") + name + " lock file\n");
+    Result failed = run("train --resume " + dir.file("absent.h5"));
+    REQUIRE(failed.exit_code == 1);
+  }
+  // A file under the lock's own name that tinygpt did not write is refused and left as it is.
+  const std::string foreign = dir.write("run.h5.tinygpt-lock", "someone else's notes\n");
+  Result refused = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("run.h5"));
+  INFO(refused.output);
+  REQUIRE(refused.exit_code == 1);
+  REQUIRE_THAT(refused.output, Catch::Contains("run.h5.tinygpt-lock' exists and is not a tinygpt lock file"));
+  REQUIRE(read_file(foreign) == "someone else's notes\n");
+  REQUIRE_FALSE(fs::exists(dir.file("run.h5")));
+  Result prepared = run("prepare --data " + dir.file("corpus.txt") + " --out " + dir.file("Cargo-data"));
+  REQUIRE(run("prepare --data " + dir.file("corpus.txt") + " --out " + dir.file("Cargo")).exit_code == 1);
+  INFO(prepared.output);
+  REQUIRE(prepared.exit_code == 0);
+  REQUIRE(read_file(dir.file("Cargo.lock")) == "# Cargo lock file\n");
 }
 
 TEST_CASE("cli: a new run does not replace another run's log or plot without --force", "[cli][force]") {
@@ -441,7 +467,7 @@ TEST_CASE("cli: a write the system refuses names its reason, and the last checkp
   REQUIRE(read_file(ckpt) == before);
   for (const auto& entry : fs::directory_iterator(dir.file("")))  // no temporary file left behind
     REQUIRE(entry.path().filename().string().find(".tmp-") == std::string::npos);
-  REQUIRE_FALSE(fs::exists(ckpt + ".lock"));
+  REQUIRE_FALSE(fs::exists(ckpt + ".tinygpt-lock"));
 }
 
 TEST_CASE("cli: the memory line's estimate is within 20% of the run's measured peak, on two shapes",
@@ -484,6 +510,7 @@ TEST_CASE("cli: train --config repeats a run bit for bit from info --config's fi
   const std::string settings = read_file(dir.file("a.json"));
   REQUIRE(settings.starts_with("{\n  \"tinygpt\": \"train settings\",\n"));
   REQUIRE(settings.find("\"kv-heads\": 1") != std::string::npos);
+  REQUIRE(settings.find("\"out\"") == std::string::npos);  // where a run writes is the command line's
   const json::Value parsed = json::parse(settings, "a.json");  // plain JSON
   REQUIRE(parsed.find("lr")->text == "0.003");
 
@@ -531,6 +558,15 @@ TEST_CASE("cli: a settings file's mistakes are one clear error, and nothing is w
   }
   REQUIRE_THAT(run("train --config " + dir.file("none.json") + " --data " + data).output,
                Catch::Contains("none.json': no such file"));
+  // A settings file never says where a run writes: "out" is refused unless --out says it.
+  const std::string elsewhere = dir.write("out.json", "{\"out\": \"" + dir.file("elsewhere.h5") + "\", \"iters\": 2}");
+  const Result out_in_file = run("train --config " + elsewhere + " --data " + data + " --layers 1 --heads 1 --embd 8 "
+                                 "--block 8 --batch 2", dir.file(""));
+  INFO(out_in_file.output);
+  REQUIRE(out_in_file.exit_code == 1);
+  REQUIRE_THAT(out_in_file.output, Catch::Contains("\"out\" names where the run writes, which only the command line says"));
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("elsewhere.h5")));
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("run.h5")));
   REQUIRE_THAT(run("train --config " + dir.write("ok.json", "{}") + " --resume " + dir.file("x.h5")).output,
                Catch::Contains("--config starts a new run from a settings file; --resume takes its settings"));
   // info --config never replaces a file that is not a settings file.
@@ -564,4 +600,31 @@ TEST_CASE("cli: plot reads a run's .jsonl as its CSV, and draws the gradient nor
               .exit_code == 0);
   REQUIRE_THAT(run("plot --log " + dir.write("x.jsonl", "{}\n") + " --out " + dir.file("x.svg")).output,
                Catch::Contains("is not a tinygpt metrics file"));
+}
+
+TEST_CASE("cli: an endless stdin line is refused, and a log name that is not UTF-8 still makes a well-formed SVG",
+          "[cli][errors]") {
+  TempDir dir;
+  REQUIRE(run("train " + small_run(dir) + " --iters 2 --out " + dir.file("run.h5")).exit_code == 0);
+  // 2 MB without a newline, then a prompt: the first is reported and skipped, the second sampled.
+  dir.write("lines.txt", std::string(size_t{2} << 20, 'a') + "\nTo be\n");
+  const Result sampled = shell(std::string(TINYGPT_BINARY) + " sample --interactive --tokens 4 --ckpt " +
+                               dir.file("run.h5") + " < " + dir.file("lines.txt") + " 2>&1");
+  REQUIRE(sampled.exit_code == 1);
+  REQUIRE_THAT(sampled.output, Catch::Contains("tinygpt: error: stdin line 1 is longer than 1048576 bytes") &&
+                                   Catch::Contains("some lines of stdin could not be sampled"));
+  REQUIRE(sampled.output.size() < 4096);  // the long line itself is never echoed
+  const Result endless = shell("head -c 3000000 /dev/zero | tr '\\0' b | " + std::string(TINYGPT_BINARY) +
+                               " sample --interactive --tokens 4 --ckpt " + dir.file("run.h5") + " 2>&1");
+  REQUIRE(endless.exit_code == 1);
+  REQUIRE_THAT(endless.output, Catch::Contains("stdin line 1 is longer than"));
+  // Two logs, one named with bytes that are not UTF-8: the legend shows U+FFFD, the file stays XML.
+  const std::string odd = dir.file("run\xff\xfe.csv");
+  std::filesystem::copy_file(dir.file("run.csv"), odd);
+  const Result plotted = run("plot --log " + dir.file("run.csv") + " " + odd + " --out " + dir.file("two.svg"));
+  INFO(plotted.output);
+  REQUIRE(plotted.exit_code == 0);
+  const std::string svg = read_file(dir.file("two.svg"));
+  REQUIRE(tinygpt::data::find_invalid_utf8(svg) == std::string::npos);
+  REQUIRE(svg.find("run\xEF\xBF\xBD") != std::string::npos);
 }

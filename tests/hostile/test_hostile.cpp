@@ -135,6 +135,87 @@ TEST_CASE("hostile: a sealed checkpoint with any byte flipped is refused by its 
   REQUIRE(runs > static_cast<int>(60 / sample_every()));
 }
 
+TEST_CASE("hostile: re-sealed checkpoints with flipped metadata and global heap never take any command down",
+          "[hostile]") {
+  // The seal is a SHA-256 anyone recomputes: these files pass it. libhdf5 parses every file in a
+  // child process only, so whatever a flip does to libhdf5, each command ends in one clear line
+  // (or, where the flip hit bytes no check can tell from real data, a normal result).
+  const Base base;
+  const std::string path = base.copy("vlen.h5");
+  edit_checkpoint(path, [](H5::H5File& f) {  // variable-length strings, as h5py writes them: a global heap
+    const H5::StrType vlen(H5::PredType::C_S1, H5T_VARIABLE);
+    H5::Group tokenizer = f.openGroup("/tokenizer");
+    tokenizer.createAttribute("note", vlen, H5::DataSpace(H5S_SCALAR)).write(vlen, std::string("kept by h5py"));
+  });
+  const std::string bytes = read_file(path);
+  REQUIRE(bytes.find("GCOL") != std::string::npos);
+  REQUIRE(base.run("info --ckpt " + path).exit_code == 0);
+  std::vector<size_t> positions = metadata_offsets(bytes);
+  for (size_t at = bytes.find("GCOL"); at != std::string::npos && at < bytes.size(); at = bytes.find("GCOL", at + 1))
+    for (size_t k = 0; k < 96; k += 2) positions.push_back(at + k);  // the heap's objects: sizes and strings
+  positions = sampled(positions);
+  const std::vector<std::string> commands = {
+      "info --ckpt {}", "sample --tokens 4 --ckpt {}", "eval --data " + base.corpus() + " --ckpt {}",
+      "explain --text ab --out " + base.work("page.html") + " --ckpt {}", "train --resume {} --iters 6"};
+  int errors = 0;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    if (positions[i] >= bytes.size()) continue;
+    std::string flipped = flip(bytes, positions[i], i % 2 ? 0xFF : 0x5A);
+    tinygpt::io::hdf5::seal_image(flipped.data(), flipped.size());
+    const std::string damaged = base.write("resealed.h5", flipped);
+    const std::string command = fmt::format(fmt::runtime(commands[i % commands.size()]), damaged);
+    const Run r = base.run(command);
+    INFO(command << " (byte " << positions[i] << "): " << r.output);
+    require_no_crash(r);
+    if (r.exit_code == 1) {
+      REQUIRE(r.output.rfind("tinygpt: error: ", 0) == 0);
+      REQUIRE(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+      ++errors;
+    }
+    for (const char* left : {"page.html", "resealed.csv", "resealed.svg"}) std::filesystem::remove(base.work(left));
+  }
+  INFO(errors << " errors of " << positions.size());
+  REQUIRE(errors > static_cast<int>(positions.size()) / 4);
+}
+
+TEST_CASE("hostile: names from files reach the terminal escaped, and no command prints a number it did not compute",
+          "[hostile]") {
+  const Base base;
+  // A data file whose name holds a terminal escape (it would retitle the window and ring the bell).
+  const std::string named = base.work("a\x1b]0;owned\x07.txt");
+  std::filesystem::copy_file(base.corpus(), named);
+  const std::string ckpt = base.work("named.h5");
+  const Run trained = base.run("train --data " + named + " --layers 1 --heads 1 --embd 8 --block 8 --batch 2 --iters 2 "
+                               "--eval-every 2 --eval-iters 1 --threads 1 --out " + ckpt);
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  const Run info = base.run("info --ckpt " + ckpt);
+  INFO(info.output);
+  REQUIRE(info.exit_code == 0);
+  REQUIRE(info.output.find('\x1b') == std::string::npos);
+  REQUIRE(info.output.find('\x07') == std::string::npos);
+  REQUIRE(info.output.find("a\\x1B]0;owned\\x07.txt") != std::string::npos);
+  // A stop text that is not UTF-8 could never appear in a sample.
+  require_clear_error(base.run("sample --tokens 3 --stop \xff\xfe --ckpt " + ckpt), "--stop: the text is not valid UTF-8");
+  // Finite weights whose sums overflow (two residual branches of 3e38 each): the loss is not a
+  // number, and eval says so instead of printing nan (or -nan into JSON) with exit 0.
+  const std::string huge = base.copy("huge.h5");
+  edit_checkpoint(huge, [](H5::H5File& f) {
+    for (const char* name : {"/model/transformer.h.0.attn.c_proj.bias", "/model/transformer.h.0.mlp.c_proj.bias"}) {
+      H5::DataSet set = f.openDataSet(name);
+      hsize_t n = 0;
+      set.getSpace().getSimpleExtentDims(&n);
+      const std::vector<float> values(static_cast<size_t>(n), 3e38f);
+      set.write(values.data(), H5::PredType::NATIVE_FLOAT);
+    }
+  });
+  for (const char* json : {"", " --json"}) {
+    const Run r = base.run("eval --data " + base.corpus() + " --ckpt " + huge + json);
+    INFO(r.output);
+    require_clear_error(r, "eval: the loss is not a number");
+  }
+}
+
 TEST_CASE("hostile: truncated checkpoints, sealed or not, end in a clear error", "[hostile]") {
   const Base base;
   const std::string& bytes = base.bytes();

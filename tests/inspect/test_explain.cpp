@@ -120,6 +120,48 @@ TEST_CASE("explain: the page's one script is what its CSP allows, and nothing lo
   REQUIRE(page.data.find("tokens")->array->size() == 14);
 }
 
+TEST_CASE("explain: no string or number in the data can end its script element or break its JSON", "[explain]") {
+  // Special tokens and a text that would open a comment or a script inside the data block, the
+  // line separators older JavaScript ends lines at, and a skipped step's NaN and infinite losses.
+  const data::BpeTokenizer tokenizer({}, data::Split::gpt2, {}, {{"<!--<script", 256}, {"\u2028", 257}});
+  nn::GPT model{nn::GPTConfig{.vocab_size = 258, .block_size = 32, .n_layer = 1, .n_head = 1, .n_embd = 4}, 1};
+  const std::vector<io::LogRow> log = {{1, NAN, std::nullopt, 0.1, 1, 1}, {2, 2.5, INFINITY, 0.1, 1, 2}};
+  const std::string text = "a<!--<script b\u2028</script><!-- c\u2029";
+  inspect::ExplainPage p = inspect::explain_page({text, &tokenizer, {"m.h5", 2, &model}, {}, log, "en"});
+  const std::string data = between(p.html, "<script type=\"application/json\" id=\"tinygpt-data\">", "</script>");
+  REQUIRE(data.find('<') == std::string::npos);
+  REQUIRE(data.find("\u2028") == std::string::npos);
+  REQUIRE(data.find("\u2029") == std::string::npos);
+  REQUIRE(data.find("nan") == std::string::npos);
+  REQUIRE(data.find("inf") == std::string::npos);
+  const data::json::Value parsed = data::json::parse(data, "the page's data");
+  REQUIRE(parsed.find("text")->text == text);
+  const auto& loss = *parsed.find("loss")->array;
+  REQUIRE(loss.at(0).array->at(1).type == data::json::Value::Type::null);
+  REQUIRE(loss.at(1).array->at(1).number == 2.5);
+  REQUIRE(loss.at(1).array->at(2).type == data::json::Value::Type::null);
+  // The page after the data block is the template's own: one script element, the page's script.
+  REQUIRE(std::count_if(p.html.begin(), p.html.end(), [&, i = size_t{0}](char) mutable {
+            return p.html.compare(i++, 7, "<script") == 0;
+          }) == 2);
+}
+
+TEST_CASE("explain: a tokenizer whose tokens would fill the page is refused, and counts in the budget", "[explain]") {
+  // Chained merges: token k is token k-1 and one more byte, so the vocabulary's text grows as k^2.
+  std::vector<data::Merge> merges;
+  merges.push_back({'a', 'a'});
+  for (int32_t k = 1; k < 3000; ++k) merges.push_back({255 + k, 'a'});
+  const data::BpeTokenizer chained(merges, data::Split::none);
+  nn::GPT model{nn::GPTConfig{.vocab_size = chained.vocab_size(), .block_size = 16, .n_layer = 1, .n_head = 1, .n_embd = 4}, 1};
+  REQUIRE(inspect::vocabulary_page_bytes(chained, chained.vocab_size()) > inspect::kPageBudget / 2);
+  REQUIRE_THROWS_WITH(inspect::explain_page({"aaaa", &chained, {"m.h5", 1, &model}, {}, {}, "en"}),
+                      Catch::Contains("explain: the tokenizer's tokens would take") &&
+                          Catch::Contains("a page cannot show this tokenizer"));
+  // What a tokenizer takes is counted before the layers are chosen.
+  const nn::GPTConfig gpt2{.vocab_size = 50257, .block_size = 1024, .n_layer = 12, .n_head = 12, .n_embd = 768};
+  REQUIRE(inspect::explain_layers(gpt2, 64, 0, {}, 0).size() > inspect::explain_layers(gpt2, 64, 0, {}, 8'000'000).size());
+}
+
 TEST_CASE("explain: a long text is cut to the block size with a note, a snapshot of another model is refused", "[explain]") {
   const data::CharTokenizer tokenizer = data::CharTokenizer::from_text("abcdefgh");
   nn::GPT model{nn::GPTConfig{.vocab_size = 8, .block_size = 6, .n_layer = 1, .n_head = 2, .n_embd = 4}, 1};

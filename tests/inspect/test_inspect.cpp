@@ -125,6 +125,21 @@ TEST_CASE("plot: one point per evaluation, valid SVG, and clear errors for bad l
   REQUIRE(io::read_log(dir.write("cut.csv", csv + "41,3.9")).size() == 40);  // a last row cut short by a crash
   REQUIRE_THROWS_WITH(io::read_log(dir.write("partial.csv", csv + "41abc,3.9,,0.1,1,1\n")), Catch::Contains("line 42"));
   REQUIRE_THROWS_WITH(io::read_log(dir.write("nan.csv", csv + "41,nan,,0.1,1,1\n")), Catch::Contains("line 42"));
+  // Rows shorter than a header that puts the columns last are refused, never read past their end.
+  const std::string wide = "a,b,c,d,e,f,g,iter,train_loss,val_loss,lr,tokens_per_s,seconds\n";
+  REQUIRE_THROWS_WITH(io::read_log(dir.write("short.csv", wide + "1,2,3,4,5,6\n")), Catch::Contains("short.csv', line 2"));
+  REQUIRE(io::read_log(dir.write("wide.csv", wide + "0,0,0,0,0,0,0,1,2.5,,0.1,1,1\n")).at(0).train_loss == 2.5);
+  // A log whose every step was skipped (no finite loss, no evaluation) draws empty loss axes, saying so.
+  io::StepColumns skipped_step;
+  skipped_step.grad_norm = NAN, skipped_step.skipped = true;
+  const std::vector<io::LogRow> skipped = {{1, NAN, std::nullopt, 0.1, 1, 1, skipped_step},
+                                           {2, INFINITY, std::nullopt, 0.1, 1, 2, skipped_step}};
+  std::string skipped_csv = std::string(io::kLogHeader) + "\n";
+  for (const io::LogRow& r : skipped) skipped_csv += io::format_log_row(r) + "\n";
+  REQUIRE(io::read_log(dir.write("skipped.csv", skipped_csv)).size() == 2);
+  inspect::write_loss_plot({dir.file("skipped.csv")}, dir.file("skipped.svg"));
+  REQUIRE(tinygpt::testing::read_file(dir.file("skipped.svg")).find("no finite loss in the log") != std::string::npos);
+  REQUIRE(valid_xml(dir, tinygpt::testing::read_file(dir.file("skipped.svg"))));
   // Losses too close together for doubles to step through still give a finite picture.
   const std::vector<io::LogRow> flat = {{1, 1e20, std::nullopt, 0.1, 1, 1}, {2, 1e20, std::nullopt, 0.1, 1, 1}};
   REQUIRE(valid_xml(dir, inspect::loss_plot_svg(flat, "flat")));
