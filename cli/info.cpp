@@ -148,7 +148,8 @@ void print_text(const std::string& path, const train::Checkpoint& ck) {
   const train::TrainState& s = *ck.train;
   print_line("iteration    {} of {}\n", s.iteration, s.options.iters);
   print_line("tokens seen  {}\n", s.tokens_seen);
-  print_line("train loss   {:.4f} (last iteration)\n", s.train_loss);
+  if (std::isfinite(s.train_loss)) print_line("train loss   {:.4f} (last iteration)\n", s.train_loss);
+  else print_line("train loss   {} (last iteration, which the spike guard did not apply)\n", std::isnan(s.train_loss) ? "nan" : "inf");
   if (std::isfinite(s.val_loss)) print_line("val loss     {:.4f} (last estimate)\n", s.val_loss);
   if (std::isfinite(s.best_val_loss)) print_line("best val     {:.4f}\n", s.best_val_loss);
   print_line("training     {:.1f} s, {} products\n", s.seconds, tinygpt::name(s.options.precision));
@@ -219,7 +220,8 @@ void add_info(CLI::App& app) {
   cmd->add_flag("--force", args->force, "replace a settings file already at --config");
   cmd->callback([args] {
     if (!args->config.empty())  // before reading: a file that is not ours is never replaced
-      train::refuse_replacing(args->config, io::OutputKind::settings, {.force = args->force, .inputs = {args->ckpt}});
+      train::refuse_replacing(args->config, io::OutputKind::settings,
+                              {.force = args->force, .inputs = {args->ckpt}, .flag = "--config"});
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt);
     if (!args->config.empty()) {
       if (!ck.train)

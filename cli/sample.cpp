@@ -10,6 +10,8 @@
 #include <string>
 
 #include "tinygpt/autograd/threads.h"
+#include "tinygpt/data/tokenizer.h"
+#include "tinygpt/data/utf8.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/cli/commands.h"
 #include "tinygpt/cli/flags.h"
@@ -100,6 +102,10 @@ bool sample_lines(nn::GPT& model, const data::Tokenizer& tokenizer, const Sample
     if (!line.empty() && line.back() == '\r') line.pop_back();
     try {
       sample_prompt(model, tokenizer, args, line);
+    } catch (const data::UnknownCharacter& e) {  // placed in the stdin line, not in "the prompt"
+      fmt::print(stderr, "tinygpt: error: stdin line {}: {} at byte {} is not in the character vocabulary\n", number,
+                 data::describe_code_point(e.code_point), e.offset + 1);
+      all = false;
     } catch (const std::invalid_argument& e) {
       fmt::print(stderr, "tinygpt: error: stdin line {}: {}\n", number, e.what());
       all = false;

@@ -169,7 +169,8 @@ double Reader::number(const Group& g, const std::string& where, const char* name
   if (a.kind == Attribute::Kind::floating) v = a.floats.at(0);
   else if (a.kind == Attribute::Kind::integer) v = a.is_unsigned ? double(a.uints.at(0)) : double(a.ints.at(0));
   else fail(fmt::format("attribute '{}' of {} is not a number", name, where));
-  if (!(nan == Nan::allowed && std::isnan(v))) check(range_problem(v, range), name, where);
+  const bool allowed = (nan == Nan::allowed && std::isnan(v)) || (nan == Nan::non_finite_allowed && !std::isfinite(v));
+  if (!allowed) check(range_problem(v, range), name, where);
   return v;
 }
 

@@ -44,8 +44,9 @@ class Reader {
   std::string text(const Group& g, const std::string& where, const char* name) const;
   std::vector<std::string> texts(const Group& g, const std::string& where, const char* name) const;
   int64_t integer(const Group& g, const std::string& where, const char* name, const Range& range) const;
-  // NaN is refused unless `nan` allows it (a value that may be "none yet": a run's validation loss).
-  enum class Nan { refused, allowed };
+  // NaN is refused unless `nan` allows it (a value that may be "none yet": a run's validation loss),
+  // and so are the infinities unless it allows every non-finite value (a skipped step's loss).
+  enum class Nan { refused, allowed, non_finite_allowed };
   double number(const Group& g, const std::string& where, const char* name, const Range& range,
                 Nan nan = Nan::refused) const;
   // n xoshiro256** states, each of 4 words and not all zero (that state only ever yields zeros).

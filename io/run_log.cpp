@@ -73,6 +73,9 @@ std::optional<std::array<size_t, 2>> task_positions(std::string_view header) {
 
 std::string number_or_empty(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : ""; }
 
+// A loss as the log writes it: "nan" for any NaN (whatever its sign bit), "inf", or 9 digits.
+std::string loss_text(double v) { return std::isnan(v) ? "nan" : fmt::format("{:.9g}", v); }
+
 // A finite number, or empty for NaN (a group the model lacks).
 bool parse_or_nan(std::string_view text, double& value) {
   if (text.empty()) return value = NAN, true;
@@ -95,7 +98,7 @@ std::optional<StepColumns> parse_step(const std::vector<std::string_view>& f,
 }  // namespace
 
 std::string format_log_row(const LogRow& r) {
-  std::string row = fmt::format("{},{:.9g},{},{:.6e},{:.1f},{:.3f}", r.iter, r.train_loss,
+  std::string row = fmt::format("{},{},{},{:.6e},{:.1f},{:.3f}", r.iter, loss_text(r.train_loss),
                                 r.val_loss ? number_or_empty(*r.val_loss) : "", r.lr, r.tokens_per_s, r.seconds);
   if (!r.step) {
     row += std::string(kStepColumns.size(), ',');

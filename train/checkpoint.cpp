@@ -334,7 +334,8 @@ TrainState read_train_state(const io::hdf5::Reader& r) {
   s.sampler_states = r.rng_states(g, "rng_state", 1);
   if (world > 1) s.sampler_states = r.rng_states(g, "rank_rng_states", world);
   s.dropout_counter = static_cast<uint64_t>(r.integer(g, where, "dropout_counter", Range{0, 9.2e18}));
-  s.train_loss = r.number(g, where, "train_loss", Range{0, 1e30});
+  // The last step's loss, as it was: nan or inf when the spike guard skipped that step.
+  s.train_loss = r.number(g, where, "train_loss", Range{0, 1e30}, io::hdf5::Reader::Nan::non_finite_allowed);
   s.val_loss = r.number(g, where, "val_loss", Range{0, 1e30}, io::hdf5::Reader::Nan::allowed);  // NaN: no estimate yet
   s.tokens_seen = r.integer(g, where, "tokens_seen", Range{0, 9.2e18});
   s.seconds = r.number(g, where, "seconds", Range{0, 1e12});

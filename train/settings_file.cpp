@@ -140,6 +140,12 @@ std::set<std::string> read_settings_file(const std::string& path, TrainOptions& 
       if (given.count(key)) return;  // the command line's value wins
       if (std::string problem = set_from(value, field, range, choices); !problem.empty())
         throw std::invalid_argument(fmt::format("{}: \"{}\" {}", where, key, problem));
+      if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::vector<std::string>>)
+        if (field.empty() && key == "data")  // the command line cannot say "no data": the file may not either
+          throw std::invalid_argument(fmt::format(
+              "{}: \"data\" is empty: name the files or folders to train on, or leave \"data\" out for the "
+              "default corpus",
+              where));
       set.insert(key);
     });
     if (!known) {

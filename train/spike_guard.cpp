@@ -43,14 +43,14 @@ double SpikeGuard::median(bool of_loss) {
 
 std::optional<std::string> SpikeGuard::judge(double loss, double grad_norm) {
   std::optional<std::string> why;
-  if (!std::isfinite(loss)) why = fmt::format("the training loss became {}", loss);
+  if (!std::isfinite(loss)) why = fmt::format("the training loss became {}", std::isnan(loss) ? "nan" : "inf");
   else if (!std::isfinite(grad_norm)) why = fmt::format("the gradient norm became {}", grad_norm);
   const bool judged = static_cast<int64_t>(state_.history.size()) >= kMinHistory;
   auto spike = [&](double value, double factor, bool of_loss, const char* what, const char* flag) {
     if (why || !judged || factor <= 0) return;
     const double reference = median(of_loss);
     if (value > factor * reference)
-      why = fmt::format("{} {:.4g} is {:.1f}x the median {:.4g} of the last {} steps ({} {:g})", what, value,
+      why = fmt::format("{} {:.4g} is {:.4g}x the median {:.4g} of the last {} steps ({} {:g})", what, value,
                         value / reference, reference, state_.history.size(), flag, factor);
   };
   spike(loss, options_.loss_factor, true, "the loss", "--spike-loss");

@@ -100,12 +100,16 @@ void check_enough_tokens(const data::Corpus& c, const TrainOptions& o) {
                                             fmt::join(o.val_data.empty() ? training_files(o) : o.val_data, ", "),
                                             c.val.size(), o.block, o.block + 1));
   const std::vector<std::string> folders = training_files(o);
-  for (size_t k = 0; k < c.train_sources.size(); ++k)
-    for (const auto& [split, tokens] : {std::pair{"training", &c.train_sources[k]}, {"validation", &c.val_sources.at(k)}})
+  for (size_t k = 0; k < c.train_sources.size(); ++k) {
+    // Each folder's own validation tokens, when validation is not a text (or folder) of its own.
+    std::vector<std::pair<const char*, const data::TokenArray*>> splits = {{"training", &c.train_sources[k]}};
+    if (k < c.val_sources.size()) splits.emplace_back("validation", &c.val_sources[k]);
+    for (const auto& [split, tokens] : splits)
       if ((tokens->size() > 0 || std::string_view(split) == "training") && tokens->size() < o.block + 1)
         throw std::invalid_argument(fmt::format("the {} tokens of '{}' are {}; --block {} needs at least {} in each "
                                                 "folder mixed by --data-weights",
                                                 split, folders.at(k), tokens->size(), o.block, o.block + 1));
+  }
 }
 
 // A sampler of the validation windows: over the mixed folders' validation tokens that exist, by
@@ -394,10 +398,18 @@ void Trainer::check_data(DataCheck check) {
     if (!difference.empty()) {
       lines.push_back(fmt::format("iteration {}: the text changed (--force): {}", state_.iteration, difference));
     } else {
+      std::vector<size_t> moved;
       for (size_t i = 0; i < now.size(); ++i)
-        if (now[i].path != state_.data_files[i].path)
+        if (now[i].path != state_.data_files[i].path) moved.push_back(i);
+      constexpr size_t kMovedLines = 3;  // more are said in one line: a folder of shards moves whole
+      for (size_t i : moved)
+        if (moved.size() <= kMovedLines)
           lines.push_back(fmt::format("iteration {}: {} file {} moved: '{}' -> '{}'", state_.iteration, now[i].split,
                                       i + 1, state_.data_files[i].path, now[i].path));
+      if (moved.size() > kMovedLines)
+        lines.push_back(fmt::format("iteration {}: {} files moved, the same bytes: '{}' -> '{}' ... '{}' -> '{}'",
+                                    state_.iteration, moved.size(), state_.data_files[moved.front()].path,
+                                    now[moved.front()].path, state_.data_files[moved.back()].path, now[moved.back()].path));
     }
   }
   state_.data_files = now;
@@ -468,8 +480,9 @@ double Trainer::train_step(float lr) {
     if (guard_.exhausted())
       throw std::runtime_error(fmt::format(
           "{} steps in a row were not applied (the last, iteration {}: {}): the run stops here, without saving over "
-          "'{}' (a lower --lr, a --grad-clip or other data may help; --spike-patience sets how many)",
-          options_.spike_patience, state_.iteration + 1, *why, options_.out));
+          "'{}' (train --resume '{}' with a lower --lr, or other --data, may get past it; a --grad-clip needs a new "
+          "run; --spike-patience sets how many)",
+          options_.spike_patience, state_.iteration + 1, *why, options_.out, options_.out));
     return loss;
   }
   last_skipped_ = false;

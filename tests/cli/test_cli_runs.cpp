@@ -567,6 +567,12 @@ TEST_CASE("cli: a settings file's mistakes are one clear error, and nothing is w
   REQUIRE_THAT(out_in_file.output, Catch::Contains("\"out\" names where the run writes, which only the command line says"));
   REQUIRE_FALSE(std::filesystem::exists(dir.file("elsewhere.h5")));
   REQUIRE_FALSE(std::filesystem::exists(dir.file("run.h5")));
+  // An empty "data" is no data, not the default corpus.
+  const Result no_data = run("train --config " + dir.write("nodata.json", "{\"data\": []}") + " --iters 2 --out " +
+                             dir.file("x.h5"));
+  REQUIRE(no_data.exit_code == 1);
+  REQUIRE_THAT(no_data.output, Catch::Contains("\"data\" is empty: name the files or folders to train on"));
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("x.h5")));
   REQUIRE_THAT(run("train --config " + dir.write("ok.json", "{}") + " --resume " + dir.file("x.h5")).output,
                Catch::Contains("--config starts a new run from a settings file; --resume takes its settings"));
   // info --config never replaces a file that is not a settings file.
@@ -576,6 +582,7 @@ TEST_CASE("cli: a settings file's mistakes are one clear error, and nothing is w
   const Result refused = run("info --ckpt " + dir.file("r.h5") + " --config " + notes);
   REQUIRE(refused.exit_code == 1);
   REQUIRE_THAT(refused.output, Catch::Contains("notes.json"));
+  REQUIRE_THAT(refused.output, Catch::Contains("--config") && !Catch::Contains("--out"));  // info's own flag
   REQUIRE(read_file(notes) == "{\"mine\": true}\n");
 }
 
@@ -618,6 +625,19 @@ TEST_CASE("cli: an endless stdin line is refused, and a log name that is not UTF
                                " sample --interactive --tokens 4 --ckpt " + dir.file("run.h5") + " 2>&1");
   REQUIRE(endless.exit_code == 1);
   REQUIRE_THAT(endless.output, Catch::Contains("stdin line 1 is longer than"));
+  // A character the vocabulary lacks skips its line, named by its stdin line, and the next is sampled.
+  dir.write("three.txt", "To be\nab\xE2\x82\xAC\nnot\n");
+  const Result unknown = shell(std::string(TINYGPT_BINARY) + " sample --interactive --tokens 2 --ckpt " +
+                               dir.file("run.h5") + " < " + dir.file("three.txt") + " 2>&1");
+  INFO(unknown.output);
+  REQUIRE(unknown.exit_code == 1);
+  REQUIRE_THAT(unknown.output, Catch::Contains("tinygpt: error: stdin line 2: '\xE2\x82\xAC' (U+20AC) at byte 3 is not "
+                                               "in the character vocabulary"));
+  size_t samples = 0;
+  for (size_t at = unknown.output.find("tinygpt: 1 sample"); at != std::string::npos;
+       at = unknown.output.find("tinygpt: 1 sample", at + 1))
+    ++samples;
+  REQUIRE(samples == 2);
   // Two logs, one named with bytes that are not UTF-8: the legend shows U+FFFD, the file stays XML.
   const std::string odd = dir.file("run\xff\xfe.csv");
   std::filesystem::copy_file(dir.file("run.csv"), odd);

@@ -104,7 +104,7 @@ TEST_CASE("cli: prepare writes llm.c shards, and train and eval read them as the
   Result resumed = run("train --resume " + dir.file("a.h5") + " --iters 24 --data " + dir.file("moved"));
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
-  REQUIRE_THAT(resumed.output, Catch::Contains("train file 1 moved"));
+  REQUIRE_THAT(resumed.output, Catch::Contains("files moved, the same bytes"));
   // A folder that already holds shards is not replaced without --force.
   Result again = run("prepare --data " + corpus + " --out " + dir.file("moved"));
   REQUIRE(again.exit_code == 1);
@@ -265,6 +265,13 @@ TEST_CASE("cli: several shard folders, mixed by --data-weights, resume exactly, 
   // End to end (no weights) is another run; weights stay as stored on resume.
   REQUIRE(run("train --data " + folders + " --iters 10" + model + " --out " + dir.file("e.h5")).exit_code == 0);
   REQUIRE(field(training(dir.file("e.h5")), "train_loss") != field(straight, "train_loss"));
+  // A mix validated on a text, or on a folder, of its own.
+  for (const std::string& val : {a, dir.file("A")}) {
+    const Result mixed = run("train --data " + folders + " --data-weights 0.8,0.2 --val-data " + val + " --iters 2" + model +
+                             " --force --out " + dir.file("m.h5"));
+    INFO(mixed.output);
+    REQUIRE(mixed.exit_code == 0);
+  }
   REQUIRE_THAT(run("train --resume " + dir.file("r.h5") + " --iters 12 --data-weights 0.5,0.5").output,
                Catch::Contains("--data-weights cannot change on --resume"));
   REQUIRE_THAT(run("train --data " + folders + " --data-weights 1" + model + " --out " + dir.file("x.h5")).output,
@@ -307,6 +314,14 @@ TEST_CASE("cli: a folder of 10,000 shards trains, saves, resumes and evaluates",
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
   REQUIRE_THAT(resumed.output, Catch::Contains("iter 6"));
+  // Moved whole, the folder's 10,000 and more files are said in one line, not one line each.
+  fs::rename(shards, dir.file("moved"));
+  Result moved = run("train --resume " + ckpt + " --iters 7 --data " + dir.file("moved"));
+  INFO(moved.output);
+  REQUIRE(moved.exit_code == 0);
+  REQUIRE_THAT(moved.output, Catch::Contains("files moved, the same bytes: '" + shards + "/"));
+  REQUIRE(moved.output.size() < 4000);
+  fs::rename(dir.file("moved"), shards);
   Result scored = run("eval --ckpt " + ckpt + " --data " + shards + " --split train");
   INFO(scored.output);
   REQUIRE(scored.exit_code == 0);

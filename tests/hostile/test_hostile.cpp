@@ -156,7 +156,7 @@ TEST_CASE("hostile: re-sealed checkpoints with flipped metadata and global heap 
   positions = sampled(positions);
   const std::vector<std::string> commands = {
       "info --ckpt {}", "sample --tokens 4 --ckpt {}", "eval --data " + base.corpus() + " --ckpt {}",
-      "explain --text ab --out " + base.work("page.html") + " --ckpt {}", "train --resume {} --iters 6"};
+      "explain --text Shall --out " + base.work("page.html") + " --ckpt {}", "train --resume {} --iters 6"};
   int errors = 0;
   for (size_t i = 0; i < positions.size(); ++i) {
     if (positions[i] >= bytes.size()) continue;
@@ -213,6 +213,38 @@ TEST_CASE("hostile: names from files reach the terminal escaped, and no command 
     const Run r = base.run("eval --data " + base.corpus() + " --ckpt " + huge + json);
     INFO(r.output);
     require_clear_error(r, "eval: the loss is not a number");
+  }
+}
+
+TEST_CASE("hostile: a checkpoint saved at a skipped step (its loss nan or inf) works in every command", "[hostile]") {
+  // Not hostile at all: a run whose spike guard skipped its last step saves that step's loss as it
+  // was. Every command reads the file; JSON says null, the CSV and the text say nan or inf.
+  const Base base;
+  for (const double loss : {std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN(),
+                            std::numeric_limits<double>::infinity()}) {
+    const std::string path = base.copy("skipped.h5");
+    edit_checkpoint(path, [&](H5::H5File& f) {
+      H5::Group train = f.openGroup("/train");
+      set_attribute(train, "train_loss", H5::PredType::IEEE_F64LE, loss);
+    });
+    const std::string shown = std::isnan(loss) ? "nan" : "inf";
+    const Run info = base.run("info --ckpt " + path);
+    INFO(info.output);
+    REQUIRE(info.exit_code == 0);
+    REQUIRE(info.output.find("train loss   " + shown + " (last iteration, which the spike guard did not apply)") !=
+            std::string::npos);
+    const Run json = base.run("info --json --ckpt " + path);
+    REQUIRE(json.exit_code == 0);
+    REQUIRE(json.output.find("\"train_loss\": null") != std::string::npos);
+    for (const std::string& command : {"sample --tokens 3 --ckpt " + path, "eval --data " + base.corpus() + " --ckpt " + path,
+                                      "explain --text Shall --out " + base.work("page.html") + " --force --ckpt " + path,
+                                      "train --resume " + path + " --iters 5"}) {
+      const Run r = base.run(command);
+      INFO(command << ": " << r.output);
+      REQUIRE(r.exit_code == 0);
+    }
+    for (const char* left : {"skipped.h5", "skipped.csv", "skipped.svg", "skipped.jsonl", "page.html"})
+      std::filesystem::remove(base.work(left));
   }
 }
 

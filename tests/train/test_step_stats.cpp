@@ -197,7 +197,7 @@ TEST_CASE("spike guard: judges against the median of recent applied steps, and s
   REQUIRE(guard.judge(4.4, 1.0) == std::nullopt);
   const auto why = guard.judge(4.7, 1.0);
   REQUIRE(why);
-  REQUIRE_THAT(*why, Catch::Contains("the loss 4.7 is 1.5x the median 3.1 of the last 6 steps (--spike-loss 1.5)"));
+  REQUIRE_THAT(*why, Catch::Contains("the loss 4.7 is 1.516x the median 3.1 of the last 6 steps (--spike-loss 1.5)"));
   REQUIRE_THAT(*guard.judge(3.0, 10.5), Catch::Contains("the gradient norm 10.5 is 10.5x the median 1"));
   REQUIRE_FALSE(guard.exhausted());
   REQUIRE(guard.judge(3.0, INFINITY) == std::optional<std::string>("the gradient norm became inf"));
