@@ -95,7 +95,10 @@ std::vector<LogRow> read_metrics(const std::string& path) {
     if (!type || type->text != "step")
       throw std::invalid_argument(fmt::format("metrics {}: neither a step nor its evaluation", where));
     StepColumns s;
-    s.tokens = static_cast<int64_t>(number_at(v, "tokens", where));
+    const double tokens = number_at(v, "tokens", where);
+    if (!(tokens >= 0 && tokens <= 9e18))  // as the CSV reads it: a count, never cast from nan or 1e300
+      throw std::invalid_argument(fmt::format("metrics {}: \"tokens\" is not a count of tokens", where));
+    s.tokens = static_cast<int64_t>(tokens);
     s.grad_norm = number_at(v, "grad_norm", where), s.clip_scale = number_at(v, "clip_scale", where);
     s.update_ratio = number_at(v, "update_ratio", where), s.peak_share = number_at(v, "peak_share", where);
     const data::json::Value* groups = v.find("update_ratio_by_group");
@@ -103,8 +106,14 @@ std::vector<LogRow> read_metrics(const std::string& path) {
       s.group_ratio[g] = groups ? number_at(*groups, kUpdateGroups[g], where) : NAN;
     const data::json::Value* skipped = v.find("skipped");
     s.skipped = skipped && skipped->boolean;
-    rows.push_back({line.iter, number_at(v, "train_loss", where), std::nullopt, number_at(v, "lr", where),
-                    number_at(v, "tokens_per_s", where), number_at(v, "seconds", where), s});
+    const LogRow row{line.iter, number_at(v, "train_loss", where), std::nullopt, number_at(v, "lr", where),
+                     number_at(v, "tokens_per_s", where), number_at(v, "seconds", where), s};
+    // The same numbers the CSV requires: finite, but a skipped step's loss and the ratios of groups
+    // a model lacks.
+    if (!std::isfinite(row.lr) || !std::isfinite(row.tokens_per_s) || !std::isfinite(row.seconds) ||
+        !std::isfinite(s.clip_scale) || !std::isfinite(s.peak_share) || (!std::isfinite(row.train_loss) && !s.skipped))
+      throw std::invalid_argument(fmt::format("metrics {}: a number that must be finite is not", where));
+    rows.push_back(row);
   }
   if (rows.empty()) throw std::invalid_argument(fmt::format("metrics '{}' have no steps", path));
   return rows;

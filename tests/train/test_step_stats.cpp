@@ -182,6 +182,21 @@ TEST_CASE("step stats: logs without the step columns still read, and resume into
                       Catch::Contains("line 2") && Catch::Contains("\"iter\""));
   REQUIRE_THROWS_WITH(io::read_metrics_lines(dir.write("notes.jsonl", "{}\n")),
                       Catch::Contains("is not a tinygpt metrics file"));
+  // A step's numbers are what the CSV would hold: a token count (never cast from 1e300 or null), finite
+  // speeds and times; a skipped step's loss may be null, an applied one's may not.
+  const std::string header = std::string(io::kMetricsHeader) + "\n";
+  const auto step = [](const std::string& tokens, const std::string& loss, const std::string& skipped) {
+    return R"({"type": "step", "iter": 1, "train_loss": )" + loss + R"(, "lr": 1e-3, "tokens": )" + tokens +
+           R"(, "tokens_per_s": 10, "seconds": 1, "grad_norm": 1, "clip_scale": 1, "update_ratio": null, )"
+           R"("peak_share": 0.1, "skipped": )" + skipped + "}\n";
+  };
+  REQUIRE(io::read_metrics(dir.write("ok.jsonl", header + step("64", "null", "true"))).at(0).step->skipped);
+  REQUIRE_THROWS_WITH(io::read_metrics(dir.write("huge.jsonl", header + step("1e300", "3.5", "false"))),
+                      Catch::Contains("line 2") && Catch::Contains("\"tokens\" is not a count"));
+  REQUIRE_THROWS_WITH(io::read_metrics(dir.write("none.jsonl", header + step("null", "3.5", "false"))),
+                      Catch::Contains("\"tokens\" is not a count"));
+  REQUIRE_THROWS_WITH(io::read_metrics(dir.write("lost.jsonl", header + step("64", "null", "false"))),
+                      Catch::Contains("a number that must be finite is not"));
 }
 
 TEST_CASE("spike guard: judges against the median of recent applied steps, and stops after its patience",
