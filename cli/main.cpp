@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tinygpt/cli/commands.h"
+#include "tinygpt/data/utf8.h"
 #include "tinygpt/train/distributed.h"
 #include "tinygpt/train/options.h"
 
@@ -81,18 +82,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "tinygpt: error: {}\n", parse_problem(app, e, argc, argv));
+    fmt::print(stderr, "tinygpt: error: {}\n", tinygpt::data::printable(parse_problem(app, e, argc, argv)));
     return 1;
   } catch (const tinygpt::cli::Stopped& stopped) {
     return 128 + stopped.signal;  // the command said what it saved and how to go on
   } catch (const std::exception& e) {
     const auto world = tinygpt::train::Communicator::world();
     if (world.size() == 1) {
-      fmt::print(stderr, "tinygpt: error: {}\n", e.what());
+      // One line, whatever a file put into the message: its control characters shown escaped.
+      fmt::print(stderr, "tinygpt: error: {}\n", tinygpt::data::printable(e.what()));
       return 1;
     }
     // The other ranks would wait for this one forever: end them all now.
-    fmt::print(stderr, "tinygpt: error on rank {} of {}: {}\n", world.rank(), world.size(), e.what());
+    fmt::print(stderr, "tinygpt: error on rank {} of {}: {}\n", world.rank(), world.size(),
+               tinygpt::data::printable(e.what()));
     std::fflush(stderr);
     tinygpt::train::MpiSession::abort_all(1);
   }

@@ -107,7 +107,7 @@ bool sample_lines(nn::GPT& model, const data::Tokenizer& tokenizer, const Sample
                  data::describe_code_point(e.code_point), e.offset + 1);
       all = false;
     } catch (const std::invalid_argument& e) {
-      fmt::print(stderr, "tinygpt: error: stdin line {}: {}\n", number, e.what());
+      fmt::print(stderr, "tinygpt: error: stdin line {}: {}\n", number, data::printable(e.what()));
       all = false;
     }
   }

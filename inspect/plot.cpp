@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "tinygpt/io/output_files.h"
@@ -34,8 +35,9 @@ std::vector<double> ticks(double lo, double hi, int wanted = 6) {
 // One panel: axes, ticks, labels, and a mapping from data to pixels.
 struct Panel {
   double x0, y0, w, h, xmin, xmax, ymin, ymax;
-  double px(double x) const { return x0 + (x - xmin) / (xmax - xmin) * w; }
-  double py(double y) const { return y0 + h - (y - ymin) / (ymax - ymin) * h; }
+  // In halves: no difference of two doubles overflows.
+  double px(double x) const { return x0 + (x / 2 - xmin / 2) / (xmax / 2 - xmin / 2) * w; }
+  double py(double y) const { return y0 + h - (y / 2 - ymin / 2) / (ymax / 2 - ymin / 2) * h; }
   void axes(Svg& svg, const std::string& xlabel, const std::string& ylabel) const {
     svg.rect(x0, y0, w, h, "none", "stroke=\"#444444\"");
     for (double t : ticks(xmin, xmax)) {
@@ -53,12 +55,17 @@ struct Panel {
 };
 
 // The values' range, padded by 5% on each side; [0, 1] for none (a log whose every step was skipped).
+// Computed in halves and kept within the doubles, so that losses near 1e308 still give finite axes.
 std::pair<double, double> padded_range(const std::vector<double>& v) {
   if (v.empty()) return {0.0, 1.0};
+  constexpr double kMost = std::numeric_limits<double>::max();
   double lo = *std::min_element(v.begin(), v.end()), hi = *std::max_element(v.begin(), v.end());
-  if (hi - lo < 1e-12) lo -= 0.5, hi += 0.5;
-  const double pad = (hi - lo) * 0.05;
-  return {lo - pad, hi + pad};
+  if (!(hi / 2 - lo / 2 > std::abs(lo) * 1e-12 + 5e-13)) {  // one value, or too close to tell apart
+    const double widen = std::max(0.5, std::abs(lo) * 1e-6);
+    lo = std::max(lo - widen, -kMost), hi = std::min(hi + widen, kMost);
+  }
+  const double pad = (hi / 2 - lo / 2) * 0.1;
+  return {std::max(lo - pad, -kMost), std::min(hi + pad, kMost)};
 }
 
 }  // namespace

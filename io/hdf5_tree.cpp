@@ -41,9 +41,9 @@ constexpr int64_t kMaxObjects = 100'000;
 constexpr int64_t kMaxAttributes = 10'000;  // per object
 constexpr int64_t kMaxName = 4096;
 constexpr int kMaxRank = 8;
-// Values the child reads itself (strings, compact or chunked storage) and hands back: tokenizers'
-// strings and small arrays, far below this.
-constexpr int64_t kMaxValueBytes = int64_t{256} << 20;
+// Values the child reads itself (attributes; datasets' strings, compact or chunked storage) and
+// hands back: tokenizers' strings and small arrays, far below this.
+constexpr int64_t kMaxValueBytes = int64_t{64} << 20;
 // The description of all the rest (names, shapes, attributes) is a small part of that again.
 constexpr size_t kMaxDescriptionBytes = size_t{2} * static_cast<size_t>(kMaxValueBytes);
 
@@ -133,7 +133,10 @@ class Walker {
       std::string name(static_cast<size_t>(length) + 1, '\0');
       checked(H5Aget_name(a.id(), name.size(), name.data()), where, "attribute name");
       name.resize(static_cast<size_t>(length));
-      out[name] = attribute(a.id(), fmt::format("attribute '{}' of {}", name, where));
+      const std::string at = fmt::format("attribute '{}' of {}", name, where);
+      Attribute& value = out[name] = attribute(a.id(), at);
+      spend(8 * (static_cast<int64_t>(value.ints.size() + value.uints.size() + value.floats.size() + value.texts.size())), at);
+      for (const std::string& text : value.texts) spend(static_cast<int64_t>(text.size()), at);
     }
   }
 
@@ -143,6 +146,7 @@ class Walker {
     Attribute a;
     int64_t n = 0;
     a.shape = extent(space.id(), where, n);
+    if (H5Sget_simple_extent_type(space.id()) == H5S_NULL) return a;  // no values: of no kind
     const size_t size = H5Tget_size(type.id());
     if (size == 0) fail(where, fmt::format("unreadable HDF5 (type size; {})", hdf5_complaint()));
     check_bytes(n, static_cast<int64_t>(size), where);
@@ -208,6 +212,10 @@ class Walker {
     const Handle create(checked(H5Dget_create_plist(handle.id()), where, "creation properties"));
     int64_t n = 0;
     d.shape = extent(space.id(), where, n);
+    if (H5Sget_simple_extent_type(space.id()) == H5S_NULL) {
+      d.problem = "it has a null dataspace: no values at all";
+      return;
+    }
     const size_t size = H5Tget_size(type.id());
     const H5T_class_t cls = H5Tget_class(type.id());
     if (size > 0 && size <= 8 && (cls == H5T_INTEGER || cls == H5T_FLOAT))
@@ -445,7 +453,7 @@ void File::describe(const std::string& doing) {
         const hid_t file = descriptor_ >= 0 ? open_descriptor(descriptor_) : open_image(image_);
         return describe_in_child(file, file_bytes_);
       },
-      limit, 3 * kMaxValueBytes + (int64_t{512} << 20), kMaxDescriptionBytes);
+      limit, 4 * kMaxValueBytes + (int64_t{256} << 20), kMaxDescriptionBytes);  // values, their copies, libhdf5
   if (end.how == ChildEnd::How::threw) throw std::runtime_error(end.message);
   if (end.how != ChildEnd::How::returned) fail("/", fmt::format("libhdf5 {} {}", end.describe(), doing));
   root_ = decode(end.result);

@@ -50,8 +50,13 @@ void remove_abandoned(const fs::path& target) {
     const std::string name = entry.path().filename().string();
     if (!name.starts_with(prefix) || entry.is_symlink(ec) || !entry.is_directory(ec) || !is_marked(entry.path()))
       continue;
-    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ec);
+    // Exactly the names StagedFolder makes: "<prefix><pid>-<6 hex digits>".
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    const std::string_view rest(end);
+    const bool made_here = end != name.c_str() + prefix.size() && rest.size() == 7 && rest[0] == '-' &&
+                           rest.find_first_not_of("0123456789abcdef", 1) == std::string_view::npos;
+    if (made_here && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ec);
   }
 }
 

@@ -103,7 +103,10 @@ RunLock::RunLock(const std::string& checkpoint) : checkpoint_(checkpoint), path_
       throw std::runtime_error(fmt::format("cannot lock the run '{}': cannot open '{}': {}", checkpoint, path_,
                                            std::strerror(errno)));
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 64 || !is_ours(lock_text(fd))) {
+    // A second name for the file (a hard link) makes it someone else's too: writing the pid would
+    // change that other file.
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_size > 64 ||
+        !is_ours(lock_text(fd))) {
       ::close(fd);
       throw std::runtime_error(fmt::format(
           "cannot lock the run '{}': '{}' exists and is not a tinygpt lock file; tinygpt leaves it as it is: move it "

@@ -135,6 +135,13 @@ TEST_CASE("cli: the run's lock never touches a file tinygpt did not write", "[cl
     Result failed = run("train --resume " + dir.file("absent.h5"));
     REQUIRE(failed.exit_code == 1);
   }
+  // An empty file under the lock's name that is also another file (a hard link) is not the run's.
+  const std::string important = dir.write("important.empty", "");
+  std::filesystem::create_hard_link(important, dir.file("linked.h5.tinygpt-lock"));
+  const Result linked = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("linked.h5"));
+  REQUIRE(linked.exit_code == 1);
+  REQUIRE_THAT(linked.output, Catch::Contains("linked.h5.tinygpt-lock' exists and is not a tinygpt lock file"));
+  REQUIRE(read_file(important).empty());
   // A file under the lock's own name that tinygpt did not write is refused and left as it is.
   const std::string foreign = dir.write("run.h5.tinygpt-lock", "someone else's notes\n");
   Result refused = run("train " + small_run(dir) + " --iters 2 --out " + dir.file("run.h5"));

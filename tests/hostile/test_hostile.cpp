@@ -195,6 +195,13 @@ TEST_CASE("hostile: names from files reach the terminal escaped, and no command 
   REQUIRE(info.output.find('\x1b') == std::string::npos);
   REQUIRE(info.output.find('\x07') == std::string::npos);
   REQUIRE(info.output.find("a\\x1B]0;owned\\x07.txt") != std::string::npos);
+  // A value from the file quoted in an error: escaped, so that the error stays one line and moves no cursor.
+  const std::string escaped = base.copy("escaped.h5");
+  edit_checkpoint(escaped, [](H5::H5File& f) { set_text_attribute(f, "/config", "norm", "\x1b[2J\x07\r\nx"); });
+  const Run quoted = base.run("info --ckpt " + escaped);
+  INFO(quoted.output);
+  require_clear_error(quoted, "\\x1B[2J\\x07\\x0D\\x0Ax");
+  REQUIRE(quoted.output.find('\x1b') == std::string::npos);
   // A stop text that is not UTF-8 could never appear in a sample.
   require_clear_error(base.run("sample --tokens 3 --stop \xff\xfe --ckpt " + ckpt), "--stop: the text is not valid UTF-8");
   // Finite weights whose sums overflow (two residual branches of 3e38 each): the loss is not a

@@ -140,6 +140,12 @@ TEST_CASE("plot: one point per evaluation, valid SVG, and clear errors for bad l
   inspect::write_loss_plot({dir.file("skipped.csv")}, dir.file("skipped.svg"));
   REQUIRE(tinygpt::testing::read_file(dir.file("skipped.svg")).find("no finite loss in the log") != std::string::npos);
   REQUIRE(valid_xml(dir, tinygpt::testing::read_file(dir.file("skipped.svg"))));
+  // Losses at the ends of the doubles: finite axes and points, no nan in the picture.
+  const std::vector<io::LogRow> extreme = {{1, 1e308, -1e308, 0.1, 1, 1}, {2, 1.7e308, std::nullopt, 0.1, 1, 2}};
+  const std::string far = inspect::loss_plot_svg(extreme, "far");
+  REQUIRE(far.find("nan") == std::string::npos);
+  REQUIRE(far.find("inf") == std::string::npos);
+  REQUIRE(valid_xml(dir, far));
   // Losses too close together for doubles to step through still give a finite picture.
   const std::vector<io::LogRow> flat = {{1, 1e20, std::nullopt, 0.1, 1, 1}, {2, 1e20, std::nullopt, 0.1, 1, 1}};
   REQUIRE(valid_xml(dir, inspect::loss_plot_svg(flat, "flat")));

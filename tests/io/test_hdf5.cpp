@@ -148,6 +148,10 @@ void write_other_tool_file(const std::string& path) {
   H5Tset_cset(text, H5T_CSET_UTF8);
   const char* texts[3] = {"a", "\xce\xb2\xce\xb3", ""};
   put("texts", text, text, 3, texts);
+  const hid_t null_space = H5Screate(H5S_NULL);  // a dataset and an attribute with no values at all
+  const hid_t nothing = H5Dcreate2(file, "nothing", H5T_IEEE_F32LE, null_space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Aclose(H5Acreate2(nothing, "none", H5T_STD_I32LE, null_space, H5P_DEFAULT, H5P_DEFAULT));
+  H5Dclose(nothing), H5Sclose(null_space);
   H5Tclose(text), H5Pclose(chunked), H5Pclose(compact), H5Fclose(file), H5Pclose(create);
   io::hdf5::seal_checkpoint(path);
 }
@@ -181,6 +185,10 @@ TEST_CASE("hdf5: every storage and byte order reads as libhdf5 reads it, whole o
             std::vector<std::string>{"a", "\xce\xb2\xce\xb3", ""});
     REQUIRE_THROWS_WITH(file.read_bytes(root.datasets.at("i16be"), "i16be"), Catch::Contains("not a dataset of bytes"));
     REQUIRE_THROWS_WITH(file.read_texts(root.datasets.at("u8"), "u8"), Catch::Contains("variable-length strings"));
+    const io::hdf5::Dataset& nothing = root.datasets.at("nothing");
+    REQUIRE(nothing.attributes.at("none").kind == io::hdf5::Attribute::Kind::other);
+    std::vector<float> none(1);
+    REQUIRE_THROWS_WITH(file.read(nothing, "nothing", none.data()), Catch::Contains("nothing: it has a null dataspace"));
   };
   check(io::hdf5::open_checkpoint_image(io::hdf5::read_checkpoint_image(path), path));
   const io::hdf5::OpenedCheckpoint streamed = io::hdf5::open_checkpoint_streamed(path);
@@ -234,4 +242,27 @@ TEST_CASE("hdf5: re-sealed files with flipped metadata never reach libhdf5 in th
     REQUIRE(errors > 10);
     positions.clear();
   }
+}
+
+TEST_CASE("hdf5: the values the child reads are bounded, attributes' strings included", "[io][hdf5][errors]") {
+  // 70 strings of 1 MB in one attribute: more than the child hands back (64 MB), refused in one
+  // line instead of growing the child (and this process) without bound.
+  TempDir dir;
+  const std::string path = dir.file("strings.h5");
+  const hid_t create = H5Pcreate(H5P_FILE_CREATE);
+  H5Pset_userblock(create, static_cast<hsize_t>(io::hdf5::kUserBlockBytes));
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, create, H5P_DEFAULT);
+  const hid_t text = H5Tcopy(H5T_C_S1);
+  H5Tset_size(text, H5T_VARIABLE);
+  const hsize_t n = 70;
+  const hid_t space = H5Screate_simple(1, &n, nullptr);
+  const std::string megabyte(size_t{1} << 20, 'x');
+  std::vector<const char*> strings(n, megabyte.c_str());
+  const hid_t attribute = H5Acreate2(file, "many", text, space, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(H5Awrite(attribute, text, strings.data()) >= 0);
+  H5Aclose(attribute), H5Sclose(space), H5Tclose(text), H5Fclose(file), H5Pclose(create);
+  io::hdf5::seal_checkpoint(path);
+  REQUIRE_THROWS_WITH(io::hdf5::open_checkpoint_streamed(path),
+                      Catch::Contains("strings.h5") && Catch::Contains("attribute 'many' of /") &&
+                          Catch::Contains("more than 64 MB of values"));
 }
