@@ -36,11 +36,9 @@ class Handle {
 };
 
 
-constexpr int kMaxDepth = 32;
 constexpr int64_t kMaxObjects = 100'000;
 constexpr int64_t kMaxAttributes = 10'000;  // per object
 constexpr int64_t kMaxName = 4096;
-constexpr int kMaxRank = 8;
 // Values the child reads itself (attributes; datasets' strings, compact or chunked storage) and
 // hands back: tokenizers' strings and small arrays, far below this.
 constexpr int64_t kMaxValueBytes = int64_t{64} << 20;
@@ -96,7 +94,7 @@ class Walker {
   Walker(int64_t file_bytes, haddr_t root) : file_bytes_(file_bytes), open_groups_{root} {}
 
   void group(hid_t id, const std::string& path, Group& out, int depth) {
-    if (depth > kMaxDepth) fail(path, fmt::format("groups nest deeper than {} levels", kMaxDepth));
+    if (depth > kMaxWalkDepth) fail(path, fmt::format("groups nest deeper than {} levels", kMaxWalkDepth));
     H5G_info_t info;
     checked(H5Gget_info(id, &info), path, "group info");
     for (hsize_t i = 0; i < info.nlinks; ++i) {

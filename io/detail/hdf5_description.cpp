@@ -10,9 +10,6 @@ namespace tinygpt::io::hdf5 {
 
 namespace {
 
-constexpr int kMaxDepth = 40;  // the walk stops at 32 levels
-constexpr int kMaxRank = 8;
-
 // Little-endian words and length-prefixed strings.
 class Encoder {
  public:
@@ -178,7 +175,7 @@ class Decoder {
     return d;
   }
   Group group(int depth) {
-    if (depth > kMaxDepth) fail("groups nested too deep");
+    if (depth > kMaxWalkDepth + 1) fail("groups nested too deep");
     Group g;
     g.attributes = attributes();
     for (size_t n = count(8); n-- > 0;) {

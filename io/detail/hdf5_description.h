@@ -13,6 +13,10 @@
 
 namespace tinygpt::io::hdf5 {
 
+// The walk's bounds (hdf5_tree.cpp), which decoding checks again.
+inline constexpr int kMaxWalkDepth = 32;  // levels of groups
+inline constexpr int kMaxRank = 8;        // dimensions of a dataspace
+
 struct Stored {
   enum class Where { file, values };
   Where where = Where::values;
