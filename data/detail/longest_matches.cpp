@@ -35,6 +35,7 @@ LongestMatches::LongestMatches(const std::vector<std::string>& texts) {
       path.push_back(node);
     }
     output_[path.back()] = t;
+    ends_text_[static_cast<uint8_t>(r.front())] = true;
     previous = &r;
   }
   std::vector<size_t> by_key(edge_keys_.size());
@@ -75,6 +76,7 @@ std::vector<std::pair<size_t, int32_t>> LongestMatches::starts(std::string_view 
   int32_t state = 0;
   for (size_t i = text.size(); i-- > 0;) {
     const auto byte = static_cast<uint8_t>(text[i]);
+    if (state == 0 && !ends_text_[byte]) continue;  // ordinary text: one table lookup a byte
     int32_t next = child(state, byte);
     while (next < 0 && state != 0) state = fail_[state], next = child(state, byte);
     state = std::max(next, 0);

@@ -5,6 +5,7 @@
 // prefix of what follows the byte that is a text's beginning (a node of the reversed trie), so its
 // output, the longest text that is a suffix of that node's string, is the longest text starting
 // at the byte.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@ class LongestMatches {
   std::vector<int32_t> edge_to_;
   std::vector<int32_t> fail_;    // the node of the longest proper suffix that is in the trie
   std::vector<int32_t> output_;  // the longest text that is a suffix of the node's string, or -1
+  std::array<bool, 256> ends_text_{};  // the last bytes of the texts: the root's only way out
 };
 
 }  // namespace tinygpt::data
