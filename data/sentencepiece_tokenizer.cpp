@@ -78,6 +78,13 @@ std::string SentencePieceTokenizer::token_bytes(int32_t id) const {
   return with_spaces(piece);
 }
 
+std::string SentencePieceTokenizer::first_token_bytes(int32_t id) const {
+  std::string bytes = token_bytes(id);
+  const std::string alone = decode(std::span(&id, 1));  // the library's own rule for a text's start
+  if (bytes.size() == alone.size() + 1 && bytes.front() == ' ' && bytes.ends_with(alone)) bytes.erase(0, 1);
+  return bytes;
+}
+
 std::string SentencePieceTokenizer::with_spaces(std::string piece) {
   for (size_t at; (at = piece.find("\xE2\x96\x81")) != std::string::npos;) piece.replace(at, 3, " ");
   return piece;

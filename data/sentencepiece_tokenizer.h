@@ -25,6 +25,8 @@ class SentencePieceTokenizer : public Tokenizer {
   std::string decode(std::span<const int32_t> ids) const override;
   // A piece's text with "▁" as a space, a byte piece's byte; control pieces (<s>, </s>) are "".
   std::string token_bytes(int32_t id) const override;
+  // Without the space that the model's dummy prefix stands for, where its decoding drops it.
+  std::string first_token_bytes(int32_t id) const override;
   const std::string& model_proto() const { return model_proto_; }
   int32_t bos_id() const;  // -1 when the model has none
   int32_t eos_id() const;

@@ -57,6 +57,9 @@ class Tokenizer {
   virtual std::string decode(std::span<const int32_t> ids) const = 0;
   // The raw bytes one token stands for (for BPE possibly part of a character).
   virtual std::string token_bytes(int32_t id) const = 0;
+  // The same for the first token of a text, where a tokenizer's decoding may drop what it added
+  // on encoding (a SentencePiece model's dummy-prefix space): decode's first bytes.
+  virtual std::string first_token_bytes(int32_t id) const { return token_bytes(id); }
 
   std::vector<int32_t> encode(std::string_view text, std::string_view where = "the text") const {
     std::vector<int32_t> out;

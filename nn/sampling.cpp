@@ -123,7 +123,8 @@ SampleResult generate(nn::GPT& model, const data::Tokenizer& tokenizer, const Sa
                                             tokenizer.vocab_size(), model.config().vocab_size));
   auto t0 = std::chrono::steady_clock::now();
   std::vector<int32_t> context = o.prompt.empty() ? std::vector<int32_t>{} : tokenizer.encode(o.prompt, "the prompt");
-  if (context.empty()) context = start_of_text(tokenizer);
+  const bool text_starts = context.empty();  // the sample is a text's start, decoded as one
+  if (text_starts) context = start_of_text(tokenizer);
   const int64_t block = model.config().block_size;
   Generator gen(model);
   // A prompt longer than the block: its last block_size tokens.
@@ -146,11 +147,13 @@ SampleResult generate(nn::GPT& model, const data::Tokenizer& tokenizer, const Sa
     const auto tokens = std::span<const float>(*logits).first(static_cast<size_t>(tokenizer.vocab_size()));
     const int32_t next = pick_token(tokens, o.pick, rng.uniform());
     ++result.generated_tokens;
+    result.ids.push_back(next);
     if (o.end_of_text == EndOfText::stop && tokenizer.ends_text(next)) {
       result.stopped = StopReason::end_of_text;
       break;
     }
-    pending += tokenizer.token_bytes(next);
+    const bool first = text_starts && text.empty() && pending.empty();
+    pending += first ? tokenizer.first_token_bytes(next) : tokenizer.token_bytes(next);
     size_t valid = 0;  // the longest prefix of whole characters
     for (size_t i = 0; i < pending.size();) {
       if (data::next_code_point(pending, i) < 0) break;

@@ -76,6 +76,7 @@ const char* name(StopReason reason);  // "length", "end of text", "stop text"
 
 struct SampleResult {
   std::string text;  // the generated text, without the prompt and without a stop text
+  std::vector<int32_t> ids;  // the tokens picked, the one that ended the text included
   StopReason stopped = StopReason::length;
   int64_t prompt_tokens = 0, generated_tokens = 0;  // those fed as context; those picked
   double prompt_seconds = 0, generate_seconds = 0;  // encoding the prompt; the rest

@@ -21,15 +21,17 @@ inline std::string sentencepiece_text() {
   return text;
 }
 
-// Writes the model to dir/<name>.model and returns its path. byte_fallback as Llama's tokenizer;
-// `extra`: more trainer flags, e.g. "--normalization_rule_name=identity" (Llama's normalizer).
+// Writes the model to dir/<name>.model and returns its path. byte_fallback as Llama's tokenizer
+// unless `extra` says otherwise; `extra`: more trainer flags, e.g.
+// "--normalization_rule_name=identity" (Llama's normalizer) or "--byte_fallback=false".
 inline std::string write_sentencepiece_model(const TempDir& dir, const std::string& name = "sp", int vocab = 400,
                                              const std::string& type = "bpe", const std::string& extra = "") {
   const std::string text_path = dir.write(name + "_corpus.txt", sentencepiece_text());
   std::string proto;
   const auto status = sentencepiece::SentencePieceTrainer::Train(
       "--input=" + text_path + " --model_prefix= --vocab_size=" + std::to_string(vocab) + " --model_type=" + type +
-          " --byte_fallback=true --character_coverage=1.0 --minloglevel=2 " + extra,
+          (extra.find("--byte_fallback") == std::string::npos ? " --byte_fallback=true" : "") +
+          " --character_coverage=1.0 --minloglevel=2 " + extra,
       nullptr, &proto);
   INFO(status.ToString());
   REQUIRE(status.ok());

@@ -5,7 +5,9 @@
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/threads.h"
 #include "tinygpt/autograd/random.h"
+#include "sentencepiece_model.h"
 #include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/io/sentencepiece_model.h"
 #include "tinygpt/nn/sampling.h"
 #include "tinygpt/train/evaluate.h"
 
@@ -201,4 +203,19 @@ TEST_CASE("sample: the tokenizer's end of text ends a sample unless told to go o
   REQUIRE(r.text == whole.substr(0, whole.find('\n')));
   REQUIRE(r.stopped == nn::StopReason::end_of_text);
   REQUIRE(r.generated_tokens == static_cast<int64_t>(whole.find('\n') + 1));
+}
+
+TEST_CASE("sample: a SentencePiece sample without a prompt is the library's decoding of its tokens", "[sample]") {
+  testing::TempDir dir;
+  // Without byte pieces: each piece is whole characters, so any sequence of them decodes alike.
+  const auto tok = io::read_sentencepiece_file(testing::write_sentencepiece_model(dir, "sp", 400, "bpe", "--byte_fallback=false"));
+  const auto model = small_model(tok->vocab_size(), 16);
+  int spaced = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const nn::SampleResult r = nn::generate(*model, *tok, {.tokens = 6, .pick = {.temperature = 1.0}, .seed = seed});
+    INFO(seed << ": '" << r.text << "'");
+    REQUIRE(r.text == tok->decode(r.ids));
+    spaced += !r.ids.empty() && tok->token_bytes(r.ids.front()).rfind(' ', 0) == 0;
+  }
+  REQUIRE(spaced >= 3);  // samples whose first piece begins with the dummy prefix's space
 }
