@@ -21,6 +21,15 @@ template CLI::Option* add_number(CLI::App*, const std::string&, int64_t&, const 
 template CLI::Option* add_number(CLI::App*, const std::string&, uint64_t&, const io::Range&, const std::string&);
 template CLI::Option* add_number(CLI::App*, const std::string&, double&, const io::Range&, const std::string&);
 
+CLI::Option* takes_paths(CLI::Option* option) {
+  const std::string flag = option->get_name();
+  return option->each([flag](const std::string& value) {
+    if (value.rfind("--", 0) == 0)
+      throw std::invalid_argument(fmt::format("{} takes files, and got the flag '{}' (a file whose name starts with "
+                                              "-- is given as ./{})", flag, value, value));
+  });
+}
+
 void add_weights_flag(CLI::App* cmd, nn::WeightFormat& format) {
   static constexpr const char* kChoices[] = {"fp32", "int8"};
   static const std::string help = fmt::format(

@@ -24,6 +24,10 @@ template <class T>
 CLI::Option* add_number(CLI::App* cmd, const std::string& flag, T& field, const io::Range& range,
                         const std::string& help);
 
+// A flag that takes files or folders: a value that starts with "--" is refused (CLI11 takes the
+// flag after a valueless `--data` as its file, so `--data --iters 3` would read files "--iters", "3").
+CLI::Option* takes_paths(CLI::Option* option);
+
 // The flag of one option of for_each_option / for_each_arch_option: a number with its range, text
 // with its choices (the last one given wins), a switch (also --no-NAME when it is on by default).
 template <class T>
@@ -48,6 +52,7 @@ void add_option_flag(CLI::App* cmd, const char* name, T& field, const char* help
   } else {
     CLI::Option* option = cmd->add_option(flag, field, help)->capture_default_str();
     if constexpr (std::is_same_v<T, std::string>) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    if constexpr (std::is_same_v<T, std::vector<std::string>>) takes_paths(option);
     if (!choices.empty()) option->type_name(fmt::format("{}", fmt::join(choices, "|")));
   }
 }

@@ -296,9 +296,10 @@ void add_prepare(CLI::App& app) {
   auto args = std::make_shared<PrepareArgs>();
   CLI::App* cmd = app.add_subcommand(
       "prepare", "tokenize text files once into token shards (llm.c's format) and their tokenizer, for train --data DIR");
-  cmd->add_option("--data", args->data, "text files to tokenize for training (the document token between them)")
-      ->required();
-  cmd->add_option("--val-data", args->val_data, "text files for the validation shards (default: the last --val-fraction)");
+  takes_paths(cmd->add_option("--data", args->data, "text files to tokenize for training (the document token between them)")
+                  ->required());
+  takes_paths(cmd->add_option("--val-data", args->val_data,
+                              "text files for the validation shards (default: the last --val-fraction)"));
   add_number(cmd, "--val-fraction", args->val_fraction, io::Range{0, 1, false, true},
              "share of the tokens for the validation shards when --val-data is not given");
   cmd->add_option("--out", args->out, "folder for the shards and tokenizer.h5 (made if missing)")->required();
