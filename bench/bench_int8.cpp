@@ -33,7 +33,7 @@ int main(int argc, char** argv) try {
   const auto load = [&] { return train::read_checkpoint(texts["--ckpt"], train::CheckpointPart::weights); };
   train::Checkpoint fp32 = load();
   const data::TokenArray text = train::tokens_to_score({texts["--data"]}, "val", *fp32.tokenizer, "the checkpoint");
-  const double fp32_loss = train::evaluate(*fp32.model, *fp32.tokenizer, text).loss;
+  const double fp32_loss = train::evaluate(*fp32.model, text).loss;
   const nn::GPTConfig& c = fp32.config;
   fmt::print("machine: {}, vector path {}\nmodel: {} layers, {} heads, n_embd {}, block {}, vocab {}; {} tokens scored\n",
              cpu_model(), vector_path(), c.n_layer, c.n_head, c.n_embd, c.block_size, c.vocab_size, text.size() - 1);
@@ -43,7 +43,7 @@ int main(int argc, char** argv) try {
     const auto t0 = std::chrono::steady_clock::now();
     int8.model->use_int8_weights(group);
     const double quantize_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double loss = train::evaluate(*int8.model, *int8.tokenizer, text).loss;
+    const double loss = train::evaluate(*int8.model, text).loss;
     fmt::print("int8, groups of {}: eval loss {:.6f} ({:+.6f}; quantized in {:.3f} s)", group, loss, loss - fp32_loss, quantize_s);
     for (int threads : {1, 2}) {
       set_num_threads(threads);

@@ -58,9 +58,9 @@ void add_eval(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "eval", "loss, perplexity and token count of a checkpoint on text files, or its accuracy on a multiple-choice task");
   cmd->add_option("--ckpt", args->ckpt, "checkpoint to evaluate")->required();
-  cmd->add_option("--data", args->data,
-                  "text files to score (the document token between them), or folders of token shards (their val "
-                  "split)");
+  takes_paths(cmd->add_option("--data", args->data,
+                              "text files to score (the document token between them), or folders of token shards "
+                              "(their val split)"));
   cmd->add_option("--task", args->task,
                   "a multiple-choice benchmark to score instead, in HellaSwag's JSON lines (ctx, endings, label): "
                   "prints acc (lowest summed loss) and acc_norm (lowest mean loss)");
@@ -69,8 +69,8 @@ void add_eval(CLI::App& app) {
       ->check(CLI::IsMember({"val", "train"}))
       ->capture_default_str();
   cmd->add_flag("--json", args->json,
-                "print one JSON object {\"loss\", \"perplexity\", \"tokens\", \"bits_per_byte\", \"bytes\"}, with --task "
-                "{\"examples\", \"acc\", \"acc_norm\"}");
+                "print one JSON object {\"loss\", \"perplexity\", \"tokens\", \"bits_per_byte\", \"bytes\", \"bytes_of\"}, "
+                "with --task {\"examples\", \"acc\", \"acc_norm\"}");
   add_number(cmd, "--batch", args->batch, io::Range{1, 4096}, "windows (with --task: endings) per forward pass");
   add_weights_flag(cmd, args->weights);
   add_number(cmd, "--threads", args->threads, train::kThreadRange, "worker threads (0: all cores)");
@@ -90,22 +90,30 @@ void add_eval(CLI::App& app) {
     // Shards are read in place, never loaded, and only through the tokenizer that made them.
     const data::TokenArray tokens =
         train::tokens_to_score(args->data, args->split, *ck.tokenizer, fmt::format("the checkpoint '{}'", args->ckpt));
+    int64_t text_bytes = 0;  // of the text files, read (and checked to be regular files) above
+    if (!shards)
+      for (const std::string& file : args->data) text_bytes += static_cast<int64_t>(std::filesystem::file_size(file));
     if (tokens.size() < 2)
       throw std::invalid_argument(fmt::format("eval: {} {} {} token{}; at least 2 are needed",
                                               shards ? fmt::format("the {} split of", args->split) : "the text of",
                                               fmt::join(args->data, ", "), tokens.size() == 1 ? "has" : "have",
                                               tokens.size() == 1 ? "" : "s"));
-    const train::EvalResult r = train::evaluate(*ck.model, *ck.tokenizer, tokens, args->batch);
+    const train::EvalResult r =
+        shards ? train::per_byte(train::evaluate(*ck.model, tokens, args->batch),
+                                 train::spelled_bytes(*ck.tokenizer, tokens), train::ByteCount::tokens)
+               : train::per_byte(train::evaluate(*ck.model, tokens, args->batch), text_bytes, train::ByteCount::text);
     if (!std::isfinite(r.loss))
       throw std::runtime_error(fmt::format("eval: the loss is {}: the model's numbers overflow on this text (its "
                                            "weights in '{}' are finite, but what they compute is not)",
                                            std::isnan(r.loss) ? "not a number" : "infinite", args->ckpt));
     if (args->json)  // perplexity may still overflow a double: null
-      fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {}, \"tokens\": {}, \"bits_per_byte\": {:.6f}, \"bytes\": {}}}\n",
-                 r.loss, data::json::number(r.perplexity, 6), r.tokens, r.bits_per_byte, r.bytes);
+      fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {}, \"tokens\": {}, \"bits_per_byte\": {:.6f}, \"bytes\": {}, "
+                 "\"bytes_of\": \"{}\"}}\n",
+                 r.loss, data::json::number(r.perplexity, 6), r.tokens, r.bits_per_byte, r.bytes, name(r.bytes_of));
     else
-      fmt::print("loss {:.4f}  perplexity {:.3f}  tokens {}  bits/byte {:.4f}  bytes {}\n", r.loss, r.perplexity,
-                 r.tokens, r.bits_per_byte, r.bytes);
+      fmt::print("loss {:.4f}  perplexity {:.3f}  tokens {}  bits/byte {:.4f}  bytes {}{}\n", r.loss, r.perplexity,
+                 r.tokens, r.bits_per_byte, r.bytes,
+                 r.bytes_of == train::ByteCount::tokens ? " (spelled by the shards' tokens)" : "");
   });
 }
 

@@ -45,18 +45,25 @@ EvalResult evaluate(nn::GPT& model, const data::TokenArray& tokens, int64_t batc
   return {sum / static_cast<double>(scored), exp_double(sum / static_cast<double>(scored)), scored};
 }
 
-EvalResult evaluate(nn::GPT& model, const data::Tokenizer& tokenizer, const data::TokenArray& tokens, int64_t batch) {
-  EvalResult r = evaluate(model, tokens, batch);
+const char* name(ByteCount of) { return of == ByteCount::text ? "text" : "tokens"; }
+
+int64_t spelled_bytes(const data::Tokenizer& tokenizer, const data::TokenArray& tokens) {
   std::vector<int64_t> length(static_cast<size_t>(tokenizer.vocab_size()));
   for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) length[id] = static_cast<int64_t>(tokenizer.token_bytes(id).size());
+  int64_t bytes = 0;
   std::vector<int32_t> chunk(4096);  // read a stretch at a time: the tokens may be shards on disk
   for (int64_t i = 1; i < tokens.size(); i += static_cast<int64_t>(chunk.size())) {
     const int64_t n = std::min<int64_t>(static_cast<int64_t>(chunk.size()), tokens.size() - i);
     tokens.copy_to(i, n, chunk.data());
-    for (int64_t k = 0; k < n; ++k) r.bytes += length.at(static_cast<size_t>(chunk[k]));
+    for (int64_t k = 0; k < n; ++k) bytes += length.at(static_cast<size_t>(chunk[k]));
   }
+  return bytes;
+}
+
+EvalResult per_byte(EvalResult r, int64_t bytes, ByteCount of) {
+  r.bytes = bytes, r.bytes_of = of;
   const double nats = r.loss * static_cast<double>(r.tokens);
-  r.bits_per_byte = r.bytes > 0 ? nats / (static_cast<double>(r.bytes) * 0.6931471805599453) : 0.0;
+  r.bits_per_byte = bytes > 0 ? nats / (static_cast<double>(bytes) * 0.6931471805599453) : 0.0;
   return r;
 }
 

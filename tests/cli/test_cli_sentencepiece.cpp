@@ -4,6 +4,7 @@
 
 #include <sentencepiece_processor.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -73,6 +74,46 @@ TEST_CASE("cli: prepare with a SentencePiece model: BOS between documents, train
   INFO(trained.output);
   REQUIRE(trained.exit_code == 0);
   REQUIRE_THAT(trained.output, Catch::Contains("sentencepiece tokenizer, 400 tokens"));
+}
+
+TEST_CASE("cli: bits per byte counts the text's bytes, also through a tokenizer that loses characters",
+          "[cli][sentencepiece][eval]") {
+  TempDir dir;
+  // No byte fallback: characters the model never saw become <unk> (" ⁇ " when spelled), and its
+  // normalizer folds runs of spaces into one.
+  const std::string model = write_sentencepiece_model(dir, "lossy", 400, "bpe", "--byte_fallback=false");
+  std::string text;
+  while (text.size() < 30000) text += "나는 오늘 학교에서 친구를 만났다.   ẞ ꙮ 뷁\n";
+  const std::string file = dir.write("ko.txt", text);
+  sentencepiece::SentencePieceProcessor sp;
+  REQUIRE(sp.Load(model).ok());
+  REQUIRE(sp.DecodeIds(sp.EncodeAsIds(text)).size() < text.size());  // the tokens do not spell the text
+  const std::string ckpt = dir.file("run.h5");
+  Result trained = run("train --data " + file + " --tokenizer sentencepiece --tokenizer-model " + model +
+                       " --iters 2 --layers 1 --heads 2 --embd 16 --block 16 --batch 2 --eval-iters 1 --threads 1"
+                       " --out " + ckpt);
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  const Result r = run("eval --json --ckpt " + ckpt + " --data " + file);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto v = tinygpt::data::json::parse(r.output, "eval --json");
+  const auto number = [&](const char* key) { return v.find(key)->number; };
+  REQUIRE(number("bytes") == static_cast<double>(text.size()));
+  REQUIRE(v.find("bytes_of")->text == "text");
+  REQUIRE(number("bits_per_byte") ==
+          Approx(number("loss") * number("tokens") / (static_cast<double>(text.size()) * std::log(2.0))).epsilon(1e-5));
+  // The same text as shards: no text is read, so the bytes are the ones the tokens spell, and fewer.
+  REQUIRE(run("prepare --tokenizer sentencepiece --tokenizer-model " + model + " --data " + file +
+              " --val-fraction 0.5 --out " + dir.file("shards")).exit_code == 0);
+  const Result shards = run("eval --json --ckpt " + ckpt + " --data " + dir.file("shards") + " --split train");
+  INFO(shards.output);
+  REQUIRE(shards.exit_code == 0);
+  const auto w = tinygpt::data::json::parse(shards.output, "eval --json");
+  REQUIRE(w.find("bytes_of")->text == "tokens");
+  REQUIRE(w.find("bytes")->number > 0);
+  REQUIRE_THAT(run("eval --ckpt " + ckpt + " --data " + dir.file("shards")).output,
+               Catch::Contains("(spelled by the shards' tokens)"));
 }
 
 TEST_CASE("cli: a stories260K-shaped model: its exported llama2.c file scores the same loss in an independent "
