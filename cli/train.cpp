@@ -27,8 +27,10 @@ struct TrainCommand {
   int64_t mpi_timeout = 300;
   CLI::App* cmd = nullptr;
 
-  // The settings a --config file gave (names without --), beside those on the command line.
+  // The settings a --config file gave (names without --), beside those on the command line, and
+  // the number of ranks of the run it came from.
   std::set<std::string> from_file;
+  int64_t file_ranks = 1;
 
   void read_config() {
     if (config.empty()) return;
@@ -37,12 +39,26 @@ struct TrainCommand {
         throw std::invalid_argument(fmt::format("--config starts a new run from a settings file; {} takes its settings "
                                                 "from a checkpoint: give one of them",
                                                 start));
-    from_file = train::read_settings_file(config, options, given_settings());
+    const train::SettingsFile file = train::read_settings_file(config, options, given_settings());
+    from_file = file.names, file_ranks = file.ranks;
+  }
+
+  // A run's batches depend on its number of ranks: a file's run is repeated only with as many.
+  void check_config_ranks(const train::Communicator& comm) const {
+    if (config.empty() || file_ranks == comm.size()) return;
+    const auto launch = [](int64_t ranks) {
+      return ranks == 1 ? std::string("without mpirun") : fmt::format("with mpirun -np {}", ranks);
+    };
+    throw std::invalid_argument(fmt::format(
+        "settings file '{}' is of a run of {} rank{}, this one has {}: each rank draws its own batches, so the run "
+        "would give other numbers; start it {}",
+        config, file_ranks, file_ranks == 1 ? "" : "s", comm.size(), launch(file_ranks)));
   }
 
   void run() {
     read_config();
     const auto comm = train::Communicator::world(std::chrono::seconds(mpi_timeout));
+    check_config_ranks(comm);
     if (!given_settings().count("min-lr")) options.min_lr = options.lr / 10;
     std::vector<std::string> arch_given = given_arch_flags(cmd);
     for (const std::string& name : from_file) arch_given.push_back(name);  // apply_arch looks for its own names

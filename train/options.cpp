@@ -46,7 +46,10 @@ ArchOptions arch_of(const nn::GPTConfig& c) {
   o.norm = c.norm, o.position = c.position, o.mlp = c.mlp;
   // The float's shortest decimal (1e-05, not 9.99999974738e-06): what a flag would have said.
   o.norm_eps = std::stod(fmt::format("{}", c.norm_eps)), o.rope_theta = std::stod(fmt::format("{}", c.rope_theta));
-  o.ffn_hidden = c.hidden(), o.kv_heads = c.kv_heads();
+  // 0 where the flags' own derivation gives the same (a settings file then re-derives them).
+  const int64_t derived_hidden = o.arch == ArchPreset::llama ? nn::llama_hidden(c.n_embd) : 4 * c.n_embd;
+  o.ffn_hidden = c.hidden() == derived_hidden ? 0 : c.hidden();
+  o.kv_heads = c.kv_heads() == c.n_head ? 0 : c.kv_heads();
   o.bias = c.bias, o.tie = c.tie_embeddings;
   return o;
 }

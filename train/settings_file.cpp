@@ -83,12 +83,47 @@ std::string set_from(const data::json::Value& v, T& field, const io::Range& rang
 
 }  // namespace
 
-std::string settings_file_text(const TrainOptions& options) {
-  // The defaults' values as text, by name, to leave out the settings that equal them.
-  std::vector<std::pair<std::string, std::string>> defaults;
-  TrainOptions d;
-  for_each_option(d, [&](const char* name, const auto& field, const char*, const io::Range&, Choices choices) {
-    defaults.emplace_back(name, json_value(field, choices));
+namespace {
+
+// The settings whose values come from others when left out, each with that value.
+TrainOptions derived_values(const TrainOptions& o) {
+  TrainOptions d = o;
+  d.min_lr = o.lr / 10;  // as the command line derives it
+  d.arch = ArchOptions{.arch = o.arch.arch, .norm_eps = o.arch.norm_eps, .rope_theta = o.arch.rope_theta,
+                       .ffn_hidden = 0, .kv_heads = 0};
+  apply_arch(d.arch, {});
+  return d;
+}
+
+bool is_derived(std::string_view name) {
+  static const std::set<std::string_view> kDerived = {"min-lr", "norm", "position", "mlp", "bias", "tie",
+                                                      "ffn-hidden", "kv-heads"};
+  return kDerived.count(name) > 0;
+}
+
+// Why one settings file cannot repeat a run with these changes ("" when it can).
+std::string replay_problem(const std::vector<std::string>& changes) {
+  std::vector<std::string> differ;
+  for (const std::string& change : changes)
+    if (change.find(" moved") == std::string::npos) differ.push_back(change);
+  if (differ.empty()) return "";
+  return fmt::format("the run changed on --resume ({}): a settings file holds one set of settings, so it cannot "
+                     "repeat this run (info shows every change; a file of the final settings would give other numbers)",
+                     fmt::join(differ, "; "));
+}
+
+}  // namespace
+
+std::string settings_file_text(const TrainOptions& options, const std::vector<std::string>& changes, int64_t ranks) {
+  if (const std::string problem = replay_problem(changes); !problem.empty()) throw std::invalid_argument(problem);
+  // The values each setting takes when left out, as text, by name.
+  std::vector<std::string> defaults, derived;
+  TrainOptions d, from_others = derived_values(options);
+  for_each_option(d, [&](const char*, const auto& field, const char*, const io::Range&, Choices choices) {
+    defaults.push_back(json_value(field, choices));
+  });
+  for_each_option(from_others, [&](const char*, const auto& field, const char*, const io::Range&, Choices choices) {
+    derived.push_back(json_value(field, choices));
   });
   std::error_code ec;  // data that cannot be looked at now: judged as text
   const bool folders = !options.data.empty() && std::filesystem::is_directory(options.data.front(), ec);
@@ -98,25 +133,21 @@ std::string settings_file_text(const TrainOptions& options) {
     if (folders && options.tokenizer_model.empty()) return name == "tokenizer" || name == "vocab-size";
     return false;
   };
-  ArchOptions arch_names;
-  std::set<std::string> always = {"lr", "min-lr"};
-  for_each_arch_option(arch_names, [&](const char* name, auto&, const char*, const io::Range&, Choices) {
-    always.insert(name);
-  });
   std::string text = fmt::format("{{\n  {}", kSettingsMark);
+  if (ranks > 1) text += fmt::format(",\n  \"ranks\": {}", ranks);
   TrainOptions o = options;
   size_t i = 0;
   for_each_option(o, [&](const char* name, const auto& field, const char*, const io::Range&, Choices choices) {
     const std::string value = json_value(field, choices);
-    if (!left_out(name) && (always.count(name) || value != defaults.at(i).second))
+    const std::string& unwritten = is_derived(name) ? derived.at(i) : defaults.at(i);
+    if (!left_out(name) && (std::string_view(name) == "lr" || value != unwritten))
       text += fmt::format(",\n  {}: {}", quoted(name), value);
     ++i;
   });
   return text + "\n}\n";
 }
 
-std::set<std::string> read_settings_file(const std::string& path, TrainOptions& options,
-                                         const std::set<std::string>& given) {
+SettingsFile read_settings_file(const std::string& path, TrainOptions& options, const std::set<std::string>& given) {
   data::InputFile file(path, "settings file");
   const data::FileBytes bytes = file.read_all(kMaxSettingsBytes);
   const std::string where = fmt::format("settings file '{}'", path);
@@ -125,9 +156,15 @@ std::set<std::string> read_settings_file(const std::string& path, TrainOptions& 
     throw std::invalid_argument(fmt::format("{}: must hold one JSON object of settings", where));
   std::vector<std::string> names;
   for_each_option(options, [&](const char* name, auto&, const char*, const io::Range&, Choices) { names.push_back(name); });
-  std::set<std::string> set;
+  SettingsFile file_settings;
+  std::set<std::string>& set = file_settings.names;
   for (const auto& [key, value] : *document.object) {
     if (key == "tinygpt") continue;  // the mark
+    if (key == "ranks") {
+      if (std::string problem = set_from(value, file_settings.ranks, io::Range{1, 1e6}, {}); !problem.empty())
+        throw std::invalid_argument(fmt::format("{}: \"ranks\" {}", where, problem));
+      continue;
+    }
     if (key == "out" && !given.count("out"))
       throw std::invalid_argument(fmt::format(
           "{}: \"out\" names where the run writes, which only the command line says (a settings file may come from "
@@ -154,7 +191,7 @@ std::set<std::string> read_settings_file(const std::string& path, TrainOptions& 
                                               nearest.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", nearest)));
     }
   }
-  return set;
+  return file_settings;
 }
 
 }  // namespace tinygpt::train

@@ -8,6 +8,7 @@
 // repeated bit for bit.
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tinygpt/train/options.h"
 
@@ -17,16 +18,26 @@ namespace tinygpt::train {
 inline constexpr const char* kSettingsMark = "\"tinygpt\": \"train settings\"";
 
 // A run's settings, one per line after the mark, as train --config needs them to repeat it: those
-// that differ from the defaults, and always lr, min-lr and the architecture's pieces (whose defaults
-// depend on other settings). The tokenizer's settings are left out where the run's tokenizer came
-// from elsewhere: --tokenizer-from, or shard folders' own.
-std::string settings_file_text(const TrainOptions& options);
+// that differ from what the command line gives when they are left out. Settings that come from
+// others are written only where they differ from what those give: --min-lr (--lr / 10), the
+// architecture's pieces (--arch's), --ffn-hidden and --kv-heads (0: from --embd and --heads). So a
+// file read with other flags re-derives them as the command line would. The tokenizer's settings
+// are left out where the run's tokenizer came from elsewhere: --tokenizer-from, or shard folders'
+// own. A run of several ranks adds "ranks": N, which train --config checks.
+//
+// Throws std::invalid_argument, with the changes, for a run that one file cannot repeat: settings
+// changed on --resume, or text changed under --force (moved text changes no number).
+std::string settings_file_text(const TrainOptions& options, const std::vector<std::string>& changes = {},
+                               int64_t ranks = 1);
+
+struct SettingsFile {
+  std::set<std::string> names;  // the settings it set
+  int64_t ranks = 1;            // the number of ranks of the run it came from
+};
 
 // Sets each setting in the file at `path` that `given` (the names given on the command line) does
-// not name, and returns the names it set. Throws std::invalid_argument naming the file and the key
-// for a key that is no setting (with the nearest one), a value of the wrong type, or one out of
-// its range.
-std::set<std::string> read_settings_file(const std::string& path, TrainOptions& options,
-                                         const std::set<std::string>& given);
+// not name. Throws std::invalid_argument naming the file and the key for a key that is no setting
+// (with the nearest one), a value of the wrong type, or one out of its range.
+SettingsFile read_settings_file(const std::string& path, TrainOptions& options, const std::set<std::string>& given);
 
 }  // namespace tinygpt::train
