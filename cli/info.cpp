@@ -152,7 +152,10 @@ void print_text(const std::string& path, const train::Checkpoint& ck) {
   else print_line("train loss   {} (last iteration, which the spike guard did not apply)\n", std::isnan(s.train_loss) ? "nan" : "inf");
   if (std::isfinite(s.val_loss)) print_line("val loss     {:.4f} (last estimate)\n", s.val_loss);
   if (std::isfinite(s.best_val_loss)) print_line("best val     {:.4f}\n", s.best_val_loss);
-  print_line("training     {:.1f} s, {} products\n", s.seconds, tinygpt::name(s.options.precision));
+  if (s.eval_pending)
+    print_line("evaluation   at iteration {} cut short by a signal: train --resume does it first\n", s.iteration);
+  print_line("training     {:.1f} s, {} products{}\n", s.seconds, tinygpt::name(s.options.precision),
+             s.sampler_states.size() > 1 ? fmt::format(", {} ranks (mpirun -np {})", s.sampler_states.size(), s.sampler_states.size()) : "");
   if (s.data_files.empty())
     print_line("data         {}\n", fmt::join(s.options.data.empty() ? std::vector<std::string>{"(fortunes)"} : s.options.data, " "));
   for (const train::DataFile& f : s.data_files)
@@ -189,10 +192,10 @@ void print_json(const std::string& path, const train::Checkpoint& ck) {
                                   quote(f.path), f.size, quote(f.sha256)));
     for (const std::string& change : s.changes) changes.push_back(quote(change));
     training = fmt::format(
-        "{{\"iteration\": {}, \"iters\": {}, \"tokens_seen\": {}, \"train_loss\": {}, \"val_loss\": {}, "
-        "\"best_val_loss\": {}, \"seconds\": {}, \"settings\": {{{}}}, \"data_files\": [{}], \"changes\": [{}]}}",
-        s.iteration, s.options.iters, s.tokens_seen, data::json::number(s.train_loss), data::json::number(s.val_loss),
-        data::json::number(s.best_val_loss), s.seconds, fmt::join(options, ", "), fmt::join(files, ", "),
+        "{{\"iteration\": {}, \"iters\": {}, \"ranks\": {}, \"tokens_seen\": {}, \"train_loss\": {}, \"val_loss\": {}, "
+        "\"best_val_loss\": {}, \"eval_pending\": {}, \"seconds\": {}, \"settings\": {{{}}}, \"data_files\": [{}], \"changes\": [{}]}}",
+        s.iteration, s.options.iters, s.sampler_states.size(), s.tokens_seen, data::json::number(s.train_loss), data::json::number(s.val_loss),
+        data::json::number(s.best_val_loss), s.eval_pending, s.seconds, fmt::join(options, ", "), fmt::join(files, ", "),
         fmt::join(changes, ", "));
   }
   const Digests d = digests(ck);
@@ -227,7 +230,9 @@ void add_info(CLI::App& app) {
       if (!ck.train)
         throw std::invalid_argument(fmt::format("'{}' holds weights only: it has no run settings for --config",
                                                 args->ckpt));
-      io::write_output_file(args->config, io::OutputKind::settings, train::settings_file_text(ck.train->options));
+      const train::TrainState& s = *ck.train;
+      io::write_output_file(args->config, io::OutputKind::settings,
+                            train::settings_file_text(s.options, s.changes, static_cast<int64_t>(s.sampler_states.size())));
     }
     if (args->json) return print_json(args->ckpt, ck);
     print_text(args->ckpt, ck);

@@ -91,6 +91,7 @@ void write_train_state(const io::hdf5::GroupWriter& root, const TrainState& s) {
   g.put("train_tokens", s.train_tokens);
   g.put("val_tokens", s.val_tokens);
   g.put("best_val_loss", s.best_val_loss);
+  g.put("eval_pending", int64_t{s.eval_pending});
   put_lines(g, "data_files", data_lines(s.data_files));
   put_lines(g, "changes", s.changes);
   put_lines(g, "spike_guard", guard_lines(s.guard));
@@ -343,6 +344,7 @@ TrainState read_train_state(const io::hdf5::Reader& r) {
   s.val_tokens = r.integer(g, where, "val_tokens", Range{0, 9.2e18});
   if (g.attributes.count("best_val_loss")) s.best_val_loss = r.number(g, where, "best_val_loss", Range{0, 1e30},
                                                                     io::hdf5::Reader::Nan::allowed);
+  if (g.attributes.count("eval_pending")) s.eval_pending = r.integer(g, where, "eval_pending", Range{0, 1}) == 1;
   try {
     s.data_files = parse_data_lines(lines_of(r, g, "data_files"));
   } catch (const std::invalid_argument& e) {

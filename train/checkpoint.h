@@ -36,6 +36,7 @@ struct TrainState {
   int64_t train_tokens = 0, val_tokens = 0;  // to notice data that changed before a resume
   std::vector<DataFile> data_files;  // the text, file by file (absent from files written before they were kept)
   double best_val_loss = NAN;        // the lowest validation loss so far (NaN: none yet)
+  bool eval_pending = false;         // a signal cut short the evaluation at `iteration`: a resume does it first
   std::vector<std::string> changes;  // one line for each setting changed on resume, and for moved or changed text
   SpikeGuard::State guard;           // the loss-spike guard's history (empty in files written before it was kept)
   TrainOptions options;

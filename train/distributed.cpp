@@ -91,7 +91,8 @@ void Watchdog::watch() {
     // The collective is stuck: end this process; the launcher then ends the others.
     std::fprintf(stderr,
                  "tinygpt: error on rank %d: MPI %s: rank %d waited %lld s for the other ranks; one of them stopped "
-                 "or hangs (the limit is --mpi-timeout)\n",
+                 "or hangs, not busy: between two collectives a rank does at most one step, or one batch of an "
+                 "evaluation (the limit is --mpi-timeout)\n",
                  rank_, what_, rank_, static_cast<long long>(timeout_.count()));
     std::fflush(stderr);
     std::_Exit(1);

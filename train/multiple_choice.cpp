@@ -123,42 +123,56 @@ ChoiceResult pick(std::vector<EndingScore> endings) {
 
 }  // namespace
 
-std::vector<ChoiceResult> score_choices(nn::GPT& model, const ChoiceRows& rows, int64_t batch,
-                                        const std::function<void(int64_t)>& on_done) {
+std::vector<ChoiceGroup> choice_groups(const ChoiceRows& rows, int64_t batch) {
+  const int64_t examples = static_cast<int64_t>(rows.first_row.size()) - 1;
+  std::vector<ChoiceGroup> groups;
+  for (int64_t e0 = 0; e0 < examples;) {
+    int64_t e1 = e0 + 1;
+    while (e1 < examples && rows.first_row[e1 + 1] - rows.first_row[e0] <= batch) ++e1;
+    groups.push_back({e0, e1});
+    e0 = e1;
+  }
+  return groups;
+}
+
+std::vector<ChoiceResult> score_group(nn::GPT& model, const ChoiceRows& rows, ChoiceGroup group, int64_t batch) {
   NoGradGuard no_grad;
   const bool training = model.training();
   model.eval();
-  const int64_t V = model.config().vocab_size, examples = static_cast<int64_t>(rows.first_row.size()) - 1;
-  std::vector<ChoiceResult> results;
-  for (int64_t e0 = 0; e0 < examples;) {
-    int64_t e1 = e0 + 1;  // whole examples while their rows fit the batch
-    while (e1 < examples && rows.first_row[e1 + 1] - rows.first_row[e0] <= batch) ++e1;
-    // Their rows in passes of at most `batch` (several only for an example with more endings).
-    const int64_t first = rows.first_row[e0], end = rows.first_row[e1];
-    std::vector<EndingScore> scores(static_cast<size_t>(end - first));
-    for (int64_t r0 = first; r0 < end; r0 += batch) {
-      const int64_t B = std::min(batch, end - r0);
-      int64_t T = 0;
-      for (int64_t r = r0; r < r0 + B; ++r) T = std::max<int64_t>(T, static_cast<int64_t>(rows.tokens[r].size()));
-      std::vector<int32_t> idx(static_cast<size_t>(B * T), 0);  // rows padded at their end: causal attention never looks there
-      for (int64_t r = 0; r < B; ++r) std::copy(rows.tokens[r0 + r].begin(), rows.tokens[r0 + r].end(), idx.begin() + r * T);
-      const Tensor logits = model.forward(idx, B, T).logits;  // [B, T, V]
-      if (!logits.is_contiguous()) throw std::logic_error("score_choices: the logits are not contiguous");
-      const float* l = logits.data();
-      for (int64_t r = r0; r < r0 + B; ++r) {
-        EndingScore& s = scores[static_cast<size_t>(r - first)];
-        const std::vector<int32_t>& row = rows.tokens[r];
-        for (auto p = rows.scored_from[r]; p < static_cast<int64_t>(row.size()); ++p, ++s.tokens)
-          s.loss += token_loss(l + ((r - r0) * T + p - 1) * V, V, row[p]);
-      }
+  const int64_t V = model.config().vocab_size;
+  const int64_t first = rows.first_row[group.begin], end = rows.first_row[group.end];
+  std::vector<EndingScore> scores(static_cast<size_t>(end - first));
+  for (int64_t r0 = first; r0 < end; r0 += batch) {
+    const int64_t B = std::min(batch, end - r0);
+    int64_t T = 0;
+    for (int64_t r = r0; r < r0 + B; ++r) T = std::max<int64_t>(T, static_cast<int64_t>(rows.tokens[r].size()));
+    std::vector<int32_t> idx(static_cast<size_t>(B * T), 0);  // rows padded at their end: causal attention never looks there
+    for (int64_t r = 0; r < B; ++r) std::copy(rows.tokens[r0 + r].begin(), rows.tokens[r0 + r].end(), idx.begin() + r * T);
+    const Tensor logits = model.forward(idx, B, T).logits;  // [B, T, V]
+    if (!logits.is_contiguous()) throw std::logic_error("score_group: the logits are not contiguous");
+    const float* l = logits.data();
+    for (int64_t r = r0; r < r0 + B; ++r) {
+      EndingScore& s = scores[static_cast<size_t>(r - first)];
+      const std::vector<int32_t>& row = rows.tokens[r];
+      for (auto p = rows.scored_from[r]; p < static_cast<int64_t>(row.size()); ++p, ++s.tokens)
+        s.loss += token_loss(l + ((r - r0) * T + p - 1) * V, V, row[p]);
     }
-    for (int64_t e = e0; e < e1; ++e)
-      results.push_back(pick(std::vector<EndingScore>(scores.begin() + (rows.first_row[e] - first),
-                                                      scores.begin() + (rows.first_row[e + 1] - first))));
-    e0 = e1;
-    if (on_done) on_done(e0);
   }
   if (training) model.train();
+  std::vector<ChoiceResult> results;
+  for (int64_t e = group.begin; e < group.end; ++e)
+    results.push_back(pick(std::vector<EndingScore>(scores.begin() + (rows.first_row[e] - first),
+                                                    scores.begin() + (rows.first_row[e + 1] - first))));
+  return results;
+}
+
+std::vector<ChoiceResult> score_choices(nn::GPT& model, const ChoiceRows& rows, int64_t batch,
+                                        const std::function<void(int64_t)>& on_done) {
+  std::vector<ChoiceResult> results;
+  for (const ChoiceGroup& group : choice_groups(rows, batch)) {
+    for (ChoiceResult& r : score_group(model, rows, group, batch)) results.push_back(std::move(r));
+    if (on_done) on_done(group.end);
+  }
   return results;
 }
 

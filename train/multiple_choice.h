@@ -58,9 +58,19 @@ struct ChoiceRows {
 ChoiceRows choice_rows(std::span<const ChoiceExample> examples, const data::Tokenizer& tokenizer, int64_t block_size,
                        const std::string& where);
 
-// Scores every example, whole examples together in forward passes of up to `batch` rows (an
-// example with more endings than that in passes of its own), each pass as long as its longest row.
-// on_done(n) after each group of examples, n examples done so far.
+// Examples [begin, end) scored together: whole examples while their rows fit `batch` (an example
+// with more endings than that alone, in passes of its own). The groups depend on the rows and the
+// batch only, so an example's logits come from the same pass however the groups are shared out.
+struct ChoiceGroup {
+  int64_t begin = 0, end = 0;
+};
+std::vector<ChoiceGroup> choice_groups(const ChoiceRows& rows, int64_t batch);
+
+// One group's results, in example order: forward passes of at most `batch` rows, each as long as
+// its longest row.
+std::vector<ChoiceResult> score_group(nn::GPT& model, const ChoiceRows& rows, ChoiceGroup group, int64_t batch);
+
+// Scores every example, group by group; on_done(n) after each group, n examples done so far.
 std::vector<ChoiceResult> score_choices(nn::GPT& model, const ChoiceRows& rows, int64_t batch,
                                         const std::function<void(int64_t)>& on_done = {});
 

@@ -477,13 +477,7 @@ double Trainer::train_step(float lr) {
   if (const std::optional<std::string> why = guard_.judge(loss, norm)) {  // the step is not applied
     last_skipped_ = true, skip_reason_ = *why;
     last_step_ = step_columns(norm, 1.0, {}, update_groups_);
-    if (guard_.exhausted())
-      throw std::runtime_error(fmt::format(
-          "{} steps in a row were not applied (the last, iteration {}: {}): the run stops here, without saving over "
-          "'{}' (train --resume '{}' with a lower --lr, or other --data, may get past it; a --grad-clip needs a new "
-          "run; --spike-patience sets how many)",
-          options_.spike_patience, state_.iteration + 1, *why, options_.out, options_.out));
-    return loss;
+    return loss;  // run() logs the step, and stops when the guard's patience is spent
   }
   last_skipped_ = false;
   optimizer_->set_lr(lr);
@@ -493,13 +487,60 @@ double Trainer::train_step(float lr) {
   return loss;
 }
 
-std::optional<io::TaskColumns> Trainer::score_task() {
-  if (task_examples_.empty()) return std::nullopt;
-  const ChoiceScores s = tally(task_examples_, score_choices(*model_, task_rows_, options_.batch));
-  return io::TaskColumns{.acc = s.acc(), .acc_norm = s.acc_norm(), .examples = s.examples};
+namespace {
+// A signal came during an evaluation: every rank throws it at the same batch (stop_asked is a
+// collective), and run() saves the state before that evaluation.
+struct EvaluationInterrupted {};
+}  // namespace
+
+double Trainer::peak_share(double tokens_per_s) {
+  const double achieved = flops_per_token_ * tokens_per_s;
+  peak_flops_ = std::max(peak_flops_, achieved);
+  return achieved / peak_flops_;
 }
 
-double Trainer::estimate_val_loss() {
+bool Trainer::stop_asked(const InterruptWatch* interrupt) const {
+  return comm_.any(interrupt != nullptr && interrupt->requested());
+}
+
+std::optional<Trainer::Evaluation> Trainer::evaluate(const InterruptWatch* interrupt) {
+  try {
+    Evaluation e;
+    e.val_loss = validation_loss(interrupt);
+    e.task = score_task(interrupt);
+    return e;
+  } catch (const EvaluationInterrupted&) {
+    model_->train();
+    return std::nullopt;
+  }
+}
+
+// The task's groups of examples are shared out in contiguous runs, rank r the r-th; after each
+// group the ranks meet (stop_asked), so no rank waits on more than one group of another's work,
+// and the sums of their counts give the bits one process gives.
+std::optional<io::TaskColumns> Trainer::score_task(const InterruptWatch* interrupt) {
+  if (task_examples_.empty()) return std::nullopt;
+  const std::vector<ChoiceGroup> groups = choice_groups(task_rows_, options_.batch);
+  const size_t ranks = static_cast<size_t>(comm_.size()), rank = static_cast<size_t>(comm_.rank());
+  const size_t begin = groups.size() * rank / ranks, end = groups.size() * (rank + 1) / ranks;
+  const size_t rounds = (groups.size() + ranks - 1) / ranks;  // the largest share
+  ChoiceScores mine;
+  for (size_t k = 0; k < rounds; ++k) {
+    if (begin + k < end) {
+      const ChoiceGroup g = groups[begin + k];
+      const ChoiceScores s = tally(std::span(task_examples_).subspan(g.begin, g.end - g.begin),
+                                   score_group(*model_, task_rows_, g, options_.batch));
+      mine.examples += s.examples, mine.correct += s.correct, mine.correct_norm += s.correct_norm;
+    }
+    if (stop_asked(interrupt)) throw EvaluationInterrupted{};
+  }
+  const auto total = [&](int64_t count) { return static_cast<int64_t>(comm_.sum(static_cast<double>(count))); };
+  const ChoiceScores all{.examples = total(mine.examples), .correct = total(mine.correct),
+                         .correct_norm = total(mine.correct_norm)};
+  return io::TaskColumns{.acc = all.acc(), .acc_norm = all.acc_norm(), .examples = all.examples};
+}
+
+double Trainer::validation_loss(const InterruptWatch* interrupt) {
   if (corpus_.val.size() == 0) return NAN;
   NoGradGuard no_grad;
   const PrecisionGuard precision(options_.precision);
@@ -512,9 +553,23 @@ double Trainer::estimate_val_loss() {
   for (int64_t i = 0; i < options_.eval_iters; ++i) {
     val->next(x, y);
     sum += model_->forward(x, options_.batch, options_.block, y).loss.item();
+    if (stop_asked(interrupt)) throw EvaluationInterrupted{};
   }
   model_->train();
   return comm_.mean(sum / static_cast<double>(options_.eval_iters));
+}
+
+void Trainer::take_evaluation(const Evaluation& e) {
+  if (corpus_.val.size() > 0 && !std::isfinite(e.val_loss))
+    throw std::runtime_error(fmt::format("the validation loss became {} at iteration {}: the run stops here, without "
+                                         "saving over '{}'", e.val_loss, state_.iteration, options_.out));
+  state_.val_loss = e.val_loss;
+  if (options_.keep_best && std::isfinite(e.val_loss) && !(e.val_loss >= state_.best_val_loss)) {
+    state_.best_val_loss = e.val_loss;
+    save_to(best_path());
+  }
+  if (comm_.size() > 1)  // cheap insurance that the ranks still apply the same updates
+    comm_.require_same(parameter_checksum(parameters_), fmt::format("parameter checksums at iteration {}", state_.iteration));
 }
 
 void Trainer::save() {
@@ -540,7 +595,28 @@ void Trainer::log_sample(Progress& progress) {
   progress.message(fmt::format("tinygpt: sample at iteration {}:\n{}", state_.iteration, text));
 }
 
+bool Trainer::finish_pending_evaluation(Progress& progress, const InterruptWatch* interrupt) {
+  const std::optional<Evaluation> e = evaluate(interrupt);
+  if (!e) return false;  // the checkpoint still says so
+  take_evaluation(*e);
+  state_.eval_pending = false;
+  if (!comm_.is_root()) return true;
+  std::vector<std::string> rows;
+  for (io::LogLine& line : io::read_log_lines(log_path())) {
+    if (line.row.iter == state_.iteration) line.row.val_loss = e->val_loss, line.row.task = e->task;
+    rows.push_back(io::format_log_row(line.row));
+  }
+  write_log(log_path(), rows);
+  std::ofstream metrics(metrics_path(), std::ios::app);
+  append_line(metrics, metrics_path(), io::eval_json(state_.iteration, e->val_loss, e->task));
+  inspect::write_loss_plot({log_path()}, plot_path());
+  progress.message(fmt::format("tinygpt: the evaluation at iteration {}, which a signal cut short, is done: val {:.4f}",
+                               state_.iteration, e->val_loss));
+  return true;
+}
+
 Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrupt, int64_t pause_at) {
+  if (state_.eval_pending && !finish_pending_evaluation(progress, interrupt)) return Outcome::interrupted;
   std::ofstream log, metrics;
   if (comm_.is_root()) {
     log.open(log_path(), std::ios::app);
@@ -560,47 +636,50 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
     state_.tokens_seen += tokens_per_step;
     const double step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     state_.seconds = seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::optional<double> val;
-    std::optional<io::TaskColumns> task;
-    if (state_.iteration % options_.eval_every == 0 || state_.iteration == options_.iters) {
-      val = estimate_val_loss();
-      if (comm_.is_root()) task = score_task();  // the ranks hold the same weights
-      if (corpus_.val.size() > 0 && !std::isfinite(*val))
-        throw std::runtime_error(fmt::format("the validation loss became {} at iteration {}: the run stops here, "
-                                             "without saving over '{}'", *val, state_.iteration, options_.out));
-      state_.val_loss = *val;
-      if (options_.keep_best && std::isfinite(*val) && !(*val >= state_.best_val_loss)) {
-        state_.best_val_loss = *val;
-        save_to(best_path());
-      }
-      if (comm_.size() > 1)  // cheap insurance that the ranks still apply the same updates
-        comm_.require_same(parameter_checksum(parameters_),
-                           fmt::format("parameter checksums at iteration {}", state_.iteration));
+    const bool guard_stops = last_skipped_ && guard_.exhausted();  // logged, then the run ends unsaved
+    std::optional<Evaluation> evaluation;
+    if (!guard_stops && (state_.iteration % options_.eval_every == 0 || state_.iteration == options_.iters)) {
+      evaluation = evaluate(interrupt);
+      if (evaluation) take_evaluation(*evaluation);
+      state_.eval_pending = !evaluation;
     }
     const double tokens_per_s = tokens_per_step / step_s;
     last_step_.tokens = state_.tokens_seen, last_step_.skipped = last_skipped_;
-    last_step_.peak_share = flops_per_token_ * tokens_per_s / peak_flops_;
-    const bool stop = comm_.any(interrupt && interrupt->requested()) || state_.iteration == pause_at;
-    if (stop || state_.iteration % options_.ckpt_every == 0 || state_.iteration == options_.iters) save();
-    if (options_.snapshot_every > 0 && state_.iteration % options_.snapshot_every == 0)
-      save_to(snapshot_path_for(options_.out, state_.iteration));
-    if (!comm_.is_root()) {
-      if (stop) return Outcome::interrupted;
-      continue;
+    last_step_.peak_share = peak_share(tokens_per_s);
+    const bool stop = state_.eval_pending || stop_asked(interrupt) || state_.iteration == pause_at;
+    if (!guard_stops) {
+      if (stop || state_.iteration % options_.ckpt_every == 0 || state_.iteration == options_.iters) save();
+      if (options_.snapshot_every > 0 && state_.iteration % options_.snapshot_every == 0)
+        save_to(snapshot_path_for(options_.out, state_.iteration));
     }
-    const io::LogRow row{state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds, last_step_, task};
-    append_line(log, log_path(), io::format_log_row(row));
-    append_line(metrics, metrics_path(), io::step_json(row));
-    if (val) append_line(metrics, metrics_path(), io::eval_json(state_.iteration, *val, task));
-    if (val) inspect::write_loss_plot({log_path()}, plot_path());  // a fresh picture at every evaluation
-    if (last_skipped_)
-      progress.message(fmt::format("tinygpt: iteration {} not applied: {}", state_.iteration, skip_reason_));
-    progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val,
-                   last_step_.grad_norm, last_step_.clip_scale < 1, last_step_.peak_share});
-    if (task)
-      progress.message(fmt::format("tinygpt: {} at iteration {}: acc {:.4f}, acc_norm {:.4f} ({} examples)",
-                                   options_.eval_task, state_.iteration, task->acc, task->acc_norm, task->examples));
-    if (options_.sample_every > 0 && state_.iteration % options_.sample_every == 0) log_sample(progress);
+    if (comm_.is_root()) {
+      const std::optional<double> val = evaluation ? std::optional(evaluation->val_loss) : std::nullopt;
+      const std::optional<io::TaskColumns> task = evaluation ? evaluation->task : std::nullopt;
+      const io::LogRow row{state_.iteration, state_.train_loss, val, lr, tokens_per_s, state_.seconds, last_step_, task};
+      append_line(log, log_path(), io::format_log_row(row));
+      append_line(metrics, metrics_path(), io::step_json(row));
+      if (val) append_line(metrics, metrics_path(), io::eval_json(state_.iteration, *val, task));
+      if (val) inspect::write_loss_plot({log_path()}, plot_path());  // a fresh picture at every evaluation
+      if (last_skipped_)
+        progress.message(fmt::format("tinygpt: iteration {} not applied: {}", state_.iteration, skip_reason_));
+      progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val,
+                     last_step_.grad_norm, last_step_.clip_scale < 1, last_step_.peak_share});
+      if (task)
+        progress.message(fmt::format("tinygpt: {} at iteration {}: acc {:.4f}, acc_norm {:.4f} ({} examples)",
+                                     options_.eval_task, state_.iteration, task->acc, task->acc_norm, task->examples));
+      if (state_.eval_pending)
+        progress.message(fmt::format("tinygpt: a signal cut short the evaluation at iteration {}: train --resume "
+                                     "does it before the next step",
+                                     state_.iteration));
+      if (!guard_stops && options_.sample_every > 0 && state_.iteration % options_.sample_every == 0)
+        log_sample(progress);
+    }
+    if (guard_stops)
+      throw std::runtime_error(fmt::format(
+          "{} steps in a row were not applied (the last, iteration {}: {}): the run stops here, without saving over "
+          "'{}' (train --resume '{}' with a lower --lr, or other --data, may get past it; a --grad-clip needs a new "
+          "run; --spike-patience sets how many)",
+          options_.spike_patience, state_.iteration, skip_reason_, options_.out, options_.out));
     if (stop) return Outcome::interrupted;
   }
   return Outcome::finished;

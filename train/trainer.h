@@ -3,6 +3,7 @@
 // estimates, a CSV log, checkpoints, and exact resume (every later loss bitwise identical).
 // With several ranks (distributed.h) each draws its own batches, gradients are averaged before
 // clipping, losses are averaged over ranks, and only rank 0 writes the log and checkpoints.
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <set>
@@ -73,9 +74,14 @@ class Trainer {
   // when iteration `pause_at` is complete (the run can then be resumed from the checkpoint).
   Outcome run(Progress& progress, const InterruptWatch* interrupt = nullptr, int64_t pause_at = -1);
 
-  double estimate_val_loss();  // mean loss over eval_iters random validation batches
-  // With options.eval_task: the task's scores (every example, the batch's rows per pass); else none.
-  std::optional<io::TaskColumns> score_task();
+  // An evaluation at the current iteration, on every rank. With `interrupt`, the ranks ask together
+  // after every batch whether a signal came, and the evaluation ends there: nullopt.
+  struct Evaluation {
+    double val_loss = NAN;  // the mean over eval_iters random validation batches (NaN: no validation text)
+    std::optional<io::TaskColumns> task;  // with options.eval_task: its scores, each rank scoring a share
+  };
+  std::optional<Evaluation> evaluate(const InterruptWatch* interrupt = nullptr);
+  double estimate_val_loss() { return evaluate()->val_loss; }
   const nn::GPT& model() const { return *model_; }
   const TrainState& state() const { return state_; }
   const data::Corpus& corpus() const { return corpus_; }
@@ -93,8 +99,9 @@ class Trainer {
   const std::vector<std::string>& new_changes() const { return new_changes_; }
   void save();                   // a checkpoint of the current state at options.out
   // One optimizer step at learning rate `lr` (grad_accum micro-batches, clipping, AdamW); returns
-  // the mean training loss. After the first steps it allocates nothing: memory is reused. A loss or
-  // gradient that is not finite throws before the update (the last checkpoint stays as it was).
+  // the mean training loss. After the first steps it allocates nothing: memory is reused. A step
+  // the spike guard judges (a loss or gradient not finite, or a spike) is not applied; run() logs
+  // it and ends the run, unsaved, when the guard's patience is spent.
   double train_step(float lr);
 
  private:
@@ -112,6 +119,16 @@ class Trainer {
   void check_data(DataCheck check);  // the text is the checkpoint's (or forced and recorded)
   void save_to(const std::string& path);
   void log_sample(Progress& progress);
+  double validation_loss(const InterruptWatch* interrupt);
+  std::optional<io::TaskColumns> score_task(const InterruptWatch* interrupt);
+  bool stop_asked(const InterruptWatch* interrupt) const;  // on every rank, together
+  // A step's FLOP/s over the FMA peak of the cores the run uses. The peak is timed at the start and
+  // raised to any rate a step reaches (a start on a busy machine times it low): never above 1.
+  double peak_share(double tokens_per_s);
+  void take_evaluation(const Evaluation& e);  // the validation loss checked, the best checkpoint kept
+  // The evaluation that a signal cut short at the checkpoint's iteration, done before the next step:
+  // its row in the log gains its scores. False when a signal cuts it short again.
+  bool finish_pending_evaluation(Progress& progress, const InterruptWatch* interrupt);
 
   memory::Reuse reuse_;  // first in, last out: steps reuse the memory earlier steps freed
   Communicator comm_;

@@ -360,11 +360,11 @@ TEST_CASE("cli: --precision bf16 trains, is kept in the checkpoint, and resumes 
 TEST_CASE("cli: a second Ctrl-C ends the run at once, and the last checkpoint stays", "[cli]") {
   TempDir dir;
   const std::string ckpt = dir.file("two.h5");
-  // Checkpoints at iterations 1 and 2, then an evaluation of a million batches: the step in
-  // flight takes minutes to finish, as a big model's might.
+  // A checkpoint at every iteration, each step long enough (about a second on one thread) that
+  // both signals arrive while one is in flight: the first waits for it, the second does not.
   small_run(dir);  // writes corpus.txt
-  Process train(words("train --data " + dir.file("corpus.txt") + " --layers 1 --heads 2 --embd 16 --block 16 --batch 4 "
-                      "--threads 1 --iters 100000 --eval-every 3 --eval-iters 1000000 --ckpt-every 1 --out " + ckpt),
+  Process train(words("train --data " + dir.file("corpus.txt") + " --layers 4 --heads 4 --embd 256 --block 256 "
+                      "--batch 16 --val-fraction 0 --threads 1 --iters 100000 --ckpt-every 1 --out " + ckpt),
                 dir.file("out.txt"));
   for (int i = 0; i < 600 && !std::filesystem::exists(ckpt); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   INFO(read_file(dir.file("out.txt")));

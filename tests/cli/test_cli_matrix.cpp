@@ -1,17 +1,19 @@
 // Every combination, as a practitioner runs it: architecture {gpt2, llama} x tokenizer {char, bpe,
 // GPT-2's files, SentencePiece} x data {text files, prepared shards, llm.c's shards (no tokenizer
 // file, no tokenizer named in their headers)} x precision {fp32, bf16}. Each cell trains, is stopped
-// by SIGINT, resumes, evaluates, samples (with and without a prompt), describes itself, exports in
+// by SIGINT, resumes (and is saved at steps the spike guard skips), evaluates, samples (with and without a prompt), describes itself, exports in
 // every format its shape allows and imports back to the same loss (an export whose format has no
 // place for the tokenizer is refused before anything is written, and then written with
 // --weights-only and imported with --tokenizer-from), and the import is fine-tuned and resumed.
-// One test case per architecture and tokenizer.
+// One test case per architecture and tokenizer; the MPI x --eval-task cell is
+// tests/distributed/task_cell.sh.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <signal.h>
 
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "cli_run.h"
@@ -36,6 +38,20 @@ Result ok(const std::string& args) {
 
 double number(const std::string& json_text, const char* key) {
   return json::parse(json_text, "output").find(key)->number;
+}
+
+// The first iteration after `after` whose row in a CSV log says the step was skipped; 0 if none.
+int64_t first_skipped(const std::string& log, int64_t after) {
+  std::stringstream lines(read_file(log));
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    std::stringstream row(line);
+    std::vector<std::string> fields;
+    for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+    if (std::stoll(fields.at(0)) > after && fields.at(16) == "1") return std::stoll(fields.at(0));  // "skipped"
+  }
+  return 0;
 }
 
 // Where the tokenizer comes from: flags for a new run or prepare, and what holds it for shards
@@ -100,6 +116,18 @@ struct Matrix {
     const int64_t at = static_cast<int64_t>(info.find("training")->find("iteration")->number);
     REQUIRE(info.find("tokenizer")->find("kind")->text == (t.name == "gpt2" ? "bpe" : t.name));
     ok("train --resume " + ckpt + " --iters " + std::to_string(at + 2));
+    // Steps the spike guard skips (a loss or gradient norm past 1.0001x the median: about every
+    // other step), a checkpoint and a snapshot saved at each: a skipped step's file works in every
+    // command.
+    ok("train --resume " + ckpt + " --iters " + std::to_string(at + 32) +
+       " --spike-loss 1.0001 --spike-grad 1.0001 --spike-patience 40 --ckpt-every 1 --snapshot-every 1");
+    const int64_t skipped = first_skipped(cell + "/run.csv", at + 2);
+    REQUIRE(skipped > 0);
+    const std::string snapshot = cell + "/run.step" + std::to_string(skipped) + ".h5";
+    ok("info --ckpt " + snapshot);
+    ok("sample --ckpt " + snapshot + " --tokens 3");
+    ok("eval --ckpt " + snapshot + " --data " + eval_data);
+    ok("train --resume " + snapshot + " --out " + cell + "/after-skip.h5 --iters " + std::to_string(skipped + 1));
     // Evaluate, sample, look inside.
     const std::string eval = ok("eval --json --ckpt " + ckpt + " --data " + eval_data).output;
     REQUIRE(number(eval, "tokens") > 0);

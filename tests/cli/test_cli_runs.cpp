@@ -364,6 +364,15 @@ TEST_CASE("cli: flags: unknown ones get the nearest, --version, choices in --hel
       {"train stray", "unexpected value 'stray': every value follows its flag (see tinygpt train --help)"},
       {"sample --ckpt x.h5 --temprature 1", "unknown flag --temprature (did you mean --temperature?); see tinygpt "
                                             "sample --help"},
+      // A flag after a valueless --data is not taken for a file.
+      {"train --data --iters 3", "--data takes files, and got the flag '--iters' (a file whose name starts with -- is "
+                                 "given as ./--iters)"},
+      {"train --data a.txt --val-data --iters 3", "--val-data takes files, and got the flag '--iters' (a file whose "
+                                                  "name starts with -- is given as ./--iters)"},
+      {"eval --ckpt x.h5 --data --json", "--data takes files, and got the flag '--json' (a file whose name starts "
+                                         "with -- is given as ./--json)"},
+      {"prepare --data --out x", "--data takes files, and got the flag '--out' (a file whose name starts with -- is "
+                                 "given as ./--out)"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(args);
@@ -449,13 +458,81 @@ TEST_CASE("cli: eval reports bits per byte and the text's bytes beside nats per 
   REQUIRE(r.exit_code == 0);
   const json::Value v = json::parse(r.output, "eval --json");
   const double loss = at(v, "loss").number, tokens = at(v, "tokens").number, bytes = at(v, "bytes").number;
-  // Every byte the targets spell: all but the first character's ('T'), so the file's size minus 1;
-  // the Hangul characters take 3 bytes each, so there are more bytes than tokens.
-  REQUIRE(bytes == static_cast<double>(fs::file_size(dir.file("corpus.txt")) - 1));
+  // The text's bytes: the file's size; the Hangul characters take 3 bytes each, so there are more
+  // bytes than tokens.
+  REQUIRE(bytes == static_cast<double>(fs::file_size(dir.file("corpus.txt"))));
+  REQUIRE(at(v, "bytes_of").text == "text");
   REQUIRE(bytes > tokens);
   REQUIRE(at(v, "bits_per_byte").number == Approx(loss * tokens / (bytes * std::log(2.0))).epsilon(1e-5));
   Result table = run("eval --ckpt " + ckpt + " --data " + dir.file("corpus.txt"));
   REQUIRE_THAT(table.output, Catch::Contains("  bits/byte ") && Catch::Contains("  bytes "));
+}
+
+namespace {
+// Each row's first three fields (iter, train_loss, val_loss) of a run's CSV log.
+std::vector<std::string> loss_columns(const std::string& log) {
+  std::vector<std::string> rows;
+  std::istringstream in(read_file(log));
+  for (std::string line; std::getline(in, line);) {
+    size_t comma = 0;
+    for (int k = 0; k < 3 && comma != std::string::npos; ++k) comma = line.find(',', comma + 1);
+    rows.push_back(line.substr(0, comma));
+  }
+  return rows;
+}
+
+// Starts `args`, waits until its log has a row and then `delay`, sends SIGTERM, and returns how
+// long the run took to end after it, with its result.
+std::pair<double, Run> stop_during(const std::string& args, const std::string& log, const TempDir& dir,
+                                   std::chrono::milliseconds delay) {
+  Process p(words(args), dir.file("stopped.out"));
+  REQUIRE(wait_for_rows(log));
+  std::this_thread::sleep_for(delay);
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(kill(p.pid(), SIGTERM) == 0);
+  Run r = p.wait(std::chrono::seconds(120));
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), r};
+}
+}  // namespace
+
+TEST_CASE("cli: a signal during an evaluation ends the run within a second, and the resume evaluates first",
+          "[cli][signals]") {
+  TempDir dir;
+  const std::string common = small_run(dir) + " --iters 4 --eval-every 2";
+  REQUIRE(run("train " + common + " --out " + dir.file("whole.h5")).exit_code == 0);
+  // 10^6 validation batches: an evaluation that takes minutes.
+  const std::string ckpt = dir.file("run.h5");
+  const auto [seconds, stopped] = stop_during("train " + common + " --eval-iters 1000000 --out " + ckpt,
+                                              dir.file("run.csv"), dir, std::chrono::milliseconds(500));
+  INFO(stopped.output);
+  REQUIRE(stopped.exit_code == 143);
+  REQUIRE(seconds < 5);  // a loaded machine's margin over "within a second"
+  REQUIRE_THAT(stopped.output, Catch::Contains("a signal cut short the evaluation at iteration 2: train --resume does "
+                                               "it before the next step"));
+  REQUIRE(at(at(info(ckpt), "training"), "iteration").number == 2);
+  REQUIRE(at(at(info(ckpt), "training"), "eval_pending").boolean);
+  REQUIRE(loss_columns(dir.file("run.csv")).back().substr(0, 2) == "2,");
+  REQUIRE(loss_columns(dir.file("run.csv")).back().back() == ',');  // no validation loss yet
+  // The resume evaluates iteration 2 first and fills its row: the log then equals the whole run's.
+  const Result resumed = run("train --resume " + ckpt + " --eval-iters 2");
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  REQUIRE_THAT(resumed.output, Catch::Contains("the evaluation at iteration 2, which a signal cut short, is done"));
+  REQUIRE(loss_columns(dir.file("run.csv")) == loss_columns(dir.file("whole.csv")));
+  REQUIRE_FALSE(at(at(info(ckpt), "training"), "eval_pending").boolean);
+  // A long multiple-choice task: the same within a second, between its passes.
+  std::string task;
+  for (int i = 0; i < 60000; ++i)
+    task += R"({"ctx": "To be, or not to be, that is the question. To be", "endings": [", or not", " question"], "label": 0})" "\n";
+  dir.write("task.jsonl", task);
+  fs::remove(dir.file("run.csv"));  // rows in it then mean the run below is training
+  const auto [task_seconds, task_stopped] =
+      stop_during("train " + common + " --eval-task " + dir.file("task.jsonl") + " --force --out " + ckpt,
+                  dir.file("run.csv"), dir, std::chrono::milliseconds(500));
+  INFO(task_stopped.output);
+  REQUIRE(task_stopped.exit_code == 143);
+  REQUIRE(task_seconds < 5);
+  REQUIRE_THAT(task_stopped.output, Catch::Contains("a signal cut short the evaluation at iteration 2"));
 }
 
 TEST_CASE("cli: a write the system refuses names its reason, and the last checkpoint stays", "[cli][errors]") {
@@ -541,6 +618,72 @@ TEST_CASE("cli: train --config repeats a run bit for bit from info --config's fi
   REQUIRE(run("train " + small_run(dir) + " --iters 2 --tokenizer-from a.h5 --out d.h5", dir.file("")).exit_code == 0);
   REQUIRE(run("info --ckpt d.h5 --config d.json", dir.file("")).exit_code == 0);
   REQUIRE(read_file(dir.file("d.json")).find("\"tokenizer-from\": \"" + dir.file("a.h5") + "\"") != std::string::npos);
+}
+
+TEST_CASE("cli: a settings file with more flags trains as its command line with them", "[cli][config]") {
+  TempDir dir;
+  const std::string base = small_run(dir) + " --iters 3";
+  auto weights = [&](const std::string& ckpt) { return at(at(info(ckpt), "digests"), "weights").text; };
+  int n = 0;
+  // lr re-derives --min-lr; --arch gpt2 takes gpt2's pieces, not the file's llama ones; --heads
+  // and --embd re-derive the key/value heads and the feed-forward width.
+  for (const auto& [original, more] : std::vector<std::pair<std::string, std::string>>{
+           {"", " --lr 0.01"}, {"", " --lr 5e-5"}, {" --arch llama", " --arch gpt2"}, {" --arch llama", " --heads 4 --embd 32"},
+           {" --lr 0.003 --min-lr 0.001", " --lr 0.01"}, {" --arch llama --norm layernorm", " --arch gpt2"}}) {
+    INFO(original << " + " << more);
+    const std::string first = dir.file("first" + std::to_string(n) + ".h5"), json = dir.file(std::to_string(n) + ".json");
+    const std::string replay = dir.file("replay" + std::to_string(n) + ".h5"), plain = dir.file("plain" + std::to_string(n) + ".h5");
+    ++n;
+    REQUIRE(run("train " + base + original + " --out " + first).exit_code == 0);
+    REQUIRE(run("info --ckpt " + first + " --config " + json).exit_code == 0);
+    const Result replayed = run("train --config " + json + more + " --out " + replay);
+    INFO(replayed.output);
+    REQUIRE(replayed.exit_code == 0);
+    REQUIRE(run("train " + base + original + more + " --out " + plain).exit_code == 0);
+    REQUIRE(weights(replay) == weights(plain));
+    const json::Value a = at(at(info(replay), "training"), "settings"), b = at(at(info(plain), "training"), "settings");
+    for (const char* key : {"lr", "min-lr", "arch", "norm", "position", "mlp", "bias", "kv-heads", "ffn-hidden"})
+      REQUIRE(at(a, key).text == at(b, key).text);
+  }
+  // A fine-tuned run's file with another shape: a plain model of that shape (no grouped heads, a
+  // feed-forward 4 --embd wide), not the first model's numbers.
+  REQUIRE(run("train --init-from " + dir.file("first0.h5") + " --data " + dir.file("corpus.txt") +
+              " --iters 2 --eval-iters 1 --out " + dir.file("ft.h5")).exit_code == 0);
+  REQUIRE(run("info --ckpt " + dir.file("ft.h5") + " --config " + dir.file("ft.json")).exit_code == 0);
+  REQUIRE(read_file(dir.file("ft.json")).find("kv-heads") == std::string::npos);
+  REQUIRE(run("train --config " + dir.file("ft.json") + " --heads 4 --embd 32 --out " + dir.file("ft2.h5")).exit_code == 0);
+  const json::Value model = at(info(dir.file("ft2.h5")), "model");
+  REQUIRE(at(model, "n_kv_head").number == 4);
+  REQUIRE(at(model, "ffn_hidden").number == 128);
+}
+
+TEST_CASE("cli: a run changed on --resume, or of another rank count, is not repeated by a settings file",
+          "[cli][config]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("run.h5");
+  REQUIRE(run("train " + small_run(dir) + " --iters 3 --out " + ckpt).exit_code == 0);
+  REQUIRE(run("train --resume " + ckpt + " --iters 5 --lr 5e-4").exit_code == 0);
+  const Result refused = run("info --ckpt " + ckpt + " --config " + dir.file("run.json"));
+  INFO(refused.output);
+  REQUIRE(refused.exit_code == 1);
+  REQUIRE_THAT(refused.output, Catch::Contains("the run changed on --resume (") &&
+                                   Catch::Contains("iteration 3: --iters 3 -> 5") &&
+                                   Catch::Contains("iteration 3: --lr 0.001 -> 0.0005") &&
+                                   Catch::Contains("cannot repeat this run"));
+  REQUIRE_FALSE(fs::exists(dir.file("run.json")));
+  // Moved text changes no number: its run is repeated.
+  fs::create_directory(dir.file("moved"));
+  fs::copy_file(dir.file("corpus.txt"), dir.file("moved/corpus.txt"));
+  REQUIRE(run("train " + small_run(dir) + " --iters 2 --out " + dir.file("m.h5")).exit_code == 0);
+  REQUIRE(run("train --resume " + dir.file("m.h5") + " --data " + dir.file("moved/corpus.txt")).exit_code == 0);
+  REQUIRE(run("info --ckpt " + dir.file("m.h5") + " --config " + dir.file("m.json")).exit_code == 0);
+  // A file of a two-rank run asks for two ranks.
+  const std::string two = dir.write("two.json", "{\"tinygpt\": \"train settings\", \"ranks\": 2, \"iters\": 2}");
+  const Result one = run("train --config " + two + " " + small_run(dir) + " --out " + dir.file("two.h5"));
+  REQUIRE(one.exit_code == 1);
+  REQUIRE_THAT(one.output, Catch::Contains("is of a run of 2 ranks, this one has 1") &&
+                               Catch::Contains("start it with mpirun -np 2"));
+  REQUIRE_FALSE(fs::exists(dir.file("two.h5")));
 }
 
 TEST_CASE("cli: a settings file's mistakes are one clear error, and nothing is written", "[cli][config][errors]") {

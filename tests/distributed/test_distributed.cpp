@@ -13,6 +13,7 @@
 #include "train_helpers.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/distributed.h"
+#include "tinygpt/train/multiple_choice.h"
 #include "tinygpt/train/trainer.h"
 
 using namespace tinygpt;
@@ -170,4 +171,38 @@ TEST_CASE("mpi: a one-process checkpoint is not resumed by two ranks", "[mpi]") 
   comm.sum(0);
   REQUIRE_THROWS_WITH(Trainer(o.out, Resume{}, comm),
                       Catch::Contains("1 process,") && Catch::Contains("without mpirun"));
+}
+
+TEST_CASE("mpi: two ranks score a task, each its share, to one process's acc and acc_norm bits", "[mpi]") {
+  const Communicator comm = two_ranks();
+  SharedDir dir(comm);
+  TrainOptions o = options_in(dir, "task.h5");
+  if (comm.is_root()) {
+    std::ofstream task(dir.file("choices.jsonl"));
+    const char* endings[] = {"\" of our\"", "\" summer\"", "\" by this sun\"", "\"ent made\""};
+    for (int i = 0; i < 37; ++i)  // an odd count: the shares differ by a group
+      task << "{\"ctx\": \"Now is the winter" << std::string(static_cast<size_t>(i % 5), 'e') << "\", \"endings\": ["
+           << endings[i % 4] << ", " << endings[(i + 1) % 4] << ", " << endings[(i + 2) % 4] << "], \"label\": " << i % 3
+           << "}\n";
+  }
+  comm.sum(0);
+  o.eval_task = dir.file("choices.jsonl"), o.iters = 4;
+  testing::Quiet quiet;
+  Trainer t(o, comm);
+  t.run(quiet.progress);
+  const std::optional<Trainer::Evaluation> e = t.evaluate();
+  REQUIRE(e);
+  REQUIRE(e->task);
+  comm.sum(0);  // the checkpoint is written
+  // One process scoring every example of the saved model.
+  const Checkpoint ck = read_checkpoint(o.out);
+  const std::vector<ChoiceExample> examples = read_choice_task(o.eval_task);
+  const ChoiceRows rows = choice_rows(examples, *ck.tokenizer, ck.config.block_size, "task");
+  const ChoiceScores one = tally(examples, score_choices(*ck.model, rows, o.batch));
+  REQUIRE(e->task->examples == 37);
+  REQUIRE(one.examples == 37);
+  REQUIRE(e->task->acc == one.acc());  // bitwise
+  REQUIRE(e->task->acc_norm == one.acc_norm());
+  REQUIRE(one.correct > 0);
+  REQUIRE(one.correct < 37);
 }

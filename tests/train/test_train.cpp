@@ -589,6 +589,40 @@ TEST_CASE("train: a loss that becomes NaN stops the run and keeps the last check
   std::ifstream again(o.out, std::ios::binary);
   REQUIRE(std::string((std::istreambuf_iterator<char>(again)), {}) == saved);
   REQUIRE(read_checkpoint(o.out).train->iteration == 5);
+  // The step that stopped the run has its row, as every skipped one before it.
+  const std::vector<io::LogRow> rows = io::read_log(t.log_path());
+  REQUIRE(rows.size() == 10);
+  for (size_t i = 5; i < 10; ++i) {
+    REQUIRE(rows[i].iter == static_cast<int64_t>(i) + 1);
+    REQUIRE(rows[i].step->skipped);
+    REQUIRE(std::isnan(rows[i].train_loss));
+  }
+  for (const io::LogRow& row : rows) REQUIRE(row.step->peak_share <= 1.0);  // the peak is never below a step's rate
+}
+
+TEST_CASE("train: a checkpoint saved at a step whose loss is not finite is read and resumed", "[train][errors]") {
+  TempDir dir;
+  Quiet q;
+  TrainOptions o = tiny_options(dir, "skipped.h5");
+  o.eval_every = 100, o.ckpt_every = 1, o.iters = 7, o.val_fraction = 0;  // a validation loss would be nan too
+  {
+    Trainer t(o);
+    REQUIRE(t.run(q.progress, nullptr, 5) == Trainer::Outcome::interrupted);
+    // A finite weight whose products overflow: ln_f's first gain times a normalized value past
+    // 1.13 is inf, and the logits inf - inf.
+    bool found = false;
+    for (auto& [name, p] : t.model().named_parameters())
+      if (name == "transformer.ln_f.weight") p.data()[0] = 3e38f, found = true;
+    REQUIRE(found);
+    REQUIRE(t.run(q.progress) == Trainer::Outcome::finished);  // iterations 6 and 7 not applied, each saved
+  }
+  const Checkpoint ck = read_checkpoint(o.out);
+  REQUIRE(ck.train->iteration == 7);
+  REQUIRE(std::isnan(ck.train->train_loss));
+  Trainer resumed(o.out, Resume{}.set_iters(8));
+  REQUIRE(resumed.run(q.progress) == Trainer::Outcome::finished);
+  REQUIRE(std::isnan(resumed.state().train_loss));
+  REQUIRE(io::read_log(resumed.log_path()).back().step->skipped);
 }
 
 TEST_CASE("train: impossible settings are rejected before anything is written", "[train][errors]") {
