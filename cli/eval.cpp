@@ -94,10 +94,10 @@ void add_eval(CLI::App& app) {
     if (!shards)
       for (const std::string& file : args->data) text_bytes += static_cast<int64_t>(std::filesystem::file_size(file));
     if (tokens.size() < 2)
-      throw std::invalid_argument(fmt::format("eval: {} {} {} token{}; at least 2 are needed",
+      throw std::invalid_argument(fmt::format("eval: {} {} {} {} token{}; at least 2 are needed",
                                               shards ? fmt::format("the {} split of", args->split) : "the text of",
                                               fmt::join(args->data, ", "), tokens.size() == 1 ? "has" : "have",
-                                              tokens.size() == 1 ? "" : "s"));
+                                              tokens.size(), tokens.size() == 1 ? "" : "s"));
     const train::EvalResult r =
         shards ? train::per_byte(train::evaluate(*ck.model, tokens, args->batch),
                                  train::spelled_bytes(*ck.tokenizer, tokens), train::ByteCount::tokens)

@@ -152,6 +152,7 @@ void print_text(const std::string& path, const train::Checkpoint& ck) {
   else print_line("train loss   {} (last iteration, which the spike guard did not apply)\n", std::isnan(s.train_loss) ? "nan" : "inf");
   if (std::isfinite(s.val_loss)) print_line("val loss     {:.4f} (last estimate)\n", s.val_loss);
   if (std::isfinite(s.best_val_loss)) print_line("best val     {:.4f}\n", s.best_val_loss);
+  if (!s.init_from.empty()) print_line("started from {} (--init-from)\n", s.init_from);
   if (s.eval_pending)
     print_line("evaluation   at iteration {} cut short by a signal: train --resume does it first\n", s.iteration);
   print_line("training     {:.1f} s, {} products{}\n", s.seconds, tinygpt::name(s.options.precision),
@@ -193,9 +194,9 @@ void print_json(const std::string& path, const train::Checkpoint& ck) {
     for (const std::string& change : s.changes) changes.push_back(quote(change));
     training = fmt::format(
         "{{\"iteration\": {}, \"iters\": {}, \"ranks\": {}, \"tokens_seen\": {}, \"train_loss\": {}, \"val_loss\": {}, "
-        "\"best_val_loss\": {}, \"eval_pending\": {}, \"seconds\": {}, \"settings\": {{{}}}, \"data_files\": [{}], \"changes\": [{}]}}",
+        "\"best_val_loss\": {}, \"eval_pending\": {}, \"init_from\": {}, \"seconds\": {}, \"settings\": {{{}}}, \"data_files\": [{}], \"changes\": [{}]}}",
         s.iteration, s.options.iters, s.sampler_states.size(), s.tokens_seen, data::json::number(s.train_loss), data::json::number(s.val_loss),
-        data::json::number(s.best_val_loss), s.eval_pending, s.seconds, fmt::join(options, ", "), fmt::join(files, ", "),
+        data::json::number(s.best_val_loss), s.eval_pending, s.init_from.empty() ? "null" : quote(s.init_from), s.seconds, fmt::join(options, ", "), fmt::join(files, ", "),
         fmt::join(changes, ", "));
   }
   const Digests d = digests(ck);
@@ -230,9 +231,7 @@ void add_info(CLI::App& app) {
       if (!ck.train)
         throw std::invalid_argument(fmt::format("'{}' holds weights only: it has no run settings for --config",
                                                 args->ckpt));
-      const train::TrainState& s = *ck.train;
-      io::write_output_file(args->config, io::OutputKind::settings,
-                            train::settings_file_text(s.options, s.changes, static_cast<int64_t>(s.sampler_states.size())));
+      io::write_output_file(args->config, io::OutputKind::settings, train::settings_file_text(*ck.train));
     }
     if (args->json) return print_json(args->ckpt, ck);
     print_text(args->ckpt, ck);

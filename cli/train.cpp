@@ -41,6 +41,7 @@ struct TrainCommand {
                                                 start));
     const train::SettingsFile file = train::read_settings_file(config, options, given_settings());
     from_file = file.names, file_ranks = file.ranks;
+    init_from = file.init_from;  // a fine-tuning run's file starts where that run started
   }
 
   // A run's batches depend on its number of ranks: a file's run is repeated only with as many.
@@ -69,11 +70,13 @@ struct TrainCommand {
     if (!init_from.empty()) {
       refuse_model_flags();
       train::check_flags_apply(options, given_settings(), train::RunStart::init_from);
-      trainer = std::make_unique<train::Trainer>(options, train::InitFrom{init_from, cmd->count("--block") > 0}, comm,
-                                                 existing);
+      trainer = std::make_unique<train::Trainer>(options, train::InitFrom{init_from, given_settings().count("block") > 0},
+                                                 comm, existing);
+      trainer->record_given_settings(given_settings());
     } else if (resume.empty()) {
       train::check_flags_apply(options, given_settings(), train::RunStart::fresh);
       trainer = std::make_unique<train::Trainer>(options, comm, existing);
+      trainer->record_given_settings(given_settings());
     } else {
       trainer = std::make_unique<train::Trainer>(resume, resumed_changes(), comm);
     }

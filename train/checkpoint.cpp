@@ -92,6 +92,8 @@ void write_train_state(const io::hdf5::GroupWriter& root, const TrainState& s) {
   g.put("val_tokens", s.val_tokens);
   g.put("best_val_loss", s.best_val_loss);
   g.put("eval_pending", int64_t{s.eval_pending});
+  g.put("init_from", s.init_from);
+  put_lines(g, "given_settings", s.given);
   put_lines(g, "data_files", data_lines(s.data_files));
   put_lines(g, "changes", s.changes);
   put_lines(g, "spike_guard", guard_lines(s.guard));
@@ -345,6 +347,8 @@ TrainState read_train_state(const io::hdf5::Reader& r) {
   if (g.attributes.count("best_val_loss")) s.best_val_loss = r.number(g, where, "best_val_loss", Range{0, 1e30},
                                                                     io::hdf5::Reader::Nan::allowed);
   if (g.attributes.count("eval_pending")) s.eval_pending = r.integer(g, where, "eval_pending", Range{0, 1}) == 1;
+  if (g.attributes.count("init_from")) s.init_from = r.text(g, where, "init_from");
+  if (has_lines(g, "given_settings")) s.given = lines_of(r, g, "given_settings");
   try {
     s.data_files = parse_data_lines(lines_of(r, g, "data_files"));
   } catch (const std::invalid_argument& e) {

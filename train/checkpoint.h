@@ -37,6 +37,8 @@ struct TrainState {
   std::vector<DataFile> data_files;  // the text, file by file (absent from files written before they were kept)
   double best_val_loss = NAN;        // the lowest validation loss so far (NaN: none yet)
   bool eval_pending = false;         // a signal cut short the evaluation at `iteration`: a resume does it first
+  std::string init_from;             // a fine-tuning run's starting checkpoint (absolute path); empty: fresh weights
+  std::vector<std::string> given;    // the settings the run's command line (or settings file) gave, by flag name
   std::vector<std::string> changes;  // one line for each setting changed on resume, and for moved or changed text
   SpikeGuard::State guard;           // the loss-spike guard's history (empty in files written before it was kept)
   TrainOptions options;

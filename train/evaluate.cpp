@@ -52,7 +52,7 @@ int64_t spelled_bytes(const data::Tokenizer& tokenizer, const data::TokenArray& 
   for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) length[id] = static_cast<int64_t>(tokenizer.token_bytes(id).size());
   int64_t bytes = 0;
   std::vector<int32_t> chunk(4096);  // read a stretch at a time: the tokens may be shards on disk
-  for (int64_t i = 1; i < tokens.size(); i += static_cast<int64_t>(chunk.size())) {
+  for (int64_t i = 0; i < tokens.size(); i += static_cast<int64_t>(chunk.size())) {
     const int64_t n = std::min<int64_t>(static_cast<int64_t>(chunk.size()), tokens.size() - i);
     tokens.copy_to(i, n, chunk.data());
     for (int64_t k = 0; k < n; ++k) bytes += length.at(static_cast<size_t>(chunk[k]));

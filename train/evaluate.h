@@ -29,7 +29,7 @@ struct EvalResult {
 EvalResult evaluate(nn::GPT& model, const data::TokenArray& tokens, int64_t batch = 16);
 // The result with its bits per byte over `bytes`.
 EvalResult per_byte(EvalResult r, int64_t bytes, ByteCount of);
-// The UTF-8 bytes that the targets spell (every token but the first).
+// The UTF-8 bytes that the tokens spell, every one (as a text's bytes are all counted).
 int64_t spelled_bytes(const data::Tokenizer& tokenizer, const data::TokenArray& tokens);
 
 }  // namespace tinygpt::train

@@ -114,8 +114,9 @@ std::string replay_problem(const std::vector<std::string>& changes) {
 
 }  // namespace
 
-std::string settings_file_text(const TrainOptions& options, const std::vector<std::string>& changes, int64_t ranks) {
-  if (const std::string problem = replay_problem(changes); !problem.empty()) throw std::invalid_argument(problem);
+std::string settings_file_text(const TrainState& state) {
+  const TrainOptions& options = state.options;
+  if (const std::string problem = replay_problem(state.changes); !problem.empty()) throw std::invalid_argument(problem);
   // The values each setting takes when left out, as text, by name.
   std::vector<std::string> defaults, derived;
   TrainOptions d, from_others = derived_values(options);
@@ -125,23 +126,37 @@ std::string settings_file_text(const TrainOptions& options, const std::vector<st
   for_each_option(from_others, [&](const char*, const auto& field, const char*, const io::Range&, Choices choices) {
     derived.push_back(json_value(field, choices));
   });
+  std::set<std::string> from_checkpoint = {"tokenizer", "vocab-size", "tokenizer-model", "tokenizer-from",
+                                           "layers", "heads", "embd"};
+  ArchOptions arch;
+  for_each_arch_option(arch, [&](const char* name, auto&, const char*, const io::Range&, Choices) {
+    from_checkpoint.insert(name);
+  });
   std::error_code ec;  // data that cannot be looked at now: judged as text
   const bool folders = !options.data.empty() && std::filesystem::is_directory(options.data.front(), ec);
   auto left_out = [&](const std::string& name) {
     if (name == "out") return true;  // where a run writes is the command line's to say
+    if (!state.init_from.empty()) return from_checkpoint.count(name) > 0;
     if (!options.tokenizer_from.empty()) return name == "tokenizer" || name == "vocab-size" || name == "tokenizer-model";
     if (folders && options.tokenizer_model.empty()) return name == "tokenizer" || name == "vocab-size";
     return false;
   };
+  const std::set<std::string> given(state.given.begin(), state.given.end());
+  auto written = [&](const std::string& name, const std::string& value, size_t i) {
+    if (left_out(name)) return false;
+    if (name == "lr" || (name == "block" && !state.init_from.empty())) return true;  // the block may crop the checkpoint's
+    if (is_derived(name)) return given.count(name) > 0 || value != derived.at(i);
+    return value != defaults.at(i);
+  };
   std::string text = fmt::format("{{\n  {}", kSettingsMark);
+  const auto ranks = state.sampler_states.size();
   if (ranks > 1) text += fmt::format(",\n  \"ranks\": {}", ranks);
+  if (!state.init_from.empty()) text += fmt::format(",\n  \"init-from\": {}", quoted(state.init_from));
   TrainOptions o = options;
   size_t i = 0;
   for_each_option(o, [&](const char* name, const auto& field, const char*, const io::Range&, Choices choices) {
     const std::string value = json_value(field, choices);
-    const std::string& unwritten = is_derived(name) ? derived.at(i) : defaults.at(i);
-    if (!left_out(name) && (std::string_view(name) == "lr" || value != unwritten))
-      text += fmt::format(",\n  {}: {}", quoted(name), value);
+    if (written(name, value, i)) text += fmt::format(",\n  {}: {}", quoted(name), value);
     ++i;
   });
   return text + "\n}\n";
@@ -159,7 +174,17 @@ SettingsFile read_settings_file(const std::string& path, TrainOptions& options, 
   SettingsFile file_settings;
   std::set<std::string>& set = file_settings.names;
   for (const auto& [key, value] : *document.object) {
-    if (key == "tinygpt") continue;  // the mark
+    if (key == "tinygpt") {  // the mark, when there is one
+      if (value.type != data::json::Value::Type::string || value.text != "train settings")
+        throw std::invalid_argument(fmt::format("{}: \"tinygpt\" says what the file is, and this one is not \"train "
+                                                "settings\"", where));
+      continue;
+    }
+    if (key == "init-from") {
+      if (std::string problem = set_from(value, file_settings.init_from, io::Range{}, {}); !problem.empty())
+        throw std::invalid_argument(fmt::format("{}: \"init-from\" {}", where, problem));
+      continue;
+    }
     if (key == "ranks") {
       if (std::string problem = set_from(value, file_settings.ranks, io::Range{1, 1e6}, {}); !problem.empty())
         throw std::invalid_argument(fmt::format("{}: \"ranks\" {}", where, problem));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/options.h"
 
 namespace tinygpt::train {
@@ -19,20 +20,22 @@ inline constexpr const char* kSettingsMark = "\"tinygpt\": \"train settings\"";
 
 // A run's settings, one per line after the mark, as train --config needs them to repeat it: those
 // that differ from what the command line gives when they are left out. Settings that come from
-// others are written only where they differ from what those give: --min-lr (--lr / 10), the
-// architecture's pieces (--arch's), --ffn-hidden and --kv-heads (0: from --embd and --heads). So a
-// file read with other flags re-derives them as the command line would. The tokenizer's settings
-// are left out where the run's tokenizer came from elsewhere: --tokenizer-from, or shard folders'
-// own. A run of several ranks adds "ranks": N, which train --config checks.
+// others (--min-lr from --lr, the architecture's pieces from --arch, --ffn-hidden and --kv-heads
+// from --embd and --heads) are written where the run's command line gave them (TrainState::given)
+// or where they differ from what those give, so a file read with other flags re-derives the rest
+// as the command line would. The tokenizer's settings are left out where the run's tokenizer came
+// from elsewhere: --tokenizer-from, or shard folders' own. A fine-tuning run writes "init-from"
+// and leaves out what its checkpoint gives (the shape, the pieces, the tokenizer); a run of several
+// ranks writes "ranks": N, which train --config checks.
 //
 // Throws std::invalid_argument, with the changes, for a run that one file cannot repeat: settings
 // changed on --resume, or text changed under --force (moved text changes no number).
-std::string settings_file_text(const TrainOptions& options, const std::vector<std::string>& changes = {},
-                               int64_t ranks = 1);
+std::string settings_file_text(const TrainState& state);
 
 struct SettingsFile {
   std::set<std::string> names;  // the settings it set
   int64_t ranks = 1;            // the number of ranks of the run it came from
+  std::string init_from;        // a fine-tuning run's starting checkpoint; empty: fresh weights
 };
 
 // Sets each setting in the file at `path` that `given` (the names given on the command line) does

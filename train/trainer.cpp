@@ -202,6 +202,7 @@ Trainer::Trainer(const TrainOptions& options, const InitFrom& init, Communicator
   }
   ck.model.reset();
   start(std::move(model));
+  state_.init_from = std::filesystem::absolute(init.checkpoint).lexically_normal().string();
 }
 
 namespace {
@@ -287,6 +288,7 @@ Trainer::Trainer(const std::string& path, const Resume& changes, Communicator co
   if (!ck.train || !ck.optim)
     throw std::invalid_argument(fmt::format("checkpoint '{}' holds no training state to resume", path));
   state_ = *ck.train;
+  checkpoint_saved_ = in_place;  // the file resumed from is the one a stop keeps
   const auto world = static_cast<int>(state_.sampler_states.size());
   if (world != comm_.size())
     throw std::invalid_argument(fmt::format(
@@ -493,6 +495,32 @@ namespace {
 struct EvaluationInterrupted {};
 }  // namespace
 
+std::string Trainer::task_line(const io::TaskColumns& task) const {
+  return fmt::format("tinygpt: {} at iteration {}: acc {:.4f}, acc_norm {:.4f} ({} examples)", options_.eval_task,
+                     state_.iteration, task.acc, task.acc_norm, task.examples);
+}
+
+std::string Trainer::guard_stop_message() const {
+  const std::string what = fmt::format("{} steps in a row were not applied (the last, iteration {}: {}): the run stops "
+                                       "here", options_.spike_patience, state_.iteration, skip_reason_);
+  if (!checkpoint_saved_)
+    return fmt::format("{}, before its first checkpoint (--ckpt-every {}): start it again, with a lower --lr or other "
+                       "--data (--force replaces its log; --spike-patience sets how many)",
+                       what, options_.ckpt_every);
+  return fmt::format("{}, without saving over '{}' (train --resume '{}' with a lower --lr, or other --data, may get past "
+                     "it; a --grad-clip needs a new run; --spike-patience sets how many)",
+                     what, options_.out, options_.out);
+}
+
+std::string Trainer::cut_short_line() const {
+  return fmt::format("tinygpt: a signal cut short the evaluation at iteration {}: train --resume does it first",
+                     state_.iteration);
+}
+
+void Trainer::record_given_settings(const std::set<std::string>& names) {
+  state_.given.assign(names.begin(), names.end());
+}
+
 double Trainer::peak_share(double tokens_per_s) {
   const double achieved = flops_per_token_ * tokens_per_s;
   peak_flops_ = std::max(peak_flops_, achieved);
@@ -574,6 +602,7 @@ void Trainer::take_evaluation(const Evaluation& e) {
 
 void Trainer::save() {
   save_to(options_.out);
+  checkpoint_saved_ = true;
   lock_.follow();  // the checkpoint is a new file now: its lock moves with it
 }
 
@@ -597,9 +626,13 @@ void Trainer::log_sample(Progress& progress) {
 
 bool Trainer::finish_pending_evaluation(Progress& progress, const InterruptWatch* interrupt) {
   const std::optional<Evaluation> e = evaluate(interrupt);
-  if (!e) return false;  // the checkpoint still says so
+  if (!e) {  // the checkpoint still says so
+    if (comm_.is_root()) progress.message(cut_short_line());
+    return false;
+  }
   take_evaluation(*e);
   state_.eval_pending = false;
+  save();  // a run at its last iteration takes no step that would save it
   if (!comm_.is_root()) return true;
   std::vector<std::string> rows;
   for (io::LogLine& line : io::read_log_lines(log_path())) {
@@ -612,6 +645,7 @@ bool Trainer::finish_pending_evaluation(Progress& progress, const InterruptWatch
   inspect::write_loss_plot({log_path()}, plot_path());
   progress.message(fmt::format("tinygpt: the evaluation at iteration {}, which a signal cut short, is done: val {:.4f}",
                                state_.iteration, e->val_loss));
+  if (e->task) progress.message(task_line(*e->task));
   return true;
 }
 
@@ -664,22 +698,12 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
         progress.message(fmt::format("tinygpt: iteration {} not applied: {}", state_.iteration, skip_reason_));
       progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val,
                      last_step_.grad_norm, last_step_.clip_scale < 1, last_step_.peak_share});
-      if (task)
-        progress.message(fmt::format("tinygpt: {} at iteration {}: acc {:.4f}, acc_norm {:.4f} ({} examples)",
-                                     options_.eval_task, state_.iteration, task->acc, task->acc_norm, task->examples));
-      if (state_.eval_pending)
-        progress.message(fmt::format("tinygpt: a signal cut short the evaluation at iteration {}: train --resume "
-                                     "does it before the next step",
-                                     state_.iteration));
+      if (task) progress.message(task_line(*task));
+      if (state_.eval_pending) progress.message(cut_short_line());
       if (!guard_stops && options_.sample_every > 0 && state_.iteration % options_.sample_every == 0)
         log_sample(progress);
     }
-    if (guard_stops)
-      throw std::runtime_error(fmt::format(
-          "{} steps in a row were not applied (the last, iteration {}: {}): the run stops here, without saving over "
-          "'{}' (train --resume '{}' with a lower --lr, or other --data, may get past it; a --grad-clip needs a new "
-          "run; --spike-patience sets how many)",
-          options_.spike_patience, state_.iteration, skip_reason_, options_.out, options_.out));
+    if (guard_stops) throw std::runtime_error(guard_stop_message());
     if (stop) return Outcome::interrupted;
   }
   return Outcome::finished;

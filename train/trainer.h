@@ -82,6 +82,9 @@ class Trainer {
   };
   std::optional<Evaluation> evaluate(const InterruptWatch* interrupt = nullptr);
   double estimate_val_loss() { return evaluate()->val_loss; }
+  // The flags (names without --) the run's command line or settings file gave, kept in its
+  // checkpoint: a settings file of the run writes those that other flags would otherwise derive.
+  void record_given_settings(const std::set<std::string>& names);
   const nn::GPT& model() const { return *model_; }
   const TrainState& state() const { return state_; }
   const data::Corpus& corpus() const { return corpus_; }
@@ -125,6 +128,9 @@ class Trainer {
   // A step's FLOP/s over the FMA peak of the cores the run uses. The peak is timed at the start and
   // raised to any rate a step reaches (a start on a busy machine times it low): never above 1.
   double peak_share(double tokens_per_s);
+  std::string task_line(const io::TaskColumns& task) const;  // the progress line of a task's scores
+  std::string cut_short_line() const;  // the progress line of an evaluation a signal cut short
+  std::string guard_stop_message() const;  // the error when the spike guard's patience is spent
   void take_evaluation(const Evaluation& e);  // the validation loss checked, the best checkpoint kept
   // The evaluation that a signal cut short at the checkpoint's iteration, done before the next step:
   // its row in the log gains its scores. False when a signal cuts it short again.
@@ -149,6 +155,7 @@ class Trainer {
   io::StepColumns last_step_;
   MemoryPlan memory_plan_;
   bool last_skipped_ = false;
+  bool checkpoint_saved_ = false;  // a checkpoint of this run exists at options_.out
   std::string skip_reason_;  // why the last step was not applied
   SpikeGuard guard_;
   double flops_per_token_ = 0, peak_flops_ = 0;  // for the share of the FMA peak

@@ -508,7 +508,7 @@ TEST_CASE("cli: a signal during an evaluation ends the run within a second, and 
   REQUIRE(stopped.exit_code == 143);
   REQUIRE(seconds < 5);  // a loaded machine's margin over "within a second"
   REQUIRE_THAT(stopped.output, Catch::Contains("a signal cut short the evaluation at iteration 2: train --resume does "
-                                               "it before the next step"));
+                                               "it first"));
   REQUIRE(at(at(info(ckpt), "training"), "iteration").number == 2);
   REQUIRE(at(at(info(ckpt), "training"), "eval_pending").boolean);
   REQUIRE(loss_columns(dir.file("run.csv")).back().substr(0, 2) == "2,");
@@ -520,6 +520,21 @@ TEST_CASE("cli: a signal during an evaluation ends the run within a second, and 
   REQUIRE_THAT(resumed.output, Catch::Contains("the evaluation at iteration 2, which a signal cut short, is done"));
   REQUIRE(loss_columns(dir.file("run.csv")) == loss_columns(dir.file("whole.csv")));
   REQUIRE_FALSE(at(at(info(ckpt), "training"), "eval_pending").boolean);
+  // At the last iteration the resume's evaluation is saved: the file says so, and a later resume
+  // has nothing to do.
+  const std::string last = dir.file("last.h5");
+  const auto [last_seconds, last_stopped] = stop_during("train " + small_run(dir) + " --iters 2 --eval-every 2 "
+                                                        "--eval-iters 1000000 --out " + last,
+                                                        dir.file("last.csv"), dir, std::chrono::milliseconds(500));
+  INFO(last_stopped.output);
+  REQUIRE(last_stopped.exit_code == 143);
+  REQUIRE(run("train --resume " + last + " --eval-iters 2").exit_code == 0);
+  const json::Value finished = at(info(last), "training");
+  REQUIRE_FALSE(at(finished, "eval_pending").boolean);
+  REQUIRE(at(finished, "val_loss").type == json::Value::Type::number);
+  const std::string metrics = read_file(dir.file("last.jsonl"));
+  REQUIRE(run("train --resume " + last).exit_code == 0);
+  REQUIRE(read_file(dir.file("last.jsonl")) == metrics);  // no evaluation again
   // A long multiple-choice task: the same within a second, between its passes.
   std::string task;
   for (int i = 0; i < 60000; ++i)
@@ -629,7 +644,9 @@ TEST_CASE("cli: a settings file with more flags trains as its command line with 
   // and --embd re-derive the key/value heads and the feed-forward width.
   for (const auto& [original, more] : std::vector<std::pair<std::string, std::string>>{
            {"", " --lr 0.01"}, {"", " --lr 5e-5"}, {" --arch llama", " --arch gpt2"}, {" --arch llama", " --heads 4 --embd 32"},
-           {" --lr 0.003 --min-lr 0.001", " --lr 0.01"}, {" --arch llama --norm layernorm", " --arch gpt2"}}) {
+           {" --lr 0.003 --min-lr 0.001", " --lr 0.01"}, {" --arch llama --norm layernorm", " --arch gpt2"},
+           // Given with the value they would be derived to: still given.
+           {" --min-lr 0.0001", " --lr 0.003"}, {" --norm layernorm --tie", " --arch llama"}}) {
     INFO(original << " + " << more);
     const std::string first = dir.file("first" + std::to_string(n) + ".h5"), json = dir.file(std::to_string(n) + ".json");
     const std::string replay = dir.file("replay" + std::to_string(n) + ".h5"), plain = dir.file("plain" + std::to_string(n) + ".h5");
@@ -645,16 +662,24 @@ TEST_CASE("cli: a settings file with more flags trains as its command line with 
     for (const char* key : {"lr", "min-lr", "arch", "norm", "position", "mlp", "bias", "kv-heads", "ffn-hidden"})
       REQUIRE(at(a, key).text == at(b, key).text);
   }
-  // A fine-tuned run's file with another shape: a plain model of that shape (no grouped heads, a
-  // feed-forward 4 --embd wide), not the first model's numbers.
-  REQUIRE(run("train --init-from " + dir.file("first0.h5") + " --data " + dir.file("corpus.txt") +
-              " --iters 2 --eval-iters 1 --out " + dir.file("ft.h5")).exit_code == 0);
+  // A fine-tuning run's file starts from the same checkpoint: the replay is the fine-tune, with
+  // more flags as its command line with them (and a shape flag refused as there).
+  const std::string tune = "train --init-from " + dir.file("first2.h5") + " --data " + dir.file("corpus.txt") +
+                           " --iters 2 --eval-iters 1 --block 8";
+  REQUIRE(run(tune + " --out " + dir.file("ft.h5")).exit_code == 0);
+  REQUIRE_THAT(run("info --ckpt " + dir.file("ft.h5")).output, Catch::Contains("started from " + dir.file("first2.h5")));
   REQUIRE(run("info --ckpt " + dir.file("ft.h5") + " --config " + dir.file("ft.json")).exit_code == 0);
-  REQUIRE(read_file(dir.file("ft.json")).find("kv-heads") == std::string::npos);
-  REQUIRE(run("train --config " + dir.file("ft.json") + " --heads 4 --embd 32 --out " + dir.file("ft2.h5")).exit_code == 0);
-  const json::Value model = at(info(dir.file("ft2.h5")), "model");
-  REQUIRE(at(model, "n_kv_head").number == 4);
-  REQUIRE(at(model, "ffn_hidden").number == 128);
+  const std::string ft_json = read_file(dir.file("ft.json"));
+  REQUIRE(ft_json.find("\"init-from\": \"" + dir.file("first2.h5") + "\"") != std::string::npos);
+  REQUIRE(ft_json.find("kv-heads") == std::string::npos);  // the checkpoint's
+  REQUIRE(run("train --config " + dir.file("ft.json") + " --out " + dir.file("ft2.h5")).exit_code == 0);
+  REQUIRE(weights(dir.file("ft2.h5")) == weights(dir.file("ft.h5")));
+  REQUIRE(run("train --config " + dir.file("ft.json") + " --lr 0.002 --out " + dir.file("ft3.h5")).exit_code == 0);
+  REQUIRE(run(tune + " --lr 0.002 --out " + dir.file("ft4.h5")).exit_code == 0);
+  REQUIRE(weights(dir.file("ft3.h5")) == weights(dir.file("ft4.h5")));
+  REQUIRE(weights(dir.file("ft3.h5")) != weights(dir.file("ft.h5")));
+  REQUIRE_THAT(run("train --config " + dir.file("ft.json") + " --heads 4 --out " + dir.file("ft5.h5")).output,
+               Catch::Contains("--heads cannot be given with --init-from"));
 }
 
 TEST_CASE("cli: a run changed on --resume, or of another rank count, is not repeated by a settings file",

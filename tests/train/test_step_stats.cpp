@@ -256,6 +256,14 @@ TEST_CASE("spike guard: a run made to diverge skips its spikes, then stops and k
   REQUIRE(kept.train->iteration <= rows.back().iter);
   REQUIRE(kept.train->guard.in_a_row < 5);
   REQUIRE(kept.train->guard.skipped >= kept.train->guard.in_a_row);
+  // The same run before any checkpoint: the message names none to resume.
+  o.out = dir.file("early.h5"), o.ckpt_every = 1000;
+  Trainer early(o);
+  REQUIRE_THROWS_WITH(early.run(q.progress), Catch::Contains("5 steps in a row were not applied") &&
+                                                 Catch::Contains("before its first checkpoint (--ckpt-every 1000): "
+                                                                 "start it again") &&
+                                                 !Catch::Contains("--resume"));
+  REQUIRE_FALSE(std::filesystem::exists(o.out));
 }
 
 TEST_CASE("spike guard: its decisions resume bitwise", "[train][spike][resume]") {
