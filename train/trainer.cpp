@@ -491,7 +491,7 @@ double Trainer::train_step(float lr) {
 
 namespace {
 // A signal came during an evaluation: every rank throws it at the same batch (stop_asked is a
-// collective), and run() saves the state before that evaluation.
+// collective), and run() saves the iteration with its evaluation pending.
 struct EvaluationInterrupted {};
 }  // namespace
 
@@ -630,8 +630,8 @@ bool Trainer::finish_pending_evaluation(Progress& progress, const InterruptWatch
     if (comm_.is_root()) progress.message(cut_short_line());
     return false;
   }
+  state_.eval_pending = false;  // before a best checkpoint is written
   take_evaluation(*e);
-  state_.eval_pending = false;
   save();  // a run at its last iteration takes no step that would save it
   if (!comm_.is_root()) return true;
   std::vector<std::string> rows;

@@ -524,7 +524,7 @@ TEST_CASE("cli: a signal during an evaluation ends the run within a second, and 
   // has nothing to do.
   const std::string last = dir.file("last.h5");
   const auto [last_seconds, last_stopped] = stop_during("train " + small_run(dir) + " --iters 2 --eval-every 2 "
-                                                        "--eval-iters 1000000 --out " + last,
+                                                        "--eval-iters 1000000 --keep-best --out " + last,
                                                         dir.file("last.csv"), dir, std::chrono::milliseconds(500));
   INFO(last_stopped.output);
   REQUIRE(last_stopped.exit_code == 143);
@@ -532,6 +532,7 @@ TEST_CASE("cli: a signal during an evaluation ends the run within a second, and 
   const json::Value finished = at(info(last), "training");
   REQUIRE_FALSE(at(finished, "eval_pending").boolean);
   REQUIRE(at(finished, "val_loss").type == json::Value::Type::number);
+  REQUIRE_FALSE(at(at(info(dir.file("last.best.h5")), "training"), "eval_pending").boolean);
   const std::string metrics = read_file(dir.file("last.jsonl"));
   REQUIRE(run("train --resume " + last).exit_code == 0);
   REQUIRE(read_file(dir.file("last.jsonl")) == metrics);  // no evaluation again
