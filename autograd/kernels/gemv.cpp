@@ -59,10 +59,20 @@ struct Int8Rows {
 
 // The 16 lanes' sum as a fixed tree, the same for every vector width: lanes j and j + 8, then
 // j and j + 4, j and j + 2, and the last two (depth 4, where a chain of adds would wait 16 times).
-inline float lane_sum(float (&l)[kDotLanes]) {
+// The AVX2 build keeps it in registers (a row's sum is on the path of every row of a matvec).
+inline float lane_sum(const simd::vfloat (&acc)[kDotLanes / simd::kLanes]) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  const __m256 s8 = _mm256_add_ps(acc[0], acc[1]);                                           // j and j + 8
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));  // j and j + 4
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));                                 // j and j + 2
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));                              // 0 and 1
+#else
+  float l[kDotLanes];
+  for (int v = 0; v < kDotLanes / simd::kLanes; ++v) simd::store(l + v * simd::kLanes, acc[v]);
   for (int half = kDotLanes / 2; half >= 1; half /= 2)
     for (int j = 0; j < half; ++j) l[j] += l[j + half];
   return l[0];
+#endif
 }
 
 // R rows of y = W x, the rows sharing each load of x. Row r: one fma chain per lane over the whole
@@ -85,9 +95,7 @@ void dot_rows(Rows w, const float* x, int64_t in, float* out) {
       for (int v = 0; v < V; ++v) acc[r][v] = fma(w.load(r, i + v * kLanes), xs[v], acc[r][v]);
   }
   for (int r = 0; r < R; ++r) {
-    float lanes[kDotLanes];
-    for (int v = 0; v < V; ++v) store(lanes + v * kLanes, acc[r][v]);
-    float s = lane_sum(lanes);
+    float s = lane_sum(acc[r]);
     for (int64_t j = i; j < in; ++j) s = std::fma(w.at(r, j), x[j], s);
     out[r] = s;
   }
