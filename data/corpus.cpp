@@ -7,11 +7,13 @@
 #include <optional>
 #include <stdexcept>
 
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_pipeline.h>
 
 #include "tinygpt/autograd/threads.h"
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/data/detail/word_memory.h"
 #include "tinygpt/data/sentencepiece_tokenizer.h"
 #include "tinygpt/data/text_files.h"
 #include "tinygpt/data/utf8.h"
@@ -28,6 +30,12 @@ BlockCut cut_for(const Tokenizer& t) {
   if (const auto* sp = dynamic_cast<const SentencePieceTokenizer*>(&t))
     return sp->cuts_at_spaces() ? BlockCut::before_space : BlockCut::whole_file;
   return BlockCut::anywhere;
+}
+
+// Whether a block's words may be encoded one by one, each remembered (detail::WordMemory).
+bool remembers_words(const Tokenizer& t) {
+  const auto* sp = dynamic_cast<const SentencePieceTokenizer*>(&t);
+  return sp && sp->cuts_change_nothing();
 }
 
 }  // namespace
@@ -77,12 +85,15 @@ struct Piece {
 
 // The block's ids; an unknown character is placed in its file, not in the block. A block cut
 // before a space is encoded without it: the dummy prefix SentencePiece adds stands for it.
-void encode_piece(const Tokenizer& tokenizer, BlockCut cut, const std::string& path, Piece& p) {
+// words: the encoding thread's memory of words, where the tokenizer remembers words (else null).
+void encode_piece(const Tokenizer& tokenizer, BlockCut cut, const std::string& path, Piece& p,
+                  detail::WordMemory* words) {
   p.ids.clear();
   std::string_view text = p.block.text;
   if (cut == BlockCut::before_space && p.block.byte_offset > 0) text.remove_prefix(1);
   try {
-    tokenizer.encode(text, p.ids, path);
+    if (words) words->encode(tokenizer, text, p.ids, path);
+    else tokenizer.encode(text, p.ids, path);
   } catch (const UnknownCharacter& e) {
     const TextPosition at = position_of(p.block.text, e.offset);
     throw std::invalid_argument(fmt::format("'{}': {} at line {}, column {} is not in the character vocabulary", path,
@@ -138,6 +149,8 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
   std::vector<Piece> pieces(in_flight);
   size_t next_piece = 0;
   BlockSource source(tokenizer, files);
+  const bool by_words = remembers_words(tokenizer);
+  tbb::enumerable_thread_specific<detail::WordMemory> memories;  // one per encoding thread
   const std::optional<int32_t> document = tokenizer.document_token();
   constexpr size_t kNone = ~size_t{0};
   size_t current = kNone;  // the file whose blocks are being delivered
@@ -152,7 +165,8 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
           tbb::make_filter<Piece*, Piece*>(tbb::filter_mode::parallel,
                                            [&](Piece* p) {
                                              if (!p->error) try {
-                                                 encode_piece(tokenizer, source.cut(), files[p->file], *p);
+                                                 encode_piece(tokenizer, source.cut(), files[p->file], *p,
+                                                              by_words ? &memories.local() : nullptr);
                                                } catch (...) {
                                                  p->error = std::current_exception();
                                                }

@@ -20,7 +20,9 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::string model_proto, const st
     throw std::invalid_argument(fmt::format("{}: a SentencePiece model of {} bytes, more than {} MB", where,
                                             model_proto_.size(), kMaxModelBytes >> 20));
   // The fields and character maps the library would follow unchecked, before it reads them.
-  cuts_at_spaces_ = detail::read_sentencepiece_spec(model_proto_, where).cuts_at_spaces;
+  const detail::SentencePieceSpec spec = detail::read_sentencepiece_spec(model_proto_, where);
+  cuts_at_spaces_ = spec.cuts_at_spaces;
+  cuts_change_nothing_ = spec.cuts_at_spaces && spec.model_type != detail::kUnigramModel;
   const auto status = processor_->sp.LoadFromSerializedProto(model_proto_);
   if (!status.ok())
     throw std::invalid_argument(fmt::format("{} is not a SentencePiece model: {}", where, status.message()));

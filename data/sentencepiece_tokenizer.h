@@ -42,6 +42,8 @@ class SentencePieceTokenizer : public Tokenizer {
   // SentencePiece's defaults). BPE, word and character models then give the ids of the whole; a
   // unigram model gives each part's best path, which a float sum over a long text rounds coarser.
   bool cuts_at_spaces() const { return cuts_at_spaces_; }
+  // Whether such cuts give the ids of the whole text: cuts_at_spaces() and not a unigram model.
+  bool cuts_change_nothing() const { return cuts_change_nothing_; }
 
  protected:
   void append_definition(std::string& out) const override { out += model_proto_; }  // the model's bytes
@@ -49,7 +51,7 @@ class SentencePieceTokenizer : public Tokenizer {
  private:
   struct Processor;  // the SentencePiece library's, out of this header
   std::string model_proto_;
-  bool cuts_at_spaces_ = false;
+  bool cuts_at_spaces_ = false, cuts_change_nothing_ = false;
   std::unique_ptr<Processor> processor_;
 };
 

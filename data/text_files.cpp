@@ -15,9 +15,8 @@ namespace {
 // Where to end a block inside buf (which does not reach the end of the file); 0 = nowhere yet.
 size_t cut_point(std::string_view buf, BlockCut cut) {
   if (cut == BlockCut::before_space) {
-    auto alnum = [](char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'); };
     for (size_t p = buf.size() < 3 ? 0 : buf.size() - 2; p > 0; --p)
-      if (buf[p] == ' ' && alnum(buf[p - 1]) && alnum(buf[p + 1])) return p;
+      if (space_cut_at(buf, p)) return p;
     return 0;
   }
   // After a newline between two visible ASCII characters: GPT-2's pattern then makes the newline a

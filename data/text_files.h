@@ -18,6 +18,13 @@ enum class BlockCut {
   whole_file,    // never: the file is one block
 };
 
+// Whether text[p] is a space between two ASCII letters or digits: where BlockCut::before_space
+// may cut (the part after the cut encoded without that space).
+inline bool space_cut_at(std::string_view text, size_t p) {
+  const auto alnum = [](char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'); };
+  return p > 0 && p + 1 < text.size() && text[p] == ' ' && alnum(text[p - 1]) && alnum(text[p + 1]);
+}
+
 // A block of a text file: valid UTF-8, cut where the BlockCut allows.
 struct TextBlock {
   std::string text;

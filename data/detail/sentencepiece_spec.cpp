@@ -226,6 +226,7 @@ SentencePieceSpec read_sentencepiece_spec(std::string_view model_proto, const st
       for (WireReader t(f.bytes, where, "trainer_spec"); !t.done();) {
         const Field tf = t.next();
         if (tf.number == 24) t.expect(tf, 0, "treat_whitespace_as_suffix"), spec.treat_whitespace_as_suffix = tf.varint != 0;
+        if (tf.number == 3) t.expect(tf, 0, "model_type"), spec.model_type = static_cast<int64_t>(tf.varint);
       }
     } else if (f.number == 3) {
       r.expect(f, 2, "normalizer_spec");

@@ -20,12 +20,14 @@ namespace tinygpt::data::detail {
 struct SentencePieceSpec {  // protobuf's defaults, for fields a file leaves out
   bool add_dummy_prefix = true, remove_extra_whitespaces = true, escape_whitespaces = true;
   bool treat_whitespace_as_suffix = false;
+  int64_t model_type = 1;  // the trainer's: kUnigramModel, 2 BPE, 3 word, 4 character
   // Whether text may be cut before a space between two ASCII letters or digits, and each part
   // encoded on its own (the part after the cut without that space, which the dummy prefix stands
   // for), no path of the model crossing the cut: read_sentencepiece_spec says when.
   bool cuts_at_spaces = false;
 };
 
+inline constexpr int64_t kUnigramModel = 1;
 inline constexpr int kMaxKeyBytes = 1024;          // NFKC's longest keys are tens of bytes
 inline constexpr int kMaxKeyPrefixes = 32;         // the library's kMaxTrieResultsSize
 inline constexpr int kMaxReplacementBytes = 64;    // NFKC's longest replacement (U+FDFA) is 33 bytes

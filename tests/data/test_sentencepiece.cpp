@@ -13,6 +13,7 @@
 #include "sentencepiece_model.h"
 #include "temp_files.h"
 #include "tinygpt/data/corpus.h"
+#include "tinygpt/data/detail/word_memory.h"
 #include "tinygpt/data/sentencepiece_tokenizer.h"
 #include "tinygpt/io/sentencepiece_model.h"
 
@@ -187,6 +188,7 @@ TEST_CASE("sentencepiece: a text is cut before spaces where the model allows, in
                                              "--remove_extra_whitespaces=false --split_digits=true", true, Expect::whole_text},
                         Case{"nfkc", "bpe", "", true, Expect::whole_text},
                         Case{"char", "char", "--hard_vocab_limit=false", true, Expect::whole_text},
+                        Case{"word", "word", "--hard_vocab_limit=false", true, Expect::whole_text},
                         Case{"suffix", "bpe", "--treat_whitespace_as_suffix=true", false, Expect::whole_text},
                         // a whole long text's float path sums round coarser than a block's
                         Case{"unigram", "unigram", "", true, Expect::block_rule}}) {
@@ -206,4 +208,52 @@ TEST_CASE("sentencepiece: a text is cut before spaces where the model allows, in
     cut.copy_to(0, cut.size(), ids.data());
     REQUIRE(std::equal(ids.begin(), ids.end(), expected.begin()));
   }
+}
+
+TEST_CASE("sentencepiece: words remembered give the whole text's ids, whatever the memory's bounds",
+          "[sentencepiece][corpus]") {
+  TempDir dir;
+  // Words that repeat and words that do not, cut and uncut spaces: runs of spaces, spaces beside
+  // punctuation, newlines and tabs, non-ASCII letters, digits, words longer than the longest
+  // remembered, and texts that start or end with a space.
+  const std::vector<std::string> parts = {"the", "fox", "Tom", "42", "a1", "ran", ",", ".", "!", "\"", "나는", "é",
+                                          "ẞ", "🙂", "x_y", "antidisestablishmentarianism", "\t", "\n", "\n\n"};
+  std::mt19937 rng(5);
+  std::vector<std::string> texts = {"", " ", "a", " a", "a ", "a b", "a  b", " a b ", "Tom, ran. home 1 2 3"};
+  for (int t = 0; t < 40; ++t) {
+    std::string text;
+    for (int w = 0, n = static_cast<int>(rng() % 300); w < n; ++w) {
+      text += parts[rng() % parts.size()];
+      if (rng() % 7 == 0) text += std::to_string(rng() % 1000);  // words seen once
+      text += std::string(rng() % 5 == 0 ? 2 : rng() % 4 == 0 ? 0 : 1, ' ');
+    }
+    texts.push_back(text);
+  }
+  const std::string llama = "--normalization_rule_name=identity --allow_whitespace_only_pieces=true "
+                            "--remove_extra_whitespaces=false --split_digits=true";
+  for (const char* type : {"bpe", "char", "word"}) {
+    const std::string extra = std::string(type) == "bpe" ? "" : "--hard_vocab_limit=false ";
+    for (const std::string& normalizer : {std::string("--normalization_rule_name=nmt_nfkc"), llama}) {
+      INFO(type << ", " << normalizer);
+      const auto t = io::read_sentencepiece_file(write_sentencepiece_model(
+          dir, type + std::to_string(normalizer.size()), 400, type, extra + normalizer));
+      REQUIRE(t->cuts_change_nothing());
+      // The default bounds, and bounds so small that memory starts afresh every few words.
+      for (const data::detail::WordMemoryBounds bounds : {data::detail::WordMemoryBounds{},
+                                                           data::detail::WordMemoryBounds{8, 5, 12}}) {
+        data::detail::WordMemory memory(bounds);
+        for (const std::string& text : texts) {
+          INFO(text);
+          std::vector<int32_t> remembered;
+          memory.encode(*t, text, remembered, "text");
+          REQUIRE(remembered == t->encode(text));
+        }
+      }
+    }
+  }
+  // A unigram model's best path is its block's, not its words': it keeps encoding blocks whole.
+  REQUIRE_FALSE(io::read_sentencepiece_file(write_sentencepiece_model(dir, "uni", 400, "unigram"))->cuts_change_nothing());
+  REQUIRE_FALSE(io::read_sentencepiece_file(write_sentencepiece_model(dir, "suffix", 400, "bpe",
+                                                                      "--treat_whitespace_as_suffix=true"))
+                    ->cuts_change_nothing());
 }
