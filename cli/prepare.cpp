@@ -2,10 +2,14 @@
 // so that training reads tokens from disk instead of tokenizing its corpus at every start.
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -77,7 +81,6 @@ class ShardWriter {
   }
   int64_t tokens() const { return total_; }
   int64_t shards() const { return shards_; }
-  void skip_shard(int64_t tokens) { ++shards_, total_ += tokens; }  // a shard already on disk stays
 
  private:
   void open() {
@@ -127,8 +130,27 @@ void tokenize_into(const data::Tokenizer& tokenizer, const std::vector<std::stri
                            num_threads() == 1 ? "" : "s"));
 }
 
-// Moves the last n tokens of the train shards into val shards: the train split is cut short (its
-// last shard rewritten, whole shards past the cut removed), as train holds out --val-fraction.
+// Cuts the shard at `path` to its first `tokens`: its header rewritten, the rest truncated away,
+// synced. Only for a shard of the staging folder, which nobody sees before it is whole.
+void cut_shard(const std::string& path, int64_t tokens, const data::TokenizerIdentity& tokenizer) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  const auto fail = [&](const char* doing) {
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error(fmt::format("cannot cut shard '{}' short ({}): {}", path, doing, std::strerror(error)));
+  };
+  if (fd < 0) fail("open");
+  const int width = data::shard_token_bytes(tokenizer.vocab_size);
+  const std::array<int32_t, 256> header = data::shard_header(tokens, width, &tokenizer);
+  if (::pwrite(fd, header.data(), sizeof header, 0) != static_cast<ssize_t>(sizeof header)) fail("write its header");
+  if (::ftruncate(fd, static_cast<off_t>(sizeof header) + tokens * width) != 0) fail("truncate");
+  if (::fsync(fd) != 0) fail("sync");
+  ::close(fd);
+}
+
+// Moves the last n tokens of the train shards into val shards: the train split is cut short (the
+// shard holding the cut cut short in place, whole shards past it removed), as train holds out
+// --val-fraction.
 void hold_out_tail(const PrepareArgs& a, const std::string& dir, int64_t n, const data::TokenizerIdentity& tokenizer,
                    ShardWriter& val) {
   const std::vector<std::string> files = data::shard_files(dir, "train");
@@ -142,17 +164,10 @@ void hold_out_tail(const PrepareArgs& a, const std::string& dir, int64_t n, cons
       train.read(at, take, chunk.data());
       val.add(std::span<const int32_t>(chunk.data(), static_cast<size_t>(take)));
     }
-    // The train split again, up to the cut: the same shards but the last ones.
-    ShardWriter again(a, dir, "train", tokenizer);
-    const int64_t last_whole = kept / a.shard_tokens * a.shard_tokens;  // shards before it stay as they are
-    for (int64_t s = 0; s < last_whole / a.shard_tokens; ++s) again.skip_shard(a.shard_tokens);
-    for (int64_t at = last_whole; at < kept; at += static_cast<int64_t>(chunk.size())) {
-      const int64_t take = std::min<int64_t>(static_cast<int64_t>(chunk.size()), kept - at);
-      train.read(at, take, chunk.data());
-      again.add(std::span<const int32_t>(chunk.data(), static_cast<size_t>(take)));
-    }
-    if (kept > last_whole) again.finish();
   }
+  const int64_t whole_shards = kept / a.shard_tokens;  // these stay as they are
+  if (const int64_t rest = kept - whole_shards * a.shard_tokens; rest > 0)
+    cut_shard(files[static_cast<size_t>(whole_shards)], rest, tokenizer);
   const size_t train_shards = std::max<size_t>(static_cast<size_t>((kept + a.shard_tokens - 1) / a.shard_tokens), 1);
   for (size_t s = train_shards; s < files.size(); ++s) fs::remove(files[s]);
 }

@@ -2,6 +2,8 @@
 // read the shards in place, with the same numbers as from the text; llm.c's GPT-2 shards train with
 // the tokenizer of an imported GPT-2.
 #include <catch2/catch.hpp>
+
+#include <cstring>
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -55,7 +57,13 @@ TEST_CASE("cli: prepare writes llm.c shards, and train and eval read them as the
   const std::string first = read_file(shards + "/tinygpt_train_000000.bin");
   REQUIRE(first.size() == 1024 + 2 * 1000);
   REQUIRE(first.substr(0, 12) == std::string("\x88\xd8\x34\x01\x01\x00\x00\x00\xe8\x03\x00\x00", 12));  // 20240520, 1, 1000
-  REQUIRE(fs::exists(shards + "/tinygpt_train_000003.bin"));
+  // The shard the hold-out cuts is cut short in place: its header counts what is left, and nothing follows.
+  const std::string cut = read_file(shards + "/tinygpt_train_000003.bin");
+  const int64_t left = static_cast<int64_t>(text.size()) - n_val - 3000;
+  REQUIRE(static_cast<int64_t>(cut.size()) == 1024 + 2 * left);
+  int32_t counted = 0;
+  std::memcpy(&counted, cut.data() + 8, sizeof counted);
+  REQUIRE(counted == left);
   REQUIRE(fs::exists(shards + "/tokenizer.h5"));
   // The same run from the shards and from the text: every number the same.
   REQUIRE(run("train --data " + shards + " --iters 20 --out " + dir.file("a.h5") + kModel).exit_code == 0);
