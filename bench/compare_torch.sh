@@ -10,14 +10,21 @@
 #   bench/compare_torch.sh [configs...]     configs: tiny baby small gpt2   (default: all)
 #   PRECISION=bf16 CORETYPES=own bench/compare_torch.sh small gpt2
 #   ARCH="--arch llama --kv-heads 2" bench/compare_torch.sh baby small     # Llama-shaped, both sides
+#   bench/compare_torch.sh --vector avx2 baby small   # tinygpt's AVX2 build, PyTorch on Haswell kernels
 # With PRECISION=bf16, tinygpt runs with --precision both (its fp32 and bf16 steps in turn) and is
 # compared in bf16; PyTorch's setup is also chosen among its fp32 step and its step under
 # torch.autocast(bfloat16), whichever is faster; the last column gives tinygpt's fp32 tokens/s and
 # bf16's speed-up over it (each run's median over its pairs of steps, then the median over runs).
-# Needs a built ./build/cli/tinygpt, Debian's python3-torch, libopenblas0-openmp and
-# libopenblas0-pthread. OPENBLAS_CORETYPE is set per command here, never for tinygpt, tests or CI.
+# --vector avx2 (bench/vector_build.sh) times the AVX2 build (built or brought up to date first)
+# against PyTorch on OpenBLAS's Haswell kernels only: the AVX2 machine's comparison, or its
+# stand-in on an AVX-512 CPU. Needs a built ./build/cli/tinygpt, Debian's python3-torch,
+# libopenblas0-openmp and libopenblas0-pthread. OPENBLAS_CORETYPE is set per command here, never for tinygpt, tests or CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+vector_args=()
+if [[ ${1:-} == --vector ]]; then vector_args=("$1" "${2:-}"); shift 2; fi
+source bench/vector_build.sh "${vector_args[@]}"
+tinygpt=$tinygpt_build/cli/tinygpt
 declare -A FLAGS=(
   [tiny]="--layers 2 --heads 2 --embd 64 --block 32 --batch 8 --vocab-size 65 --iters 150"
   [baby]="--layers 4 --heads 4 --embd 128 --block 64 --batch 12 --vocab-size 65 --iters 60"
@@ -49,13 +56,14 @@ cores=("")
 cores+=(Haswell)
 grep -q avx512f /proc/cpuinfo && cores+=(SkylakeX)
 grep -q AuthenticAMD /proc/cpuinfo && cores+=(Zen)
+((${#openblas_cores[@]})) && cores=("${openblas_cores[@]}")
 # CORETYPES="own SkylakeX" tries only those ("own": OpenBLAS's own choice), to shorten the search.
 if [[ -n ${CORETYPES:-} ]]; then
   cores=()
   for c in $CORETYPES; do [[ $c == own ]] && cores+=("") || cores+=("$c"); done
 fi
-first=$(env -u OPENBLAS_CORETYPE ./build/cli/tinygpt bench --iters 1 --json)
-echo "# $(nproc) cores, $(echo "$first" | field cpu), tinygpt vector path $(echo "$first" | field vector_path)," \
+first=$(env -u OPENBLAS_CORETYPE "$tinygpt" bench --iters 1 --json)
+echo "# $(nproc) cores, $(echo "$first" | field cpu), tinygpt vector path $(echo "$first" | field vector_path) (--vector $vector)," \
      "one core's FMA peak $(echo "$first" | field fma_peak_gflops_per_core) GFLOP/s, commit $(git rev-parse --short HEAD)"
 declare -A BEST
 for threads in 1 2; do
@@ -81,7 +89,7 @@ for config_name in ${@:-tiny baby small gpt2}; do
     read -r build tp core <<< "${BEST[$threads]}"
     ours=() theirs=() ratios=() our_rss=() their_rss=() share=() fp32=() over_fp32=()
     for ((pair = 0; pair < PAIRS; ++pair)); do
-      o=$(env -u OPENBLAS_CORETYPE ./build/cli/tinygpt bench ${FLAGS[$config_name]} $ARCH --threads "$threads" \
+      o=$(env -u OPENBLAS_CORETYPE "$tinygpt" bench ${FLAGS[$config_name]} $ARCH --threads "$threads" \
             --precision "$([[ $PRECISION == bf16 ]] && echo both || echo fp32)" --json)
       t=$(torch_run "$build" "$core" "$threads" ${FLAGS[$config_name]} $ARCH --precision "$tp")
       if [[ $PRECISION == bf16 ]]; then
