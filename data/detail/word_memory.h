@@ -20,11 +20,11 @@ class Tokenizer;
 
 namespace tinygpt::data::detail {
 
-// What is remembered at most (about 40 MB by default); past these, memory starts afresh.
+// What is remembered at most (about 20 MB a thread by default); past these, memory starts afresh.
 struct WordMemoryBounds {
   size_t longest_word = 64;            // longer words are encoded, not remembered
-  size_t most_words = size_t{1} << 18;  // a long book has some 10^5 different words
-  size_t most_ids = size_t{1} << 21;
+  size_t most_words = size_t{1} << 17;  // Tiny Shakespeare has 46,717 different words
+  size_t most_ids = size_t{1} << 20;
 };
 
 class WordMemory {
