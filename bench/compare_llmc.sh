@@ -9,7 +9,7 @@
 #
 #   bench/compare_llmc.sh LLMC_DIR [--vector native|avx2]
 #
-# LLMC_DIR: a checkout of github.com/karpathy/llm.c (copied to a scratch folder, never written).
+# LLMC_DIR: a checkout of github.com/karpathy/llm.c (its sources copied to a scratch folder; never written).
 # --vector avx2 times tinygpt's AVX2 build and llm.c built for x86-64-v3 (bench/vector_build.sh).
 # Needs Debian's python3-numpy (/usr/bin/python3) and a C compiler with OpenMP (make's cc, or CC=clang).
 set -euo pipefail
@@ -21,7 +21,7 @@ PAIRS=${PAIRS:-3} STEPS=${STEPS:-3}
 [[ -f $llmc/train_gpt2.c ]] || { echo "$llmc has no train_gpt2.c: not an llm.c checkout" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp -r "$llmc"/. "$work"
+cp -r "$llmc/Makefile" "$llmc/train_gpt2.c" "$llmc/llmc" "$work"  # not its data or checkpoints
 rm -f "$work/train_gpt2"
 make -C "$work" train_gpt2 CFLAGS_COND="$llmc_march" > "$work/make.log" 2>&1 ||
   { tail -20 "$work/make.log"; echo "llm.c's train_gpt2 did not build" >&2; exit 1; }
