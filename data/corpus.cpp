@@ -32,10 +32,11 @@ BlockCut cut_for(const Tokenizer& t) {
   return BlockCut::anywhere;
 }
 
-// Whether a block's words may be encoded one by one, each remembered (detail::WordMemory).
-bool remembers_words(const Tokenizer& t) {
+// The tokenizer, where a block's words may be encoded one by one, each remembered
+// (detail::WordMemory); else null.
+const SentencePieceTokenizer* remembers_words(const Tokenizer& t) {
   const auto* sp = dynamic_cast<const SentencePieceTokenizer*>(&t);
-  return sp && sp->cuts_change_nothing();
+  return sp && sp->cuts_change_nothing() ? sp : nullptr;
 }
 
 }  // namespace
@@ -87,12 +88,12 @@ struct Piece {
 // before a space is encoded without it: the dummy prefix SentencePiece adds stands for it.
 // words: the encoding thread's memory of words, where the tokenizer remembers words (else null).
 void encode_piece(const Tokenizer& tokenizer, BlockCut cut, const std::string& path, Piece& p,
-                  detail::WordMemory* words) {
+                  const SentencePieceTokenizer* by_words, detail::WordMemory* words) {
   p.ids.clear();
   std::string_view text = p.block.text;
   if (cut == BlockCut::before_space && p.block.byte_offset > 0) text.remove_prefix(1);
   try {
-    if (words) words->encode(tokenizer, text, p.ids, path);
+    if (by_words) words->encode(*by_words, text, p.ids, path);
     else tokenizer.encode(text, p.ids, path);
   } catch (const UnknownCharacter& e) {
     const TextPosition at = position_of(p.block.text, e.offset);
@@ -149,7 +150,12 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
   std::vector<Piece> pieces(in_flight);
   size_t next_piece = 0;
   BlockSource source(tokenizer, files);
-  const bool by_words = remembers_words(tokenizer);
+  const SentencePieceTokenizer* by_words = remembers_words(tokenizer);
+  // SentencePiece makes a run of unknown pieces one, across a cut too: a block that starts with
+  // an unknown piece after one that ended with one gives that id once.
+  const auto* sentencepiece = dynamic_cast<const SentencePieceTokenizer*>(&tokenizer);
+  const int32_t unknown = sentencepiece ? sentencepiece->unk_id() : -1;
+  bool ended_unknown = false;  // the file's ids so far end with the unknown piece
   tbb::enumerable_thread_specific<detail::WordMemory> memories;  // one per encoding thread
   const std::optional<int32_t> document = tokenizer.document_token();
   constexpr size_t kNone = ~size_t{0};
@@ -166,7 +172,7 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
                                            [&](Piece* p) {
                                              if (!p->error) try {
                                                  encode_piece(tokenizer, source.cut(), files[p->file], *p,
-                                                              by_words ? &memories.local() : nullptr);
+                                                              by_words, by_words ? &memories.local() : nullptr);
                                                } catch (...) {
                                                  p->error = std::current_exception();
                                                }
@@ -176,9 +182,12 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
             if (p->error) std::rethrow_exception(p->error);  // the first error in file order
             if (p->file != current) {  // a new document: after the one before it, the document token
               if (document && current != kNone) deliver(p->file, std::span<const int32_t>(&*document, 1), 0);
-              current = p->file;
+              current = p->file, ended_unknown = false;
             }
-            deliver(p->file, p->ids, p->block.text.size());
+            std::span<const int32_t> ids = p->ids;
+            if (ended_unknown && !ids.empty() && ids.front() == unknown) ids = ids.subspan(1);
+            if (!ids.empty()) ended_unknown = unknown >= 0 && ids.back() == unknown;
+            deliver(p->file, ids, p->block.text.size());
           }));
 }
 

@@ -36,6 +36,7 @@ int64_t SentencePieceTokenizer::vocab_size() const { return processor_->sp.GetPi
 
 int32_t SentencePieceTokenizer::bos_id() const { return processor_->sp.bos_id(); }
 int32_t SentencePieceTokenizer::eos_id() const { return processor_->sp.eos_id(); }
+int32_t SentencePieceTokenizer::unk_id() const { return processor_->sp.unk_id(); }
 
 std::optional<int32_t> SentencePieceTokenizer::document_token() const {
   const int32_t bos = bos_id();

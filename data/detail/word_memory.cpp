@@ -1,35 +1,52 @@
 #include "tinygpt/data/detail/word_memory.h"
 
+#include <span>
+
+#include "tinygpt/data/sentencepiece_tokenizer.h"
 #include "tinygpt/data/text_files.h"
-#include "tinygpt/data/tokenizer.h"
 
 namespace tinygpt::data::detail {
 
-void WordMemory::encode(const Tokenizer& tokenizer, std::string_view text, std::vector<int32_t>& out,
+void WordMemory::encode(const SentencePieceTokenizer& tokenizer, std::string_view text, std::vector<int32_t>& out,
                         std::string_view where) {
-  size_t start = 0;
+  if (whole_texts_ > 0) {
+    --whole_texts_;
+    return tokenizer.encode(text, out, where);
+  }
+  size_t start = 0, words = 0, remembered = 0;
   for (size_t p = text.find(' ', 1); p != std::string_view::npos; p = text.find(' ', p + 1))
     if (space_cut_at(text, p)) {
-      encode_word(tokenizer, text.substr(start, p - start), out, where);
+      remembered += encode_word(tokenizer, text.substr(start, p - start), out, where);
+      ++words;
       start = p + 1;  // the space: the next word's dummy prefix
     }
-  encode_word(tokenizer, text.substr(start), out, where);
+  remembered += encode_word(tokenizer, text.substr(start), out, where);
+  if (2 * remembered < ++words) whole_texts_ = kWholeAfterNewWords;
 }
 
-void WordMemory::encode_word(const Tokenizer& tokenizer, std::string_view word, std::vector<int32_t>& out,
+bool WordMemory::encode_word(const SentencePieceTokenizer& tokenizer, std::string_view word, std::vector<int32_t>& out,
                              std::string_view where) {
-  if (word.size() > bounds_.longest_word) return tokenizer.encode(word, out, where);
-  if (const auto it = words_.find(word); it != words_.end()) {
-    const auto first = ids_.begin() + it->second.first;
-    out.insert(out.end(), first, first + it->second.count);
-    return;
+  std::span<const int32_t> ids;
+  const auto found = word.size() > bounds_.longest_word ? words_.end() : words_.find(word);
+  const bool remembered = found != words_.end();
+  if (remembered) {
+    ids = std::span<const int32_t>(ids_).subspan(found->second.first, found->second.count);
+  } else {
+    word_ids_.clear();
+    tokenizer.encode(word, word_ids_, where);
+    ids = word_ids_;
+    if (word.size() <= bounds_.longest_word) {
+      if (words_.size() >= bounds_.most_words || ids_.size() + ids.size() > bounds_.most_ids) words_.clear(), ids_.clear();
+      words_.emplace(word, Span{static_cast<uint32_t>(ids_.size()), static_cast<uint32_t>(ids.size())});
+      ids_.insert(ids_.end(), ids.begin(), ids.end());
+      ids = word_ids_;  // (ids_ may have moved)
+    }
   }
-  const size_t before = out.size();
-  tokenizer.encode(word, out, where);
-  const size_t count = out.size() - before;
-  if (words_.size() >= bounds_.most_words || ids_.size() + count > bounds_.most_ids) words_.clear(), ids_.clear();
-  words_.emplace(word, Span{static_cast<uint32_t>(ids_.size()), static_cast<uint32_t>(count)});
-  ids_.insert(ids_.end(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+  // The library makes a run of unknown pieces one: an unknown word after an unknown end is no new id.
+  const int32_t unknown = tokenizer.unk_id();
+  if (!ids.empty() && !out.empty() && out.back() == unknown && ids.front() == unknown) ids = ids.subspan(1);
+  out.insert(out.end(), ids.begin(), ids.end());
+  return remembered;
 }
 
 }  // namespace tinygpt::data::detail

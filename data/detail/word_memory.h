@@ -5,8 +5,9 @@
 // two cuts: the text is cut before every space between two ASCII letters or digits, and each part
 // after a cut is encoded without that space (the model's dummy prefix stands for it), as
 // docs/data-format.md's block rule cuts. For BPE, word and character models the ids are those of
-// the whole text; a unigram model's would be each word's best path (not its block's), so its blocks
-// are encoded whole (SentencePieceTokenizer::cuts_change_nothing).
+// the whole text (SentencePieceTokenizer::cuts_change_nothing), once a run of unknown pieces across
+// words is one unknown, as the library makes it; a unigram model's would be each word's best path
+// (not its block's), so its blocks are encoded whole.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -15,14 +16,14 @@
 #include <vector>
 
 namespace tinygpt::data {
-class Tokenizer;
+class SentencePieceTokenizer;
 }
 
 namespace tinygpt::data::detail {
 
 // What is remembered at most (about 20 MB a thread by default); past these, memory starts afresh.
 struct WordMemoryBounds {
-  size_t longest_word = 64;            // longer words are encoded, not remembered
+  size_t longest_word = 64;             // longer words are encoded, not remembered
   size_t most_words = size_t{1} << 17;  // Tiny Shakespeare has 46,717 different words
   size_t most_ids = size_t{1} << 20;
 };
@@ -31,7 +32,10 @@ class WordMemory {
  public:
   explicit WordMemory(WordMemoryBounds bounds = {}) : bounds_(bounds) {}
   // Appends the ids of `text` (valid UTF-8, which `tokenizer` may cut before spaces) to `out`.
-  void encode(const Tokenizer& tokenizer, std::string_view text, std::vector<int32_t>& out, std::string_view where);
+  // A text whose words were mostly new is followed by a few encoded whole (the library is quicker
+  // on a block than word by word): the ids are the same either way.
+  void encode(const SentencePieceTokenizer& tokenizer, std::string_view text, std::vector<int32_t>& out,
+              std::string_view where);
 
  private:
   struct Span {
@@ -41,11 +45,15 @@ class WordMemory {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  void encode_word(const Tokenizer& tokenizer, std::string_view word, std::vector<int32_t>& out, std::string_view where);
+  static constexpr int kWholeAfterNewWords = 15;  // texts encoded whole after one of mostly new words
+  // Appends a word's ids to out; true when they were remembered.
+  bool encode_word(const SentencePieceTokenizer& tokenizer, std::string_view word, std::vector<int32_t>& out,
+                   std::string_view where);
 
   WordMemoryBounds bounds_;
   std::unordered_map<std::string, Span, Hash, std::equal_to<>> words_;
-  std::vector<int32_t> ids_;
+  std::vector<int32_t> ids_, word_ids_;
+  int whole_texts_ = 0;  // texts still to encode whole
 };
 
 }  // namespace tinygpt::data::detail

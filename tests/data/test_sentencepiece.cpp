@@ -231,13 +231,24 @@ TEST_CASE("sentencepiece: words remembered give the whole text's ids, whatever t
   }
   const std::string llama = "--normalization_rule_name=identity --allow_whitespace_only_pieces=true "
                             "--remove_extra_whitespaces=false --split_digits=true";
-  for (const char* type : {"bpe", "char", "word"}) {
-    const std::string extra = std::string(type) == "bpe" ? "" : "--hard_vocab_limit=false ";
+  // Without byte fallback unknown words give the unknown piece, and the library makes a run of
+  // them one, across words (and across blocks: the file below).
+  const std::string sparse = "--hard_vocab_limit=false ", no_bytes = "--byte_fallback=false ";
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"bpe", ""}, {"bpe", sparse + no_bytes}, {"char", sparse}, {"word", sparse}, {"word", sparse + no_bytes}};
+  std::string unknown_words;
+  while (unknown_words.size() < (size_t{1} << 17)) unknown_words += "qzxv jjkw 77 x_y\n";
+  const std::string unknown_file = dir.write("unknown.txt", unknown_words);
+  for (const auto& [type, extra] : models) {
     for (const std::string& normalizer : {std::string("--normalization_rule_name=nmt_nfkc"), llama}) {
-      INFO(type << ", " << normalizer);
-      const auto t = io::read_sentencepiece_file(write_sentencepiece_model(
-          dir, type + std::to_string(normalizer.size()), 400, type, extra + normalizer));
+      INFO(type << ", " << extra << normalizer);
+      const std::string name = type + std::to_string(extra.size() + normalizer.size());
+      const auto t = io::read_sentencepiece_file(write_sentencepiece_model(dir, name, 400, type, extra + normalizer));
       REQUIRE(t->cuts_change_nothing());
+      const data::TokenArray cut = data::tokenize_files(*t, {unknown_file});  // 16 blocks
+      std::vector<int32_t> cut_ids(static_cast<size_t>(cut.size()));
+      cut.copy_to(0, cut.size(), cut_ids.data());
+      REQUIRE(cut_ids == t->encode(unknown_words));
       // The default bounds, and bounds so small that memory starts afresh every few words.
       for (const data::detail::WordMemoryBounds bounds : {data::detail::WordMemoryBounds{},
                                                            data::detail::WordMemoryBounds{8, 5, 12}}) {
