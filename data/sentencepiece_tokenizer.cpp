@@ -28,6 +28,7 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::string model_proto, const st
     throw std::invalid_argument(fmt::format("{} is not a SentencePiece model: {}", where, status.message()));
   if (processor_->sp.GetPieceSize() <= 0)
     throw std::invalid_argument(fmt::format("{} is not a SentencePiece model: it has no pieces", where));
+  unk_id_ = processor_->sp.unk_id();  // the library looks it up by name on every call
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
@@ -36,7 +37,6 @@ int64_t SentencePieceTokenizer::vocab_size() const { return processor_->sp.GetPi
 
 int32_t SentencePieceTokenizer::bos_id() const { return processor_->sp.bos_id(); }
 int32_t SentencePieceTokenizer::eos_id() const { return processor_->sp.eos_id(); }
-int32_t SentencePieceTokenizer::unk_id() const { return processor_->sp.unk_id(); }
 
 std::optional<int32_t> SentencePieceTokenizer::document_token() const {
   const int32_t bos = bos_id();

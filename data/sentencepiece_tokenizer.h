@@ -30,7 +30,7 @@ class SentencePieceTokenizer : public Tokenizer {
   const std::string& model_proto() const { return model_proto_; }
   int32_t bos_id() const;  // -1 when the model has none
   int32_t eos_id() const;
-  int32_t unk_id() const;  // the unknown piece: encode makes a run of unknown pieces one
+  int32_t unk_id() const { return unk_id_; }  // the unknown piece: encode makes a run of them one
   std::string piece(int32_t id) const;  // as the model holds it ("▁the", "<0x0A>", "<s>")
   // A piece with SentencePiece's "▁" (U+2581) written as the space it stands for.
   static std::string with_spaces(std::string piece);
@@ -53,6 +53,7 @@ class SentencePieceTokenizer : public Tokenizer {
   struct Processor;  // the SentencePiece library's, out of this header
   std::string model_proto_;
   bool cuts_at_spaces_ = false, cuts_change_nothing_ = false;
+  int32_t unk_id_ = 0;
   std::unique_ptr<Processor> processor_;
 };
 

@@ -21,7 +21,7 @@ void WordMemory::encode(const SentencePieceTokenizer& tokenizer, std::string_vie
       start = p + 1;  // the space: the next word's dummy prefix
     }
   remembered += encode_word(tokenizer, text.substr(start), out, where);
-  if (2 * remembered < ++words) whole_texts_ = kWholeAfterNewWords;
+  if (4 * remembered < ++words) whole_texts_ = kWholeAfterNewWords;
 }
 
 bool WordMemory::encode_word(const SentencePieceTokenizer& tokenizer, std::string_view word, std::vector<int32_t>& out,

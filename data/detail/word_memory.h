@@ -32,8 +32,8 @@ class WordMemory {
  public:
   explicit WordMemory(WordMemoryBounds bounds = {}) : bounds_(bounds) {}
   // Appends the ids of `text` (valid UTF-8, which `tokenizer` may cut before spaces) to `out`.
-  // A text whose words were mostly new is followed by a few encoded whole (the library is quicker
-  // on a block than word by word): the ids are the same either way.
+  // A text in which fewer than a quarter of the words were remembered is followed by a few texts
+  // encoded whole (the library is quicker on a block than word by word): the same ids either way.
   void encode(const SentencePieceTokenizer& tokenizer, std::string_view text, std::vector<int32_t>& out,
               std::string_view where);
 
