@@ -32,13 +32,6 @@ BlockCut cut_for(const Tokenizer& t) {
   return BlockCut::anywhere;
 }
 
-// The tokenizer, where a block's words may be encoded one by one, each remembered
-// (detail::WordMemory); else null.
-const SentencePieceTokenizer* remembers_words(const Tokenizer& t) {
-  const auto* sp = dynamic_cast<const SentencePieceTokenizer*>(&t);
-  return sp && sp->cuts_change_nothing() ? sp : nullptr;
-}
-
 }  // namespace
 
 std::shared_ptr<const Tokenizer> make_tokenizer(const CorpusOptions& o, int64_t bpe_sample_bytes,
@@ -86,7 +79,8 @@ struct Piece {
 
 // The block's ids; an unknown character is placed in its file, not in the block. A block cut
 // before a space is encoded without it: the dummy prefix SentencePiece adds stands for it.
-// words: the encoding thread's memory of words, where the tokenizer remembers words (else null).
+// by_words, words: the tokenizer and the encoding thread's memory of words, where it remembers
+// words (else null).
 void encode_piece(const Tokenizer& tokenizer, BlockCut cut, const std::string& path, Piece& p,
                   const SentencePieceTokenizer* by_words, detail::WordMemory* words) {
   p.ids.clear();
@@ -150,10 +144,11 @@ void tokenize_in_order(const Tokenizer& tokenizer, const std::vector<std::string
   std::vector<Piece> pieces(in_flight);
   size_t next_piece = 0;
   BlockSource source(tokenizer, files);
-  const SentencePieceTokenizer* by_words = remembers_words(tokenizer);
+  const auto* sentencepiece = dynamic_cast<const SentencePieceTokenizer*>(&tokenizer);
+  // Where a block's words may be encoded one by one, each remembered (detail::WordMemory).
+  const SentencePieceTokenizer* by_words = sentencepiece && sentencepiece->cuts_change_nothing() ? sentencepiece : nullptr;
   // SentencePiece makes a run of unknown pieces one, across a cut too: a block that starts with
   // an unknown piece after one that ended with one gives that id once.
-  const auto* sentencepiece = dynamic_cast<const SentencePieceTokenizer*>(&tokenizer);
   const int32_t unknown = sentencepiece ? sentencepiece->unk_id() : -1;
   bool ended_unknown = false;  // the file's ids so far end with the unknown piece
   tbb::enumerable_thread_specific<detail::WordMemory> memories;  // one per encoding thread

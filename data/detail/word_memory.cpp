@@ -39,7 +39,6 @@ bool WordMemory::encode_word(const SentencePieceTokenizer& tokenizer, std::strin
       if (words_.size() >= bounds_.most_words || ids_.size() + ids.size() > bounds_.most_ids) words_.clear(), ids_.clear();
       words_.emplace(word, Span{static_cast<uint32_t>(ids_.size()), static_cast<uint32_t>(ids.size())});
       ids_.insert(ids_.end(), ids.begin(), ids.end());
-      ids = word_ids_;  // (ids_ may have moved)
     }
   }
   // The library makes a run of unknown pieces one: an unknown word after an unknown end is no new id.
