@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -283,10 +284,14 @@ std::optional<int32_t> BpeTokenizer::document_token() const {
 }
 
 void BpeTokenizer::append_definition(std::string& out) const {
+  auto number = [&out](int64_t n) {  // GPT-2's 100,000 numbers, each without a formatted string
+    char text[24];
+    out.append(text, std::to_chars(text, text + sizeof text, n).ptr);
+  };
   out += fmt::format("split {}\nmerges {}\n", split_name(split_), merges_.size());
-  for (const auto& [a, b] : merges_) out += fmt::format("{} {}\n", a, b);
+  for (const auto& [a, b] : merges_) number(a), out += ' ', number(b), out += '\n';
   out += "bytes";
-  for (int32_t id : byte_token_) out += fmt::format(" {}", id);
+  for (int32_t id : byte_token_) out += ' ', number(id);
   std::vector<SpecialToken> by_id = specials_;
   std::sort(by_id.begin(), by_id.end(), [](const SpecialToken& x, const SpecialToken& y) { return x.id < y.id; });
   out += fmt::format("\nspecials {}\n", by_id.size());

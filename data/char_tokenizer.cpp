@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "tinygpt/data/utf8.h"
 
 namespace tinygpt::data {
@@ -80,7 +82,7 @@ std::string CharTokenizer::decode(std::span<const int32_t> ids) const {
 }
 
 void CharTokenizer::append_definition(std::string& out) const {
-  for (int32_t cp : vocab_) out += fmt::format("{}\n", cp);
+  for (int32_t cp : vocab_) fmt::format_to(std::back_inserter(out), "{}\n", cp);
 }
 
 std::string CharTokenizer::token_bytes(int32_t id) const {

@@ -147,7 +147,7 @@ Image hdf5_image(const std::function<void(const GroupWriter&)>& fill) {
   create.setUserblock(kUserBlockBytes);  // room for the seal
   H5Pset_obj_track_times(create.getId(), false);  // the root group
   H5::FileAccPropList access;
-  H5Pset_fapl_core(access.getId(), size_t{16} << 20, false);  // grows 16 MB at a time; never on disk
+  H5Pset_fapl_core(access.getId(), size_t{1} << 20, false);  // grows 1 MB at a time (realloc); never on disk
   void* kept = nullptr;
   H5FD_file_image_callbacks_t buffer{};
   buffer.image_malloc = [](size_t size, H5FD_file_image_op_t, void*) { return std::calloc(size, 1); };

@@ -125,6 +125,10 @@ TEST_CASE("tokenizer identity: equal for the same definition, different for any 
   REQUIRE_FALSE(with_eot.identity() ==
                 BpeTokenizer(merges, Split::gpt2, {}, {{"<|endoftext|>", 259}, {"<|pad|>", 258}}).identity());
   REQUIRE_FALSE(with_eot.identity() == bpe.identity());
+  // SHA-256 of "tinygpt tokenizer\nbpe\n259\nsplit gpt2\nmerges 2\n97 98\n256 99\nbytes 0 1 … 255\nspecials 1\n
+  // 258 13 <|endoftext|>\n" (Python's hashlib gives the same).
+  REQUIRE(BpeTokenizer(merges, Split::gpt2, {}, {{"<|endoftext|>", 258}}).identity().hex() ==
+          "c5139e12ea9fb3af5f43d08ad61b3d7c71ce5fbbf7c01745490095a408122a3a");
 }
 
 TEST_CASE("tokenizer: the document token is <|endoftext|> where a BPE has it, none for others", "[identity]") {
