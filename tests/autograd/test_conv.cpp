@@ -9,6 +9,7 @@
 
 #include "tinygpt/autograd/threads.h"
 #include "torch_fixture.h"
+#include "threads.h"
 
 using namespace tinygpt;
 using tinygpt::testing::check_gradients;
@@ -67,15 +68,16 @@ TEST_CASE("conv: gradients against finite differences", "[conv][grad]") {
 
 TEST_CASE("conv: the same bits for any thread count", "[conv][determinism]") {
   auto run = [](int threads) {
-    set_num_threads(threads);
-    Tensor x = Tensor::uniform({3, 8, 12, 12}, 5, -1, 1).set_requires_grad(true);
-    Tensor w = Tensor::uniform({16, 8, 3, 3}, 6, -1, 1).set_requires_grad(true);
-    Tensor b = Tensor::uniform({16}, 7, -1, 1).set_requires_grad(true);
-    const Tensor y = max_pool2d(relu(conv2d(x, w, b, {.window = {.padding = {1, 1}}})));
-    sum(y * upstream(y.shape())).backward();
-    set_num_threads(0);
-    return std::vector<std::vector<float>>{y.to_vector(), x.grad().to_vector(), w.grad().to_vector(),
-                                           b.grad().to_vector()};
+    std::vector<std::vector<float>> bits;
+    tinygpt::testing::with_threads(threads, [&] {
+      Tensor x = Tensor::uniform({3, 8, 12, 12}, 5, -1, 1).set_requires_grad(true);
+      Tensor w = Tensor::uniform({16, 8, 3, 3}, 6, -1, 1).set_requires_grad(true);
+      Tensor b = Tensor::uniform({16}, 7, -1, 1).set_requires_grad(true);
+      const Tensor y = max_pool2d(relu(conv2d(x, w, b, {.window = {.padding = {1, 1}}})));
+      sum(y * upstream(y.shape())).backward();
+      bits = {y.to_vector(), x.grad().to_vector(), w.grad().to_vector(), b.grad().to_vector()};
+    });
+    return bits;
   };
   REQUIRE(run(1) == run(2));
 }

@@ -1,13 +1,16 @@
 // Every kernel splits work over outputs and sums in a fixed order, so the bits of a result must not
-// depend on the number of threads. Each check runs forward + backward with 1 and with 2 threads.
+// depend on the number of threads. Each check runs forward + backward with 1 and with 2 threads
+// (two that run at once, on any machine: threads.h).
 #include <catch2/catch.hpp>
 
 #include "tinygpt/autograd/threads.h"
 #include "first_difference.h"
 #include "gradcheck.h"
+#include "threads.h"
 
 using namespace tinygpt;
 using tinygpt::testing::first_difference;
+using tinygpt::testing::with_threads;
 
 namespace {
 struct Bits {
@@ -17,13 +20,14 @@ struct Bits {
 };
 
 Bits run(int threads, const std::function<Tensor(const std::vector<Tensor>&)>& f, std::vector<Tensor> inputs) {
-  set_num_threads(threads);
-  for (Tensor& x : inputs) x.zero_grad(), x.set_requires_grad(true);
-  Tensor out = f(inputs);
-  out.backward(Tensor::uniform(out.shape(), 5, -1, 1));
-  Bits bits{out.to_vector(), {}};
-  for (Tensor& x : inputs) bits.grads.push_back(x.grad().to_vector());
-  set_num_threads(0);
+  Bits bits;
+  with_threads(threads, [&] {
+    for (Tensor& x : inputs) x.zero_grad(), x.set_requires_grad(true);
+    Tensor out = f(inputs);
+    out.backward(Tensor::uniform(out.shape(), 5, -1, 1));
+    bits.out = out.to_vector();
+    for (Tensor& x : inputs) bits.grads.push_back(x.grad().to_vector());
+  });
   return bits;
 }
 
@@ -76,9 +80,9 @@ TEST_CASE("determinism: long contiguous rows are split into pieces with the same
   const Tensor a = Tensor::uniform({3, 50000}, 1, -1, 1), b = Tensor::uniform({3, 50000}, 2, -1, 1);
   auto f = [](const std::vector<Tensor>& in) { return (in[0] + in[1]) * in[0]; };
   require_thread_independent(f, {a, b});
-  set_num_threads(2);
-  const std::vector<float> y = f({a, b}).to_vector(), av = a.to_vector(), bv = b.to_vector();
-  set_num_threads(0);
+  std::vector<float> y;
+  with_threads(2, [&] { y = f({a, b}).to_vector(); });
+  const std::vector<float> av = a.to_vector(), bv = b.to_vector();
   std::vector<float> expected(y.size());
   for (size_t i = 0; i < y.size(); ++i) expected[i] = (av[i] + bv[i]) * av[i];
   REQUIRE(first_difference(y, expected) == "");

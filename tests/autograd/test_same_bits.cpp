@@ -18,6 +18,7 @@
 #include "tinygpt/autograd/tensor.h"
 #include "tinygpt/autograd/threads.h"
 #include "first_difference.h"
+#include "threads.h"
 
 using namespace tinygpt;
 using tinygpt::testing::first_difference;
@@ -65,12 +66,10 @@ void in_every_setting(const Check& check) {
   for (bool avx2_fma : {true, false})
     for (int threads : {1, 2}) {
       set_avx2_fma_copies(avx2_fma);
-      set_num_threads(threads);
       INFO("threads " << threads << ", the portable build's AVX2+FMA copies " << (avx2_fma ? "on" : "off"));
-      check();
+      tinygpt::testing::with_threads(threads, check);
     }
   set_avx2_fma_copies(true);
-  set_num_threads(0);
 }
 
 }  // namespace

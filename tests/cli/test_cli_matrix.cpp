@@ -183,13 +183,21 @@ struct Matrix {
     ok("sample --ckpt " + ckpt + " --weights int8" + flags);
     const double int8_loss = number(ok("eval --json --weights int8 --ckpt " + ckpt + " --data " + eval_data).output, "loss");
     REQUIRE(std::abs(int8_loss - number(eval, "loss")) < 0.05);
-    // A multiple-choice task in the characters every tokenizer here knows, in fp32 and int8.
-    const std::string task = dir.write("task.jsonl", R"({"ctx": "The end of a tale, line", "endings": ["3, and a fox.", "a fox and a tale."], "label": 0})" "\n"
-                                                     R"({"ctx": "and a", "endings": ["fox.", "tale", "line"], "label": 0})" "\n");
+    // A multiple-choice task in the characters every tokenizer here knows, in fp32 and int8: each
+    // example once with every label, so that exactly one of its copies is right whatever the model
+    // prefers (the endings' losses never tie): acc and acc_norm are 2 of 5.
+    std::string lines;
+    for (const auto& [ctx, endings] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"The end of a tale, line", {"3, and a fox.", "a fox and a tale."}}, {"and a", {"fox.", "tale", "line"}}})
+      for (size_t label = 0; label < endings.size(); ++label)
+        lines += fmt::format(R"({{"ctx": "{}", "endings": ["{}"], "label": {}}})" "\n", ctx,
+                             fmt::join(endings, "\", \""), label);
+    const std::string task = dir.write("task.jsonl", lines);
     for (const char* weights : {"fp32", "int8"}) {
       const std::string scores = ok("eval --json --ckpt " + ckpt + " --weights " + weights + " --task " + task).output;
-      REQUIRE(number(scores, "examples") == 2);
-      REQUIRE(number(scores, "acc") >= 0);
+      REQUIRE(number(scores, "examples") == 5);
+      REQUIRE(number(scores, "acc") == Approx(0.4));
+      REQUIRE(number(scores, "acc_norm") == Approx(0.4));
     }
   }
 

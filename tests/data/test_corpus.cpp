@@ -10,6 +10,7 @@
 #include "tinygpt/data/text_files.h"
 #include "first_difference.h"
 #include "temp_files.h"
+#include "threads.h"
 
 using namespace tinygpt;
 using namespace tinygpt::data;
@@ -72,8 +73,7 @@ TEST_CASE("corpus: tokenizing on several threads gives the one-thread ids, block
   std::vector<int32_t> whole = c.tokenizer->encode(a);
   const std::vector<int32_t> second = c.tokenizer->encode(b);
   whole.insert(whole.end(), second.begin(), second.end());
-  for (int threads : {1, 2, 3}) {
-    set_num_threads(threads);
+  for (int threads : {1, 2, 3}) tinygpt::testing::with_threads(threads, [&] {
     std::vector<int32_t> ids;
     std::vector<size_t> order;
     tokenize_in_order(*c.tokenizer, files, [&](size_t file, std::span<const int32_t> piece, size_t) {
@@ -84,8 +84,7 @@ TEST_CASE("corpus: tokenizing on several threads gives the one-thread ids, block
     REQUIRE(tinygpt::testing::first_difference(ids, whole) == "");
     REQUIRE(std::is_sorted(order.begin(), order.end()));
     REQUIRE(order.size() >= 4);  // a's blocks, then b's
-  }
-  set_num_threads(0);
+  });
 }
 
 TEST_CASE("corpus: bad input names the file and the place", "[corpus][errors]") {
@@ -116,8 +115,7 @@ TEST_CASE("corpus: on any thread count the first error in file order is the one 
   for (size_t i = 79; i < first.size(); i += 80) first[i] = '\n';
   first[3'400'005] = 'X';
   const std::vector<std::string> files = {dir.write("first.txt", first), dir.write("second.txt", "ab\xC3(")};
-  for (int threads : {1, 2, 4}) {
-    set_num_threads(threads);
+  for (int threads : {1, 2, 4}) tinygpt::testing::with_threads(threads, [&] {
     INFO(threads << " threads");
     int64_t delivered = 0;
     REQUIRE_THROWS_WITH(tokenize_in_order(*c.tokenizer, files,
@@ -127,8 +125,7 @@ TEST_CASE("corpus: on any thread count the first error in file order is the one 
                         Catch::Contains("first.txt': 'X' (U+0058) at line 42501, column 6"));
     REQUIRE(delivered < 3'400'005);  // the blocks before the error, and none after it
     REQUIRE(delivered >= 3'000'000);  // three blocks of about 1 MB, cut at lines
-  }
-  set_num_threads(0);
+  });
 }
 
 TEST_CASE("batches: windows are shifted by one and the sampler state restores exactly", "[batches]") {

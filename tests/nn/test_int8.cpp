@@ -11,6 +11,7 @@
 #include "tinygpt/autograd/threads.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/nn/sampling.h"
+#include "threads.h"
 
 using namespace tinygpt;
 
@@ -61,12 +62,11 @@ TEST_CASE("int8: the product equals the float product over the dequantized weigh
       std::vector<float> deq(w.size()), expected(out), got(out);
       dequantize_int8(m, deq.data());
       matvec(deq.data(), b.data(), x.data(), expected.data(), out, in);
-      for (int threads : {1, 2, 3}) {
-        set_num_threads(threads);
-        matvec_int8(m, b.data(), x.data(), got.data());
-        REQUIRE(got == expected);
-      }
-      set_num_threads(0);
+      for (int threads : {1, 2, 3})
+        tinygpt::testing::with_threads(threads, [&] {
+          matvec_int8(m, b.data(), x.data(), got.data());
+          REQUIRE(got == expected);
+        });
     }
 }
 

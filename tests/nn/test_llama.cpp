@@ -13,6 +13,7 @@
 #include "tinygpt/autograd/random.h"
 #include "tinygpt/nn/gpt.h"
 #include "tinygpt/nn/sampling.h"
+#include "threads.h"
 
 using namespace tinygpt;
 using namespace tinygpt::nn;
@@ -112,8 +113,7 @@ TEST_CASE("llama pieces: parameters, their names and the same bits on any thread
     for (const auto& [name, p] : model.named_parameters()) built.emplace_back(name, p.shape());
     REQUIRE(built == parameter_shapes(c));
     std::vector<std::vector<float>> grads;
-    for (int threads : {1, 2}) {
-      set_num_threads(threads);
+    for (int threads : {1, 2}) tinygpt::testing::with_threads(threads, [&] {
       GPT m(c, 9);
       m.zero_grad();
       const auto ids = random_ids(2 * 8, c.vocab_size, 3);
@@ -124,8 +124,7 @@ TEST_CASE("llama pieces: parameters, their names and the same bits on any thread
         all.insert(all.end(), g.begin(), g.end());
       }
       grads.push_back(all);
-    }
-    set_num_threads(0);
+    });
     REQUIRE(grads[0] == grads[1]);
   }
   // llama2.c's stories260K: 5 layers of 64, 8 heads, 4 key/value heads, hidden 172, no wpe.

@@ -10,6 +10,7 @@
 #include "tinygpt/io/sentencepiece_model.h"
 #include "tinygpt/nn/sampling.h"
 #include "tinygpt/train/evaluate.h"
+#include "threads.h"
 
 using namespace tinygpt;
 
@@ -101,8 +102,7 @@ TEST_CASE("sample: the cache's vector matrix-vector products, at widths with eve
   const std::vector<int32_t> ids = {3, 36, 0, 17, 8};
   const std::vector<float> full = m->forward(ids, 1, 5).logits.to_vector();  // [5, 37]
   std::vector<std::vector<float>> by_threads;
-  for (int threads : {1, 2, 3}) {
-    set_num_threads(threads);
+  for (int threads : {1, 2, 3}) tinygpt::testing::with_threads(threads, [&] {
     nn::Generator gen(*m);
     by_threads.emplace_back();
     for (int64_t t = 0; t < 5; ++t) {
@@ -114,8 +114,7 @@ TEST_CASE("sample: the cache's vector matrix-vector products, at widths with eve
       const std::vector<float>& step = gen.feed(id);
       by_threads.back().insert(by_threads.back().end(), step.begin(), step.end());
     }
-  }
-  set_num_threads(0);
+  });
   REQUIRE(by_threads[0] == by_threads[1]);
   REQUIRE(by_threads[0] == by_threads[2]);
 }

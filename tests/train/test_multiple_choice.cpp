@@ -14,6 +14,7 @@
 #include "tinygpt/autograd/threads.h"
 #include "tinygpt/data/char_tokenizer.h"
 #include "tinygpt/train/multiple_choice.h"
+#include "threads.h"
 
 using namespace tinygpt;
 using testing::Matrix;
@@ -91,11 +92,8 @@ TEST_CASE("multiple choice: equals the rule computed in double from scratch, for
     }
   }
   std::vector<std::vector<train::ChoiceResult>> runs;
-  for (const auto& [batch, threads] : std::vector<std::pair<int64_t, int>>{{16, 1}, {16, 2}, {1, 2}, {3, 1}}) {
-    set_num_threads(threads);
-    runs.push_back(train::score_choices(model, rows, batch));
-  }
-  set_num_threads(0);
+  for (const auto& [batch, threads] : std::vector<std::pair<int64_t, int>>{{16, 1}, {16, 2}, {1, 2}, {3, 1}})
+    tinygpt::testing::with_threads(threads, [&] { runs.push_back(train::score_choices(model, rows, batch)); });
   int64_t correct = 0, correct_norm = 0;
   for (size_t i = 0; i < examples.size(); ++i) {
     INFO("example " << i);
