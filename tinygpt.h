@@ -6,6 +6,7 @@
 
 // Tensors, automatic differentiation and every op (autograd/).
 #include "tinygpt/autograd/elementary.h"
+#include "tinygpt/autograd/for_products.h"
 #include "tinygpt/autograd/gradcheck.h"
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/indices.h"
@@ -13,6 +14,7 @@
 #include "tinygpt/autograd/machine.h"
 #include "tinygpt/autograd/memory.h"
 #include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/parallel.h"
 #include "tinygpt/autograd/precision.h"
 #include "tinygpt/autograd/profile.h"
 #include "tinygpt/autograd/random.h"

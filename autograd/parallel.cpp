@@ -1,7 +1,9 @@
 #include "tinygpt/autograd/kernels/parallel.h"
 
+#include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
 #include <tbb/info.h>
+#include <tbb/parallel_for.h>
 
 #include <fmt/format.h>
 
@@ -28,6 +30,12 @@ void set_num_threads(int threads) {
 }
 
 int max_slots() { return tbb::this_task_arena::max_concurrency(); }
+
+void detail::run_blocks(int64_t n, int64_t grain, BlockBody body) {
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); },
+                    tbb::simple_partitioner());
+}
 
 int num_threads() {
   return g_threads > 0 ? g_threads : static_cast<int>(tbb::info::default_concurrency());

@@ -23,7 +23,7 @@ struct Buffer : memory::Vector<float> {
   uint64_t version = 0;
   const char* changed_by = nullptr;  // what made the last in-place change ("fill_", "AdamW::step")
   // Every value is a bfloat16, as of this version (an op stored it rounded for bf16 products:
-  // kernels/for_products.h); an in-place change leaves the mark behind.
+  // for_products.h); an in-place change leaves the mark behind.
   uint64_t bf16_exact_version = UINT64_MAX;
 };
 

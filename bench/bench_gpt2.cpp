@@ -22,7 +22,7 @@
 #include "tinygpt/autograd/machine.h"
 #include "tinygpt/autograd/memory.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/kernels/parallel.h"
+#include "tinygpt/autograd/parallel.h"
 #include "tinygpt/nn/sampling.h"
 #include "tinygpt/data/gpt2_vocab.h"
 #include "tinygpt/nn/gpt.h"

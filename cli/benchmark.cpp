@@ -9,7 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "tinygpt/autograd/kernels/gemm.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/autograd/precision.h"
 #include "tinygpt/autograd/threads.h"
 #include "tinygpt/autograd/profile.h"
 #include "tinygpt/autograd/random.h"
@@ -37,11 +38,11 @@ double median(std::vector<double> v) {
 double measure_peak_gflops(Precision precision) {
   const int64_t n = 1024;
   const Tensor a = Tensor::uniform({n, n}, 1, -1, 1), b = Tensor::uniform({n, n}, 2, -1, 1);
-  Tensor c = Tensor::empty({n, n});
+  const PrecisionGuard products(precision);
   double best = 1e30;
   for (int r = 0; r < 20; ++r) {
     const auto t0 = Clock::now();
-    gemm(n, n, n, {a.data(), n, 1}, {b.data(), n, 1}, c.data(), n, false, nullptr, precision);
+    const Tensor c = matmul(a, b);
     best = std::min(best, ms_since(t0));
   }
   return 2.0 * n * n * n / (best * 1e-3) / 1e9;

@@ -26,6 +26,7 @@
 #include "tinygpt/io/output_files.h"
 #include "tinygpt/io/sentencepiece_model.h"
 #include "tinygpt/io/staged_folder.h"
+#include "tinygpt/nn/gpt.h"
 #include "tinygpt/train/checkpoint.h"
 #include "tinygpt/train/existing_outputs.h"
 #include "tinygpt/train/progress.h"
@@ -320,7 +321,7 @@ void add_prepare(CLI::App& app) {
   cmd->add_option("--out", args->out, "folder for the shards and tokenizer.h5 (made if missing)")->required();
   cmd->add_option("--name", args->name, "the shards' name: <name>_train_000000.bin, ...")->capture_default_str();
   add_option_flag(cmd, "tokenizer", args->tokenizer, "how text becomes tokens", io::Range{}, train::kTokenizerChoices);
-  add_number(cmd, "--vocab-size", args->vocab_size, io::Range{256, 1 << 24}, "BPE vocabulary size");
+  add_number(cmd, "--vocab-size", args->vocab_size, io::Range{256, nn::kMaxVocab}, "BPE vocabulary size");
   cmd->add_option("--tokenizer-model", args->tokenizer_model,
                   "with --tokenizer sentencepiece: the SentencePiece model file (e.g. Llama's tokenizer.model)");
   cmd->add_option("--tokenizer-from", args->tokenizer_from,

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/kernels/for_products.h"
+#include "tinygpt/autograd/for_products.h"
 #include "tinygpt/autograd/random.h"
 
 namespace tinygpt::nn {
@@ -31,7 +31,7 @@ void GPTConfig::validate() const {
                     n_head));
   if (!(dropout >= 0.0f && dropout < 1.0f))
     throw std::invalid_argument(fmt::format("GPT config: dropout {} is not in [0, 1)", dropout));
-  if (ffn_hidden != 0) in_range(ffn_hidden, "ffn_hidden", 4 * kMaxEmbd);
+  if (ffn_hidden != 0) in_range(ffn_hidden, "ffn_hidden", kMaxFfnHidden);
   if (n_kv_head != 0) in_range(n_kv_head, "n_kv_head", kMaxHeads);
   if (n_head % kv_heads() != 0)
     throw std::invalid_argument(fmt::format("GPT config: n_kv_head {} does not divide n_head {} (each key/value head "

@@ -22,7 +22,7 @@ namespace tinygpt::nn {
 // The largest sizes a GPT may have: far beyond any CPU run, and small enough that no shape or
 // parameter count overflows a 64-bit integer.
 constexpr int64_t kMaxVocab = int64_t{1} << 24, kMaxBlock = 65536, kMaxLayers = 1024, kMaxHeads = 1024,
-                  kMaxEmbd = 65536;
+                  kMaxEmbd = 65536, kMaxFfnHidden = 4 * kMaxEmbd;
 // The normalization's epsilon is in (0, kMaxNormEps] (above 1 it swamps any activation's scale);
 // RoPE's base in (0, kMaxRopeTheta] (published models use 1e4 to 1e6; beyond this a file is damaged).
 constexpr double kMaxNormEps = 1.0, kMaxRopeTheta = 1e12;

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/kernels/parallel.h"
+#include "tinygpt/autograd/parallel.h"
 
 namespace tinygpt::optim {
 

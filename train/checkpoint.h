@@ -1,9 +1,13 @@
 #pragma once
 // HDF5 checkpoints in the layout of docs/checkpoint-format.md:
-//   /                 format = "tinygpt", format_version = 1
-//   /config           vocab_size, block_size, n_layer, n_head, n_embd
+//   /                 format = "tinygpt", format_version = 1, 2 or 3: the lowest that holds the run
+//                     (2: a tokenizer with byte_ids or special tokens; 3: a Llama-family /config
+//                     field off its default, or a SentencePiece tokenizer); all three are read
+//   /config           vocab_size, block_size, n_layer, n_head, n_embd (version 3: norm, position,
+//                     mlp, n_kv_head, ... )
 //   /model/<name>     float32, nanoGPT's state_dict names and PyTorch's [out, in] layout
-//   /tokenizer        kind = "char" (vocab) or "bpe" (merges, split)
+//   /tokenizer        kind = "char" (vocab), "bpe" (merges, split, byte_ids, special tokens) or
+//                     "sentencepiece" (the model's bytes); its digest
 //   /optim            m/<name>, v/<name>; step and hyperparameters as attributes
 //   /train            iteration, RNG state, run options, losses, the text's files: what an exact
 //                     resume needs

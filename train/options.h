@@ -106,15 +106,15 @@ void for_each_arch_option(ArchOptions& o, Visit&& visit) {
   visit("arch", o.arch, "gpt2, or llama: rmsnorm, rope, swiglu of llama2.c's width (2/3 of 4 --embd, rounded up to "
         "a multiple of 32), --no-bias, --tie; each piece's flag overrides it", Range{}, kArchChoices);
   visit("norm", o.norm, "the norm before each sublayer and at the end", Range{}, kNormChoices);
-  visit("norm-eps", o.norm_eps, "the norms' epsilon", Range{0, 1, true}, Choices{});
+  visit("norm-eps", o.norm_eps, "the norms' epsilon", Range{0, nn::kMaxNormEps, true}, Choices{});
   visit("position", o.position, "learned position embeddings (wpe) or rotary ones (RoPE)", Range{}, kPositionChoices);
   visit("rope-theta", o.rope_theta, "RoPE's base: pair i of a head turns by position * theta^(-2i / head size)",
-        Range{0, 1e12, true}, Choices{});
+        Range{0, nn::kMaxRopeTheta, true}, Choices{});
   visit("mlp", o.mlp, "the feed-forward: GELU, or SwiGLU (silu(gate) * up)", Range{}, kMlpChoices);
   visit("ffn-hidden", o.ffn_hidden, "the feed-forward's hidden width (0: 4 --embd, or llama2.c's rule with --arch llama)",
-        Range{0, 262144}, Choices{});
+        Range{0, nn::kMaxFfnHidden}, Choices{});
   visit("kv-heads", o.kv_heads, "key/value heads, dividing --heads (grouped-query attention; 1: multi-query; 0: --heads)",
-        Range{0, 1024}, Choices{});
+        Range{0, nn::kMaxHeads}, Choices{});
   visit("bias", o.bias, "biases on every Linear and LayerNorm (--no-bias: none)", Range{}, Choices{});
   visit("tie", o.tie, "the output layer is the token embedding wte (--no-tie: an lm_head of its own)", Range{}, Choices{});
 }
@@ -155,7 +155,7 @@ void for_each_option(Options& o, Visit&& visit_option) {
         Range{0, 1, false, true});
   visit("out", o.out, "checkpoint to write (HDF5); the CSV log and loss plot go beside it", text);
   visit("tokenizer", o.tokenizer, "how text becomes tokens", Range{}, kTokenizerChoices);
-  visit("vocab-size", o.vocab_size, "BPE vocabulary size", Range{256, 1 << 24});
+  visit("vocab-size", o.vocab_size, "BPE vocabulary size", Range{256, nn::kMaxVocab});
   visit("tokenizer-model", o.tokenizer_model,
         "with --tokenizer sentencepiece: the SentencePiece model file (e.g. Llama's tokenizer.model), stored in the "
         "checkpoint",
@@ -164,10 +164,10 @@ void for_each_option(Options& o, Visit&& visit_option) {
         "use the tokenizer of this checkpoint or tokenizer file instead of making one (e.g. an imported GPT-2's, for "
         "shards tokenized by GPT-2)",
         text);
-  visit("layers", o.layers, "transformer blocks", Range{1, 1024});
-  visit("heads", o.heads, "attention heads per block", Range{1, 1024});
-  visit("embd", o.embd, "embedding width (a multiple of --heads)", Range{1, 65536});
-  visit("block", o.block, "context length in tokens", Range{1, 65536});
+  visit("layers", o.layers, "transformer blocks", Range{1, nn::kMaxLayers});
+  visit("heads", o.heads, "attention heads per block", Range{1, nn::kMaxHeads});
+  visit("embd", o.embd, "embedding width (a multiple of --heads)", Range{1, nn::kMaxEmbd});
+  visit("block", o.block, "context length in tokens", Range{1, nn::kMaxBlock});
   for_each_arch_option(o.arch, visit);
   visit("dropout", o.dropout, "dropout probability", Range{0, 1, false, true});
   visit("batch", o.batch, "sequences per micro-batch", Range{1, 65536});

@@ -1,9 +1,9 @@
 #pragma once
-// Outputs stored for bf16 products (kernels/for_products.h's Readers::products) and the mark on their storage
+// Outputs stored for bf16 products (for_products.h's Readers::products) and the mark on their storage
 // that the products trust. For the ops; not part of the public interface.
 #include <cstdint>
 
-#include "tinygpt/autograd/kernels/for_products.h"
+#include "tinygpt/autograd/for_products.h"
 #include "tinygpt/autograd/tensor.h"
 
 namespace tinygpt::detail {

@@ -345,7 +345,7 @@ AttentionResult causal_attention(const Tensor& query_in, const Tensor& key_in, c
   const float scale = 1.0f / std::sqrt(static_cast<float>(q.size(3)));
   const bool tiled = attention_is_tiled(memory, q.size(2));
   const SmallForm form = small_form(matmul_precision());  // backward multiplies as forward did
-  // Operands stored rounded for products (kernels/for_products.h) are read as they are.
+  // Operands stored rounded for products (for_products.h) are read as they are.
   const bool exact =
       form == SmallForm::rounded && detail::bf16_exact(q) && detail::bf16_exact(k) && detail::bf16_exact(v);
   AttentionForward f = attend(q, k, v, scale, tiled, form, exact);

@@ -14,7 +14,7 @@
 #include "tinygpt/autograd/detail/bf16_operands.h"
 #include "tinygpt/autograd/graph.h"
 #include "tinygpt/autograd/kernels/gemm.h"
-#include "tinygpt/autograd/kernels/for_products.h"
+#include "tinygpt/autograd/for_products.h"
 #include "tinygpt/autograd/kernels/pack.h"
 #include "tinygpt/autograd/kernels/simd.h"
 #include "tinygpt/autograd/kernels/small_gemm.h"
@@ -603,7 +603,7 @@ TEST_CASE("bf16: attention on the float kernels with rounded operands equals the
 
 namespace {
 
-// The ops that store an output for products (kernels/for_products.h), each on its own inputs: a
+// The ops that store an output for products (for_products.h), each on its own inputs: a
 // [2, 37, 48] x (37 rows: a last partial block of attention rows), read by a Linear [48 -> 20]
 // (swiglu halves it: 24 in).
 struct ForProducts {

@@ -1,6 +1,6 @@
 #pragma once
-// The ops whose output only matrix products read, stored for them (the implementation's own header,
-// not installed: nn's GPT blocks call it; a library user calls the ops of ops.h).
+// The ops whose output only matrix products read, stored for them: the GPT's blocks call these, and
+// a model of one's own may (the ops of ops.h are the same with Readers::anyone).
 //
 // Products under bf16 round their operands anyway, so on the float kernels (bf16_native() false)
 // an output for products is stored rounded to bfloat16 and marked, and its products read it as it
