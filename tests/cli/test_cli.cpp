@@ -357,7 +357,7 @@ TEST_CASE("cli: --precision bf16 trains, is kept in the checkpoint, and resumes 
   REQUIRE(bad.output.find("--precision must be fp32 or bf16 (got 'fp16')") != std::string::npos);
 }
 
-TEST_CASE("cli: a second Ctrl-C ends the run at once, and the last checkpoint stays", "[cli]") {
+TEST_CASE("cli: a second Ctrl-C ends the run at once, and the last checkpoint stays", "[cli][slow]") {
   TempDir dir;
   const std::string ckpt = dir.file("two.h5");
   // A checkpoint at every iteration, each step long enough (about a second on one thread) that
@@ -446,7 +446,7 @@ TEST_CASE("cli: a GPT-2 directory imports, evaluates, tokenizes, samples, fine-t
   REQUIRE_THAT(full.output, Catch::Contains("is not empty"));
 }
 
-TEST_CASE("cli: bench --json names the machine, the vector path, the FMA peak and the precision beside its figures", "[cli][bench]") {
+TEST_CASE("cli: bench --json names the machine, the vector path, the FMA peak and the precision beside its figures", "[cli][bench][slow]") {
   Result r = run("bench --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --iters 1 --threads 1 --json");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);

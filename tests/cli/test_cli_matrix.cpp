@@ -222,7 +222,7 @@ struct Matrix {
 
 // One test case a row of the matrix, so that ctest runs them side by side.
 #define MATRIX_ROW(arch, kind, shown)                                                                 \
-  TEST_CASE("matrix: " arch " x " shown ": text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix]") { \
+  TEST_CASE("matrix: " arch " x " shown ": text, shards, llm.c shards, in fp32 and bf16", "[cli][matrix][slow]") { \
     Matrix m;                                                                                             \
     m.run_all(arch, m.tokenizer(kind));                                                                   \
   }

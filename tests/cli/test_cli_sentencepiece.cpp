@@ -118,7 +118,7 @@ TEST_CASE("cli: bits per byte counts the text's bytes, also through a tokenizer 
 
 TEST_CASE("cli: a stories260K-shaped model: its exported llama2.c file scores the same loss in an independent "
           "implementation, and it imports back from llama2.c's and Hugging Face's files",
-          "[cli][sentencepiece][llama2c]") {
+          "[cli][sentencepiece][llama2c][slow]") {
   TempDir dir;
   const std::string model = write_sentencepiece_model(dir, "tok512", 512);
   const std::string text = dir.write("stories.txt", sentencepiece_text());

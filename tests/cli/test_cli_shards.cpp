@@ -300,7 +300,7 @@ TEST_CASE("cli: several shard folders, mixed by --data-weights, resume exactly, 
           static_cast<double>(b_val - 1));
 }
 
-TEST_CASE("cli: a folder of 10,000 shards trains, saves, resumes and evaluates", "[cli][shards]") {
+TEST_CASE("cli: a folder of 10,000 shards trains, saves, resumes and evaluates", "[cli][shards][slow]") {
   TempDir dir;
   std::string text;
   for (int i = 0; i < 40; ++i) text += "To be, or not to be, that is the question.\n";

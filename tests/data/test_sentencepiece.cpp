@@ -171,7 +171,7 @@ std::vector<int> encode_by_the_block_rule(const sentencepiece::SentencePieceProc
 }  // namespace
 
 TEST_CASE("sentencepiece: a text is cut before spaces where the model allows, into the whole's ids or the rule's",
-          "[sentencepiece][corpus]") {
+          "[sentencepiece][corpus][slow]") {
   TempDir dir;
   std::string text;
   for (int i = 0; text.size() < (size_t{5} << 19); ++i)  // 2.5 MB: hundreds of 8 KB blocks

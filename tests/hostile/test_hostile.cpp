@@ -114,7 +114,7 @@ std::string h5py_style(const Base& base) {
 
 }  // namespace
 
-TEST_CASE("hostile: a sealed checkpoint with any byte flipped is refused by its checksum", "[hostile]") {
+TEST_CASE("hostile: a sealed checkpoint with any byte flipped is refused by its checksum", "[hostile][slow]") {
   const Base base;
   const std::string& bytes = base.bytes();
   REQUIRE(base.run("info --ckpt " + base.copy("good.h5")).exit_code == 0);
@@ -136,7 +136,7 @@ TEST_CASE("hostile: a sealed checkpoint with any byte flipped is refused by its 
 }
 
 TEST_CASE("hostile: re-sealed checkpoints with flipped metadata and global heap never take any command down",
-          "[hostile]") {
+          "[hostile][slow]") {
   // The seal is a SHA-256 anyone recomputes: these files pass it. libhdf5 parses every file in a
   // child process only, so whatever a flip does to libhdf5, each command ends in one clear line
   // (or, where the flip hit bytes no check can tell from real data, a normal result).
@@ -274,7 +274,7 @@ TEST_CASE("hostile: truncated checkpoints, sealed or not, end in a clear error",
 }
 
 TEST_CASE("hostile: flipped metadata in h5py-style files (no seal, global heap) never takes tinygpt down",
-          "[hostile]") {
+          "[hostile][slow]") {
   const Base base;
   const std::string bytes = h5py_style(base);
   REQUIRE(base.run("info --ckpt " + base.write("h5py.h5", bytes)).output.find("unverified") != std::string::npos);
@@ -305,7 +305,7 @@ TEST_CASE("hostile: flipped metadata in h5py-style files (no seal, global heap) 
 }
 
 TEST_CASE("hostile: edited /config, /train and /optim values are refused before anything is built or written",
-          "[hostile]") {
+          "[hostile][slow]") {
   const Base base;
   struct Edit {
     std::string message;
@@ -453,7 +453,7 @@ TEST_CASE("hostile: paths stored inside a checkpoint are never written, and inpu
 }
 
 TEST_CASE("hostile: a SentencePiece model damaged inside an unsealed checkpoint never takes tinygpt down",
-          "[hostile][sentencepiece]") {
+          "[hostile][sentencepiece][slow]") {
   TempDir dir;
   const std::string model = write_sentencepiece_model(dir);
   // Llama-shaped through info and sample; GPT-shaped through tokens and explain (which draws GPT-2's shape).

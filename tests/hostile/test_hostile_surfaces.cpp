@@ -50,7 +50,7 @@ void write_bytes(const std::string& path, const std::string& bytes) { std::ofstr
 
 }  // namespace
 
-TEST_CASE("hostile: damaged SentencePiece model files through prepare and train", "[hostile][sentencepiece]") {
+TEST_CASE("hostile: damaged SentencePiece model files through prepare and train", "[hostile][sentencepiece][slow]") {
   TempDir dir;
   const std::string text = dir.write("text.txt", small_text());
   const std::string good = read_file(write_sentencepiece_model(dir, "nfkc"));  // with a character map
@@ -148,7 +148,7 @@ std::string replaced_once(std::string text, const std::string& from, const std::
 
 }  // namespace
 
-TEST_CASE("hostile: damaged Hugging Face Llama folders import to one clear error, or to a model", "[hostile][import]") {
+TEST_CASE("hostile: damaged Hugging Face Llama folders import to one clear error, or to a model", "[hostile][import][slow]") {
   LlamaFiles files;
   const TempDir& dir = files.dir;
   const std::string config = read_file(files.hf + "/config.json"), weights = read_file(files.hf + "/model.safetensors");
@@ -244,7 +244,7 @@ TEST_CASE("hostile: damaged llama2.c model files import to one clear error, or t
   }
 }
 
-TEST_CASE("hostile: damaged shard folders train and evaluate to one clear error, or as shards", "[hostile][shards]") {
+TEST_CASE("hostile: damaged shard folders train and evaluate to one clear error, or as shards", "[hostile][shards][slow]") {
   TempDir dir;
   std::string text;
   for (int i = 0; i < 30; ++i) text += "To be, or not to be, that is the question. 나는 학교에 갔다.\n";

@@ -196,7 +196,7 @@ TEST_CASE("hdf5: every storage and byte order reads as libhdf5 reads it, whole o
   check(*streamed.file);
 }
 
-TEST_CASE("hdf5: re-sealed files with flipped metadata never reach libhdf5 in this process", "[io][hdf5][errors]") {
+TEST_CASE("hdf5: re-sealed files with flipped metadata never reach libhdf5 in this process", "[io][hdf5][errors][slow]") {
   // The seal is a SHA-256 anyone can recompute: a crafted file passes it. libhdf5 may crash or
   // corrupt its heap on such a file; it does so only in the child, and this process only reads
   // a checked description and bounds-checked bytes. Were libhdf5 to parse here, this test would die.
