@@ -8,7 +8,7 @@
 // same bits either way; only another reader of the output would see the rounding.
 #include <cstdint>
 
-#include "tinygpt/autograd/ops.h"
+#include "ops.h"
 
 namespace tinygpt {
 

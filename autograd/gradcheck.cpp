@@ -1,10 +1,10 @@
-#include "tinygpt/autograd/gradcheck.h"
+#include "gradcheck.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "tinygpt/autograd/graph.h"
+#include "graph.h"
 
 namespace tinygpt {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/autograd/tensor.h"
+#include "tensor.h"
 
 namespace tinygpt {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/autograd/graph.h"
+#include "graph.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
-#include "tinygpt/autograd/kernels/strided.h"
-#include "tinygpt/autograd/detail/profile.h"
+#include "kernels/strided.h"
+#include "detail/profile.h"
 
 namespace tinygpt {
 

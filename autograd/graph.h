@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "tinygpt/autograd/tensor.h"
+#include "tensor.h"
 
 namespace tinygpt {
 

@@ -6,7 +6,7 @@
 #include <initializer_list>
 #include <vector>
 
-#include "tinygpt/autograd/shape.h"
+#include "shape.h"
 
 namespace tinygpt {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/autograd/machine.h"
+#include "machine.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "tinygpt/autograd/kernels/simd.h"
+#include "kernels/simd.h"
 
 namespace tinygpt {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/autograd/memory.h"
+#include "memory.h"
 
 #include <sys/mman.h>
 

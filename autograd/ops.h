@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/autograd/indices.h"
-#include "tinygpt/autograd/precision.h"
-#include "tinygpt/autograd/tensor.h"
+#include "indices.h"
+#include "precision.h"
+#include "tensor.h"
 
 namespace tinygpt {
 

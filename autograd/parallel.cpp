@@ -1,4 +1,4 @@
-#include "tinygpt/autograd/kernels/parallel.h"
+#include "kernels/parallel.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tinygpt/autograd/memory.h"
-#include "tinygpt/autograd/threads.h"
+#include "memory.h"
+#include "threads.h"
 
 namespace tinygpt {
 

@@ -1,11 +1,11 @@
-#include "tinygpt/autograd/precision.h"
+#include "precision.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "tinygpt/autograd/detail/bf16_operands.h"
-#include "tinygpt/autograd/kernels/simd.h"
+#include "detail/bf16_operands.h"
+#include "kernels/simd.h"
 
 namespace tinygpt {
 

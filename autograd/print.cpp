@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/autograd/tensor.h"
+#include "tensor.h"
 
 namespace tinygpt {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/autograd/detail/profile.h"
+#include "detail/profile.h"
 
 #include <cstring>
 

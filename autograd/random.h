@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "tinygpt/autograd/elementary.h"
+#include "elementary.h"
 
 namespace tinygpt {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/autograd/shape.h"
+#include "shape.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/autograd/memory.h"
+#include "memory.h"
 
 namespace tinygpt {
 

@@ -1,15 +1,15 @@
-#include "tinygpt/autograd/tensor.h"
+#include "tensor.h"
 
-#include "tinygpt/autograd/detail/profile.h"
+#include "detail/profile.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/strided.h"
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/random.h"
+#include "graph.h"
+#include "kernels/strided.h"
+#include "kernels/parallel.h"
+#include "random.h"
 
 namespace tinygpt {
 

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/autograd/memory.h"
-#include "tinygpt/autograd/shape.h"
+#include "memory.h"
+#include "shape.h"
 
 namespace tinygpt {
 

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "tinygpt/autograd/ops.h"
+#include "ops.h"
 
 namespace tinygpt {
 

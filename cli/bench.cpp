@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/autograd/machine.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/cli/benchmark.h"
-#include "tinygpt/cli/commands.h"
-#include "tinygpt/cli/flags.h"
+#include "../autograd/machine.h"
+#include "../data/json.h"
+#include "benchmark.h"
+#include "commands.h"
+#include "flags.h"
 
 namespace tinygpt::cli {
 

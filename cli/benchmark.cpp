@@ -1,4 +1,4 @@
-#include "tinygpt/cli/benchmark.h"
+#include "benchmark.h"
 
 #include <sys/resource.h>
 
@@ -9,14 +9,14 @@
 
 #include <fmt/format.h>
 
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/precision.h"
-#include "tinygpt/autograd/threads.h"
-#include "tinygpt/autograd/profile.h"
-#include "tinygpt/autograd/random.h"
-#include "tinygpt/optim/adamw.h"
-#include "tinygpt/optim/grad_clip.h"
-#include "tinygpt/train/memory_budget.h"
+#include "../autograd/ops.h"
+#include "../autograd/precision.h"
+#include "../autograd/threads.h"
+#include "../autograd/profile.h"
+#include "../autograd/random.h"
+#include "../optim/adamw.h"
+#include "../optim/grad_clip.h"
+#include "../train/memory_budget.h"
 
 namespace tinygpt::cli {
 

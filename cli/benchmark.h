@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/autograd/precision.h"
-#include "tinygpt/nn/gpt.h"
-#include "tinygpt/train/distributed.h"
-#include "tinygpt/train/options.h"
+#include "../autograd/precision.h"
+#include "../nn/gpt.h"
+#include "../train/distributed.h"
+#include "../train/options.h"
 
 namespace tinygpt::cli {
 

@@ -9,18 +9,18 @@
 #include <filesystem>
 #include <memory>
 
-#include "tinygpt/autograd/threads.h"
-#include "tinygpt/data/corpus.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/data/shards.h"
-#include "tinygpt/train/checkpoint.h"
-#include "tinygpt/cli/commands.h"
-#include "tinygpt/cli/flags.h"
-#include "tinygpt/train/memory_budget.h"
-#include "tinygpt/train/evaluate.h"
-#include "tinygpt/train/multiple_choice.h"
-#include "tinygpt/train/progress.h"
-#include "tinygpt/train/run_data.h"
+#include "../autograd/threads.h"
+#include "../data/corpus.h"
+#include "../data/json.h"
+#include "../data/shards.h"
+#include "../train/checkpoint.h"
+#include "commands.h"
+#include "flags.h"
+#include "../train/memory_budget.h"
+#include "../train/evaluate.h"
+#include "../train/multiple_choice.h"
+#include "../train/progress.h"
+#include "../train/run_data.h"
 
 namespace tinygpt::cli {
 

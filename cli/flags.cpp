@@ -1,4 +1,4 @@
-#include "tinygpt/cli/flags.h"
+#include "flags.h"
 
 #include <fmt/format.h>
 

@@ -13,8 +13,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "tinygpt/nn/gpt.h"
-#include "tinygpt/train/options.h"
+#include "../nn/gpt.h"
+#include "../train/options.h"
 
 namespace tinygpt::cli {
 

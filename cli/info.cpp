@@ -8,15 +8,15 @@
 #include <type_traits>
 #include <utility>
 
-#include "tinygpt/data/bpe_tokenizer.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/data/utf8.h"
-#include "tinygpt/data/sha256.h"
-#include "tinygpt/io/output_files.h"
-#include "tinygpt/train/existing_outputs.h"
-#include "tinygpt/train/settings_file.h"
-#include "tinygpt/train/checkpoint.h"
-#include "tinygpt/cli/commands.h"
+#include "../data/bpe_tokenizer.h"
+#include "../data/json.h"
+#include "../data/utf8.h"
+#include "../data/sha256.h"
+#include "../io/output_files.h"
+#include "../train/existing_outputs.h"
+#include "../train/settings_file.h"
+#include "../train/checkpoint.h"
+#include "commands.h"
 
 namespace tinygpt::cli {
 

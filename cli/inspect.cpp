@@ -6,22 +6,22 @@
 #include <memory>
 #include <optional>
 
-#include "tinygpt/autograd/threads.h"
-#include "tinygpt/data/corpus.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/data/text_files.h"
-#include "tinygpt/data/utf8.h"
-#include "tinygpt/train/checkpoint.h"
-#include "tinygpt/train/tokenizer_source.h"
-#include "tinygpt/cli/commands.h"
-#include "tinygpt/cli/flags.h"
-#include "tinygpt/io/output_files.h"
-#include "tinygpt/train/existing_outputs.h"
-#include "tinygpt/inspect/attention_steps.h"
-#include "tinygpt/inspect/explain.h"
-#include "tinygpt/inspect/inspect.h"
-#include "tinygpt/inspect/residual_trace.h"
-#include "tinygpt/inspect/plot.h"
+#include "../autograd/threads.h"
+#include "../data/corpus.h"
+#include "../data/json.h"
+#include "../data/text_files.h"
+#include "../data/utf8.h"
+#include "../train/checkpoint.h"
+#include "../train/tokenizer_source.h"
+#include "commands.h"
+#include "flags.h"
+#include "../io/output_files.h"
+#include "../train/existing_outputs.h"
+#include "../inspect/attention_steps.h"
+#include "../inspect/explain.h"
+#include "../inspect/inspect.h"
+#include "../inspect/residual_trace.h"
+#include "../inspect/plot.h"
 
 namespace tinygpt::cli {
 

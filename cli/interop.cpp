@@ -6,18 +6,18 @@
 #include <filesystem>
 #include <memory>
 
-#include "tinygpt/nn/gpt.h"
-#include "tinygpt/train/checkpoint.h"
-#include "tinygpt/cli/commands.h"
-#include "tinygpt/io/hf_gpt2.h"
-#include "tinygpt/io/hf_llama.h"
-#include "tinygpt/io/llama2c.h"
-#include "tinygpt/io/sentencepiece_model.h"
-#include "tinygpt/data/sentencepiece_tokenizer.h"
-#include "tinygpt/train/memory_budget.h"
-#include "tinygpt/io/output_files.h"
-#include "tinygpt/train/existing_outputs.h"
-#include "tinygpt/train/tokenizer_source.h"
+#include "../nn/gpt.h"
+#include "../train/checkpoint.h"
+#include "commands.h"
+#include "../io/hf_gpt2.h"
+#include "../io/hf_llama.h"
+#include "../io/llama2c.h"
+#include "../io/sentencepiece_model.h"
+#include "../data/sentencepiece_tokenizer.h"
+#include "../train/memory_budget.h"
+#include "../io/output_files.h"
+#include "../train/existing_outputs.h"
+#include "../train/tokenizer_source.h"
 
 namespace tinygpt::cli {
 

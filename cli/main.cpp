@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/cli/commands.h"
-#include "tinygpt/data/utf8.h"
-#include "tinygpt/train/distributed.h"
-#include "tinygpt/train/options.h"
+#include "commands.h"
+#include "../data/utf8.h"
+#include "../train/distributed.h"
+#include "../train/options.h"
 
 namespace {
 

@@ -9,13 +9,13 @@
 #include <memory>
 #include <string>
 
-#include "tinygpt/autograd/threads.h"
-#include "tinygpt/data/tokenizer.h"
-#include "tinygpt/data/utf8.h"
-#include "tinygpt/train/checkpoint.h"
-#include "tinygpt/cli/commands.h"
-#include "tinygpt/cli/flags.h"
-#include "tinygpt/nn/sampling.h"
+#include "../autograd/threads.h"
+#include "../data/tokenizer.h"
+#include "../data/utf8.h"
+#include "../train/checkpoint.h"
+#include "commands.h"
+#include "flags.h"
+#include "../nn/sampling.h"
 
 namespace tinygpt::cli {
 

@@ -8,13 +8,13 @@
 #include <memory>
 #include <type_traits>
 
-#include "tinygpt/autograd/precision.h"
-#include "tinygpt/data/text_files.h"
-#include "tinygpt/cli/commands.h"
-#include "tinygpt/cli/flags.h"
-#include "tinygpt/train/settings_file.h"
-#include "tinygpt/train/run_data.h"
-#include "tinygpt/train/trainer.h"
+#include "../autograd/precision.h"
+#include "../data/text_files.h"
+#include "commands.h"
+#include "flags.h"
+#include "../train/settings_file.h"
+#include "../train/run_data.h"
+#include "../train/trainer.h"
 
 namespace tinygpt::cli {
 

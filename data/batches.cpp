@@ -1,4 +1,4 @@
-#include "tinygpt/data/batches.h"
+#include "batches.h"
 
 #include <fmt/format.h>
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/autograd/random.h"
-#include "tinygpt/data/token_array.h"
+#include "../autograd/random.h"
+#include "token_array.h"
 
 namespace tinygpt::data {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/data/bpe_tokenizer.h"
+#include "bpe_tokenizer.h"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,9 @@
 #include <set>
 #include <unordered_map>
 
-#include "tinygpt/data/detail/longest_matches.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/data/utf8.h"
+#include "detail/longest_matches.h"
+#include "json.h"
+#include "utf8.h"
 
 namespace tinygpt::data {
 

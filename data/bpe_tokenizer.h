@@ -9,8 +9,8 @@
 #include <map>
 #include <utility>
 
-#include "tinygpt/data/pretokenize.h"
-#include "tinygpt/data/tokenizer.h"
+#include "pretokenize.h"
+#include "tokenizer.h"
 
 namespace tinygpt::data {
 

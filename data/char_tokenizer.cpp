@@ -1,10 +1,10 @@
-#include "tinygpt/data/char_tokenizer.h"
+#include "char_tokenizer.h"
 
 #include <fmt/format.h>
 
 #include <iterator>
 
-#include "tinygpt/data/utf8.h"
+#include "utf8.h"
 
 namespace tinygpt::data {
 

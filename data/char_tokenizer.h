@@ -4,7 +4,7 @@
 #include <array>
 #include <unordered_map>
 
-#include "tinygpt/data/tokenizer.h"
+#include "tokenizer.h"
 
 namespace tinygpt::data {
 

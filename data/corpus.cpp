@@ -1,4 +1,4 @@
-#include "tinygpt/data/corpus.h"
+#include "corpus.h"
 
 #include <fmt/format.h>
 
@@ -10,13 +10,13 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_pipeline.h>
 
-#include "tinygpt/autograd/threads.h"
-#include "tinygpt/data/bpe_tokenizer.h"
-#include "tinygpt/data/char_tokenizer.h"
-#include "tinygpt/data/detail/word_memory.h"
-#include "tinygpt/data/sentencepiece_tokenizer.h"
-#include "tinygpt/data/text_files.h"
-#include "tinygpt/data/utf8.h"
+#include "../autograd/threads.h"
+#include "bpe_tokenizer.h"
+#include "char_tokenizer.h"
+#include "detail/word_memory.h"
+#include "sentencepiece_tokenizer.h"
+#include "text_files.h"
+#include "utf8.h"
 
 namespace tinygpt::data {
 

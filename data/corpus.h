@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/pretokenize.h"
-#include "tinygpt/data/token_array.h"
-#include "tinygpt/data/tokenizer.h"
+#include "pretokenize.h"
+#include "token_array.h"
+#include "tokenizer.h"
 
 namespace tinygpt::data {
 

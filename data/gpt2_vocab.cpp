@@ -1,4 +1,4 @@
-#include "tinygpt/data/gpt2_vocab.h"
+#include "gpt2_vocab.h"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/data/utf8.h"
+#include "input_file.h"
+#include "json.h"
+#include "utf8.h"
 
 namespace tinygpt::data {
 

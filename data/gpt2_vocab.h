@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/bpe_tokenizer.h"
+#include "bpe_tokenizer.h"
 
 namespace tinygpt::data {
 

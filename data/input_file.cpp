@@ -1,4 +1,4 @@
-#include "tinygpt/data/input_file.h"
+#include "input_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

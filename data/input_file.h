@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "tinygpt/autograd/memory.h"
+#include "../autograd/memory.h"
 
 namespace tinygpt::data {
 

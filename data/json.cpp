@@ -1,4 +1,4 @@
-#include "tinygpt/data/json.h"
+#include "json.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "tinygpt/data/utf8.h"
+#include "utf8.h"
 
 namespace tinygpt::data::json {
 

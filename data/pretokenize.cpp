@@ -1,11 +1,11 @@
-#include "tinygpt/data/pretokenize.h"
+#include "pretokenize.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "tinygpt/data/detail/unicode.h"
-#include "tinygpt/data/utf8.h"
+#include "detail/unicode.h"
+#include "utf8.h"
 
 namespace tinygpt::data {
 

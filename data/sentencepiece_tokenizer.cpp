@@ -1,12 +1,12 @@
-#include "tinygpt/data/sentencepiece_tokenizer.h"
+#include "sentencepiece_tokenizer.h"
 
 #include <fmt/format.h>
 #include <sentencepiece_processor.h>
 
 #include <stdexcept>
 
-#include "tinygpt/data/detail/sentencepiece_spec.h"
-#include "tinygpt/data/utf8.h"
+#include "detail/sentencepiece_spec.h"
+#include "utf8.h"
 
 namespace tinygpt::data {
 

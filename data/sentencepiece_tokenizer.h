@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "tinygpt/data/tokenizer.h"
+#include "tokenizer.h"
 
 namespace tinygpt::data {
 

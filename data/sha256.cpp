@@ -1,4 +1,4 @@
-#include "tinygpt/data/sha256.h"
+#include "sha256.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "tinygpt/data/shards.h"
+#include "shards.h"
 
 #include <fmt/format.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "tinygpt/data/input_file.h"
+#include "input_file.h"
 
 namespace tinygpt::data {
 

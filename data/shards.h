@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/tokenizer.h"
+#include "tokenizer.h"
 
 namespace tinygpt::data {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/data/text_files.h"
+#include "text_files.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/utf8.h"
+#include "input_file.h"
+#include "utf8.h"
 
 namespace tinygpt::data {
 

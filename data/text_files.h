@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tinygpt/data/input_file.h"
+#include "input_file.h"
 
 namespace tinygpt::data {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/data/token_array.h"
+#include "token_array.h"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "tinygpt/data/shards.h"
+#include "shards.h"
 
 namespace tinygpt::data {
 

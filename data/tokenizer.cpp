@@ -1,12 +1,12 @@
-#include "tinygpt/data/tokenizer.h"
+#include "tokenizer.h"
 
 #include <fmt/format.h>
 
 #include <iterator>
 #include <stdexcept>
 
-#include "tinygpt/data/sha256.h"
-#include "tinygpt/data/utf8.h"
+#include "sha256.h"
+#include "utf8.h"
 
 namespace tinygpt::data {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/data/detail/unicode.h"
+#include "detail/unicode.h"
 
 #include <algorithm>
 #include <iterator>
@@ -9,7 +9,7 @@ namespace {
 struct CodePointRange {
   int32_t first, last;
 };
-#include "tinygpt/data/unicode_tables.inc"
+#include "unicode_tables.inc"
 
 template <size_t N>
 bool in_ranges(const CodePointRange (&ranges)[N], int32_t cp) {

@@ -1,4 +1,4 @@
-#include "tinygpt/data/utf8.h"
+#include "utf8.h"
 
 #include <fmt/format.h>
 

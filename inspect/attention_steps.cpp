@@ -1,12 +1,12 @@
-#include "tinygpt/inspect/attention_steps.h"
+#include "attention_steps.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/data/utf8.h"
+#include "../autograd/graph.h"
+#include "../data/json.h"
+#include "../data/utf8.h"
 
 namespace tinygpt::inspect {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tinygpt/inspect/attention_steps.h"
-#include "tinygpt/inspect/detail/svg.h"
+#include "attention_steps.h"
+#include "detail/svg.h"
 
 namespace tinygpt::inspect {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/inspect/explain.h"
+#include "explain.h"
 
 #include <fmt/format.h>
 
@@ -9,14 +9,14 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/data/bpe_tokenizer.h"
-#include "tinygpt/data/char_tokenizer.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/data/utf8.h"
-#include "tinygpt/inspect/attention_steps.h"
-#include "tinygpt/inspect/inspect.h"
-#include "tinygpt/data/sha256.h"
+#include "../autograd/graph.h"
+#include "../data/bpe_tokenizer.h"
+#include "../data/char_tokenizer.h"
+#include "../data/json.h"
+#include "../data/utf8.h"
+#include "attention_steps.h"
+#include "inspect.h"
+#include "../data/sha256.h"
 
 namespace tinygpt::inspect {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/tokenizer.h"
-#include "tinygpt/io/run_log.h"
-#include "tinygpt/nn/gpt.h"
+#include "../data/tokenizer.h"
+#include "../io/run_log.h"
+#include "../nn/gpt.h"
 
 namespace tinygpt::inspect {
 

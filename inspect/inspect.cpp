@@ -1,4 +1,4 @@
-#include "tinygpt/inspect/inspect.h"
+#include "inspect.h"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/data/utf8.h"
-#include "tinygpt/inspect/detail/svg.h"
+#include "../autograd/graph.h"
+#include "../data/utf8.h"
+#include "detail/svg.h"
 
 namespace tinygpt::inspect {
 

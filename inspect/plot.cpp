@@ -1,4 +1,4 @@
-#include "tinygpt/inspect/plot.h"
+#include "plot.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include <limits>
 #include <stdexcept>
 
-#include "tinygpt/io/output_files.h"
-#include "tinygpt/io/run_metrics.h"
-#include "tinygpt/inspect/detail/svg.h"
+#include "../io/output_files.h"
+#include "../io/run_metrics.h"
+#include "detail/svg.h"
 
 namespace tinygpt::inspect {
 

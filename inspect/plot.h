@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/io/run_log.h"
+#include "../io/run_log.h"
 
 namespace tinygpt::inspect {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/inspect/residual_trace.h"
+#include "residual_trace.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "tinygpt/autograd/graph.h"
+#include "../autograd/graph.h"
 
 namespace tinygpt::inspect {
 

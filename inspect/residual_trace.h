@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/tokenizer.h"
-#include "tinygpt/nn/gpt.h"
-#include "tinygpt/inspect/inspect.h"
+#include "../data/tokenizer.h"
+#include "../nn/gpt.h"
+#include "inspect.h"
 
 namespace tinygpt::inspect {
 

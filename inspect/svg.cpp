@@ -1,11 +1,11 @@
-#include "tinygpt/inspect/detail/svg.h"
+#include "detail/svg.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "tinygpt/data/utf8.h"
+#include "../data/utf8.h"
 
 namespace tinygpt::inspect {
 

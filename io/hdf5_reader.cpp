@@ -1,4 +1,4 @@
-#include "tinygpt/io/hdf5_reader.h"
+#include "hdf5_reader.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

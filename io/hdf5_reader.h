@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/autograd/random.h"
-#include "tinygpt/autograd/tensor.h"
-#include "tinygpt/io/hdf5_tree.h"
-#include "tinygpt/io/numbers.h"
+#include "../autograd/random.h"
+#include "../autograd/tensor.h"
+#include "hdf5_tree.h"
+#include "numbers.h"
 
 namespace tinygpt::io::hdf5 {
 

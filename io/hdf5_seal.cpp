@@ -1,4 +1,4 @@
-#include "tinygpt/io/hdf5_seal.h"
+#include "hdf5_seal.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/autograd/machine.h"
-#include "tinygpt/data/sha256.h"
+#include "../data/input_file.h"
+#include "../autograd/machine.h"
+#include "../data/sha256.h"
 
 namespace tinygpt::io::hdf5 {
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/io/hdf5_tree.h"
+#include "../data/input_file.h"
+#include "hdf5_tree.h"
 
 namespace tinygpt::io::hdf5 {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/io/hdf5_tree.h"
+#include "hdf5_tree.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,8 +14,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "tinygpt/io/detail/hdf5_description.h"
-#include "tinygpt/io/detail/isolated.h"
+#include "detail/hdf5_description.h"
+#include "detail/isolated.h"
 
 namespace tinygpt::io::hdf5 {
 

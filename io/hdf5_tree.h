@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/input_file.h"
+#include "../data/input_file.h"
 
 namespace tinygpt::io::hdf5 {
 

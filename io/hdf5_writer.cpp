@@ -1,4 +1,4 @@
-#include "tinygpt/io/hdf5_writer.h"
+#include "hdf5_writer.h"
 
 #include <H5Cpp.h>
 #include <fmt/format.h>
@@ -9,8 +9,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "tinygpt/io/hdf5_seal.h"
-#include "tinygpt/io/output_files.h"
+#include "hdf5_seal.h"
+#include "output_files.h"
 
 namespace tinygpt::io::hdf5 {
 

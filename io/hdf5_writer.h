@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/autograd/tensor.h"
-#include "tinygpt/io/hdf5_tree.h"
+#include "../autograd/tensor.h"
+#include "hdf5_tree.h"
 
 namespace tinygpt::io::hdf5 {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/io/hf_gpt2.h"
+#include "hf_gpt2.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,12 +11,12 @@
 #include <set>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/data/gpt2_vocab.h"
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/io/output_files.h"
-#include "tinygpt/io/safetensors.h"
+#include "../autograd/graph.h"
+#include "../data/gpt2_vocab.h"
+#include "../data/input_file.h"
+#include "../data/json.h"
+#include "output_files.h"
+#include "safetensors.h"
 
 namespace tinygpt::io {
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "tinygpt/data/bpe_tokenizer.h"
-#include "tinygpt/nn/gpt.h"
+#include "../data/bpe_tokenizer.h"
+#include "../nn/gpt.h"
 
 namespace tinygpt::io {
 

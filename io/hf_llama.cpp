@@ -1,4 +1,4 @@
-#include "tinygpt/io/hf_llama.h"
+#include "hf_llama.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,12 +8,12 @@
 #include <set>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/io/output_files.h"
-#include "tinygpt/io/safetensors.h"
-#include "tinygpt/io/sentencepiece_model.h"
+#include "../autograd/graph.h"
+#include "../data/input_file.h"
+#include "../data/json.h"
+#include "output_files.h"
+#include "safetensors.h"
+#include "sentencepiece_model.h"
 
 namespace tinygpt::io {
 

@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "tinygpt/data/sentencepiece_tokenizer.h"
-#include "tinygpt/io/hf_gpt2.h"
-#include "tinygpt/nn/gpt.h"
+#include "../data/sentencepiece_tokenizer.h"
+#include "hf_gpt2.h"
+#include "../nn/gpt.h"
 
 namespace tinygpt::io {
 

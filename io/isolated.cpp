@@ -1,4 +1,4 @@
-#include "tinygpt/io/detail/isolated.h"
+#include "detail/isolated.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

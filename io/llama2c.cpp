@@ -1,4 +1,4 @@
-#include "tinygpt/io/llama2c.h"
+#include "llama2c.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/io/output_files.h"
+#include "../data/input_file.h"
+#include "output_files.h"
 
 namespace tinygpt::io {
 

@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
-#include "tinygpt/data/sentencepiece_tokenizer.h"
-#include "tinygpt/nn/gpt.h"
+#include "../data/sentencepiece_tokenizer.h"
+#include "../nn/gpt.h"
 
 namespace tinygpt::io {
 

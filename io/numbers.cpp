@@ -1,4 +1,4 @@
-#include "tinygpt/io/numbers.h"
+#include "numbers.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "tinygpt/io/output_files.h"
+#include "output_files.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,11 +16,11 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/shards.h"
-#include "tinygpt/io/llama2c.h"
-#include "tinygpt/io/run_log.h"
-#include "tinygpt/io/run_metrics.h"
+#include "../data/input_file.h"
+#include "../data/shards.h"
+#include "llama2c.h"
+#include "run_log.h"
+#include "run_metrics.h"
 
 namespace tinygpt::io {
 

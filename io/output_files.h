@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/io/staged_folder.h"
+#include "staged_folder.h"
 
 namespace tinygpt::io {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/io/run_log.h"
+#include "run_log.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "tinygpt/data/input_file.h"
+#include "../data/input_file.h"
 
 namespace tinygpt::io {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/io/run_metrics.h"
+#include "run_metrics.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/json.h"
+#include "../data/input_file.h"
+#include "../data/json.h"
 
 namespace tinygpt::io {
 

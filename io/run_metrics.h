@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tinygpt/io/run_log.h"
+#include "run_log.h"
 
 namespace tinygpt::io {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/io/safetensors.h"
+#include "safetensors.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,9 +13,9 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/io/output_files.h"
+#include "../data/input_file.h"
+#include "../data/json.h"
+#include "output_files.h"
 
 namespace tinygpt::io {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/autograd/tensor.h"
+#include "../autograd/tensor.h"
 
 namespace tinygpt::data::json {
 class MemberReader;

@@ -1,4 +1,4 @@
-#include "tinygpt/io/save.h"
+#include "save.h"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "tinygpt/io/hdf5_seal.h"
-#include "tinygpt/io/hdf5_reader.h"
-#include "tinygpt/io/hdf5_writer.h"
+#include "hdf5_seal.h"
+#include "hdf5_reader.h"
+#include "hdf5_writer.h"
 
 namespace tinygpt {
 

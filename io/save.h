@@ -15,9 +15,9 @@
 #include <map>
 #include <string>
 
-#include "tinygpt/autograd/random.h"
-#include "tinygpt/nn/module.h"
-#include "tinygpt/optim/optimizer.h"
+#include "../autograd/random.h"
+#include "../nn/module.h"
+#include "../optim/optimizer.h"
 
 namespace tinygpt::io {
 

@@ -1,12 +1,12 @@
-#include "tinygpt/io/sentencepiece_model.h"
+#include "sentencepiece_model.h"
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <stdexcept>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/io/detail/isolated.h"
+#include "../data/input_file.h"
+#include "detail/isolated.h"
 
 namespace tinygpt::io {
 

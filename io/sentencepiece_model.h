@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "tinygpt/data/sentencepiece_tokenizer.h"
+#include "../data/sentencepiece_tokenizer.h"
 
 namespace tinygpt::io {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/io/staged_folder.h"
+#include "staged_folder.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,10 +1,10 @@
-#include "tinygpt/nn/activations.h"
+#include "activations.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "tinygpt/autograd/random.h"
+#include "../autograd/random.h"
 
 namespace tinygpt::nn {
 

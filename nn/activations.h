@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/nn/module.h"
+#include "../autograd/ops.h"
+#include "module.h"
 
 namespace tinygpt::nn {
 

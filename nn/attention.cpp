@@ -1,4 +1,4 @@
-#include "tinygpt/nn/attention.h"
+#include "attention.h"
 
 #include <fmt/format.h>
 

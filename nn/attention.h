@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <optional>
 
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/nn/layers.h"
-#include "tinygpt/nn/module.h"
+#include "../autograd/ops.h"
+#include "layers.h"
+#include "module.h"
 
 namespace tinygpt::nn {
 

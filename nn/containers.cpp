@@ -1,4 +1,4 @@
-#include "tinygpt/nn/containers.h"
+#include "containers.h"
 
 #include <stdexcept>
 

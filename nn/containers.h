@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/nn/module.h"
+#include "module.h"
 
 namespace tinygpt::nn {
 

@@ -1,11 +1,11 @@
-#include "tinygpt/nn/conv.h"
+#include "conv.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/nn/init.h"
+#include "init.h"
 
 namespace tinygpt::nn {
 

@@ -1,11 +1,11 @@
-#include "tinygpt/nn/sampling.h"
+#include "sampling.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
+#include "../autograd/graph.h"
 
 namespace tinygpt::nn {
 

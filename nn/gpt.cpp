@@ -1,4 +1,4 @@
-#include "tinygpt/nn/gpt.h"
+#include "gpt.h"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,9 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/for_products.h"
-#include "tinygpt/autograd/random.h"
+#include "../autograd/inference.h"
+#include "../autograd/for_products.h"
+#include "../autograd/random.h"
 
 namespace tinygpt::nn {
 

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/autograd/random.h"
-#include "tinygpt/nn/layers.h"
+#include "../autograd/random.h"
+#include "layers.h"
 
 namespace tinygpt::nn {
 

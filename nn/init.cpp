@@ -1,4 +1,4 @@
-#include "tinygpt/nn/init.h"
+#include "init.h"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 // in x (product of the trailing sizes) and out x (the same).
 #include <cstdint>
 
-#include "tinygpt/autograd/tensor.h"
+#include "../autograd/tensor.h"
 
 namespace tinygpt::nn::init {
 

@@ -1,9 +1,9 @@
-#include "tinygpt/nn/layers.h"
+#include "layers.h"
 
 #include <cmath>
 
-#include "tinygpt/autograd/inference.h"
-#include "tinygpt/nn/init.h"
+#include "../autograd/inference.h"
+#include "init.h"
 
 namespace tinygpt::nn {
 

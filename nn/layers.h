@@ -6,9 +6,9 @@
 #include <optional>
 #include <span>
 
-#include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/nn/module.h"
+#include "../autograd/inference.h"
+#include "../autograd/ops.h"
+#include "module.h"
 
 namespace tinygpt::nn {
 

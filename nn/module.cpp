@@ -1,4 +1,4 @@
-#include "tinygpt/nn/module.h"
+#include "module.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "tinygpt/autograd/random.h"
+#include "../autograd/random.h"
 
 namespace tinygpt::nn {
 

@@ -1,10 +1,10 @@
-#include "tinygpt/nn/norms.h"
+#include "norms.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
+#include "../autograd/graph.h"
 
 namespace tinygpt::nn {
 

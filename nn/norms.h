@@ -4,8 +4,8 @@
 // features, are in layers.h).
 #include <cstdint>
 
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/nn/module.h"
+#include "../autograd/ops.h"
+#include "module.h"
 
 namespace tinygpt::nn {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/nn/recurrent.h"
+#include "recurrent.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tinygpt/nn/init.h"
+#include "init.h"
 
 namespace tinygpt::nn {
 

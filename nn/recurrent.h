@@ -11,8 +11,8 @@
 #include <optional>
 #include <vector>
 
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/nn/module.h"
+#include "../autograd/ops.h"
+#include "module.h"
 
 namespace tinygpt::nn {
 

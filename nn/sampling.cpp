@@ -1,4 +1,4 @@
-#include "tinygpt/nn/sampling.h"
+#include "sampling.h"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tinygpt/autograd/random.h"
-#include "tinygpt/data/utf8.h"
-#include "tinygpt/autograd/elementary.h"
+#include "../autograd/random.h"
+#include "../data/utf8.h"
+#include "../autograd/elementary.h"
 
 namespace tinygpt::nn {
 

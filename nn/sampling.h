@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/tokenizer.h"
-#include "tinygpt/nn/gpt.h"
+#include "../data/tokenizer.h"
+#include "gpt.h"
 
 namespace tinygpt::nn {
 

@@ -1,12 +1,12 @@
-#include "tinygpt/optim/adamw.h"
+#include "adamw.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/parallel.h"
-#include "tinygpt/autograd/elementary.h"
+#include "../autograd/parallel.h"
+#include "../autograd/elementary.h"
 
 namespace tinygpt::optim {
 

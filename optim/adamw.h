@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/autograd/tensor.h"
-#include "tinygpt/optim/optimizer.h"
+#include "../autograd/tensor.h"
+#include "optimizer.h"
 
 namespace tinygpt::optim {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/optim/grad_clip.h"
+#include "grad_clip.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/parallel.h"
+#include "../autograd/parallel.h"
 
 namespace tinygpt::optim {
 

@@ -3,7 +3,7 @@
 // are scaled by max_norm / ||g||.
 #include <vector>
 
-#include "tinygpt/autograd/tensor.h"
+#include "../autograd/tensor.h"
 
 namespace tinygpt::optim {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/optim/optimizer.h"
+#include "optimizer.h"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/autograd/tensor.h"
+#include "../autograd/tensor.h"
 
 namespace tinygpt::optim {
 

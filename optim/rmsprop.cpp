@@ -1,11 +1,11 @@
-#include "tinygpt/optim/rmsprop.h"
+#include "rmsprop.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/parallel.h"
+#include "../autograd/parallel.h"
 
 namespace tinygpt::optim {
 

@@ -8,8 +8,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "tinygpt/optim/optimizer.h"
-#include "tinygpt/autograd/elementary.h"
+#include "optimizer.h"
+#include "../autograd/elementary.h"
 
 namespace tinygpt::optim {
 

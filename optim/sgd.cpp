@@ -1,11 +1,11 @@
-#include "tinygpt/optim/sgd.h"
+#include "sgd.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/parallel.h"
+#include "../autograd/parallel.h"
 
 namespace tinygpt::optim {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/optim/optimizer.h"
+#include "optimizer.h"
 
 namespace tinygpt::optim {
 

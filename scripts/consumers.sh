@@ -14,12 +14,13 @@ fail() { echo "FAILED: $*"; exit 1; }
 cmake --install build --prefix "$work/prefix" >/dev/null
 [ "$(ls "$work/prefix/include")" = tinygpt ] || fail "the include root holds more than tinygpt/"
 # The public boundary: every installed header compiles on its own, none is an implementation
-# header, and tinygpt.h includes each of them.
+# header, and tinygpt.h includes each of them (by its path from tinygpt/, as headers include each
+# other relative to themselves).
 headers=$(cd "$work/prefix/include" && find tinygpt -name '*.h' ! -path tinygpt/tinygpt.h | sort)
 [ -n "$headers" ] || fail "no headers installed"
 for h in $headers; do
   case $h in */detail/*|*/kernels/*) fail "$h is an implementation header, yet installed" ;; esac
-  grep -q "^#include \"$h\"" "$work/prefix/include/tinygpt/tinygpt.h" || fail "tinygpt.h does not include $h"
+  grep -q "^#include \"${h#tinygpt/}\"" "$work/prefix/include/tinygpt/tinygpt.h" || fail "tinygpt.h does not include $h"
   echo "#include <$h>" | g++ -std=c++20 -fsyntax-only -x c++ -I"$work/prefix/include" - ||
     fail "$h does not compile on its own"
 done

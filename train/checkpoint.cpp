@@ -1,17 +1,17 @@
-#include "tinygpt/train/checkpoint.h"
+#include "checkpoint.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/data/bpe_tokenizer.h"
-#include "tinygpt/data/char_tokenizer.h"
-#include "tinygpt/data/sentencepiece_tokenizer.h"
-#include "tinygpt/io/sentencepiece_model.h"
-#include "tinygpt/io/hdf5_seal.h"
-#include "tinygpt/io/hdf5_reader.h"
-#include "tinygpt/io/hdf5_writer.h"
+#include "../data/bpe_tokenizer.h"
+#include "../data/char_tokenizer.h"
+#include "../data/sentencepiece_tokenizer.h"
+#include "../io/sentencepiece_model.h"
+#include "../io/hdf5_seal.h"
+#include "../io/hdf5_reader.h"
+#include "../io/hdf5_writer.h"
 
 namespace tinygpt::train {
 

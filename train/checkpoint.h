@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/autograd/random.h"
-#include "tinygpt/data/tokenizer.h"
-#include "tinygpt/nn/gpt.h"
-#include "tinygpt/optim/adamw.h"
-#include "tinygpt/train/spike_guard.h"
-#include "tinygpt/train/data_identity.h"
-#include "tinygpt/train/options.h"
+#include "../autograd/random.h"
+#include "../data/tokenizer.h"
+#include "../nn/gpt.h"
+#include "../optim/adamw.h"
+#include "spike_guard.h"
+#include "data_identity.h"
+#include "options.h"
 
 namespace tinygpt::train {
 

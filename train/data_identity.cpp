@@ -1,4 +1,4 @@
-#include "tinygpt/train/data_identity.h"
+#include "data_identity.h"
 
 #include <fmt/format.h>
 
@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/shards.h"
-#include "tinygpt/data/sha256.h"
-#include "tinygpt/train/run_data.h"
+#include "../data/input_file.h"
+#include "../data/shards.h"
+#include "../data/sha256.h"
+#include "run_data.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/train/distributed.h"
+#include "distributed.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/random.h"
+#include "../autograd/graph.h"
+#include "../autograd/random.h"
 
 #ifdef TINYGPT_HAVE_MPI
 #define OMPI_SKIP_MPICXX 1  // the C API only: the deprecated C++ bindings need another library

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "tinygpt/autograd/random.h"
-#include "tinygpt/autograd/tensor.h"
+#include "../autograd/random.h"
+#include "../autograd/tensor.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/train/evaluate.h"
+#include "evaluate.h"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/memory.h"
-#include "tinygpt/data/batches.h"
-#include "tinygpt/autograd/elementary.h"
+#include "../autograd/graph.h"
+#include "../autograd/memory.h"
+#include "../data/batches.h"
+#include "../autograd/elementary.h"
 
 namespace tinygpt::train {
 

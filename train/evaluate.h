@@ -4,9 +4,9 @@
 // the sum of cross-entropy over all targets divided by their number.
 #include <cstdint>
 
-#include "tinygpt/data/token_array.h"
-#include "tinygpt/data/tokenizer.h"
-#include "tinygpt/nn/gpt.h"
+#include "../data/token_array.h"
+#include "../data/tokenizer.h"
+#include "../nn/gpt.h"
 
 namespace tinygpt::train {
 

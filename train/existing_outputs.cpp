@@ -1,4 +1,4 @@
-#include "tinygpt/train/existing_outputs.h"
+#include "existing_outputs.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,13 +7,13 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/shards.h"
-#include "tinygpt/data/utf8.h"
-#include "tinygpt/io/llama2c.h"
-#include "tinygpt/io/run_log.h"
-#include "tinygpt/io/run_metrics.h"
-#include "tinygpt/train/checkpoint.h"
+#include "../data/input_file.h"
+#include "../data/shards.h"
+#include "../data/utf8.h"
+#include "../io/llama2c.h"
+#include "../io/run_log.h"
+#include "../io/run_metrics.h"
+#include "checkpoint.h"
 
 namespace tinygpt::train {
 

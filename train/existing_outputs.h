@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/io/output_files.h"
+#include "../io/output_files.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/train/interrupt.h"
+#include "interrupt.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "tinygpt/train/memory_budget.h"
+#include "memory_budget.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/autograd/machine.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/nn/gpt.h"
+#include "../autograd/machine.h"
+#include "../autograd/ops.h"
+#include "../nn/gpt.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/train/multiple_choice.h"
+#include "multiple_choice.h"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/json.h"
-#include "tinygpt/autograd/elementary.h"
+#include "../autograd/graph.h"
+#include "../data/input_file.h"
+#include "../data/json.h"
+#include "../autograd/elementary.h"
 
 namespace tinygpt::train {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/tokenizer.h"
-#include "tinygpt/nn/gpt.h"
+#include "../data/tokenizer.h"
+#include "../nn/gpt.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/train/options.h"
+#include "options.h"
 
 #include <fmt/format.h>
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/tokenizer.h"
-#include "tinygpt/io/numbers.h"
-#include "tinygpt/nn/gpt.h"
+#include "../data/tokenizer.h"
+#include "../io/numbers.h"
+#include "../nn/gpt.h"
 
 namespace tinygpt::train {
 

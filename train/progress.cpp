@@ -1,4 +1,4 @@
-#include "tinygpt/train/progress.h"
+#include "progress.h"
 
 #include <fmt/format.h>
 

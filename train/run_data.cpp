@@ -1,4 +1,4 @@
-#include "tinygpt/train/run_data.h"
+#include "run_data.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "tinygpt/data/shards.h"
-#include "tinygpt/io/sentencepiece_model.h"
-#include "tinygpt/train/checkpoint.h"
-#include "tinygpt/train/tokenizer_source.h"
+#include "../data/shards.h"
+#include "../io/sentencepiece_model.h"
+#include "checkpoint.h"
+#include "tokenizer_source.h"
 
 namespace tinygpt::train {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/corpus.h"
-#include "tinygpt/train/options.h"
+#include "../data/corpus.h"
+#include "options.h"
 
 namespace tinygpt::train {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/train/run_lock.h"
+#include "run_lock.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "tinygpt/train/settings_file.h"
+#include "settings_file.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/data/json.h"
+#include "../data/input_file.h"
+#include "../data/json.h"
 
 namespace tinygpt::train {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/train/checkpoint.h"
-#include "tinygpt/train/options.h"
+#include "checkpoint.h"
+#include "options.h"
 
 namespace tinygpt::train {
 

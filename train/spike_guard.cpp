@@ -1,4 +1,4 @@
-#include "tinygpt/train/spike_guard.h"
+#include "spike_guard.h"
 
 #include <fmt/format.h>
 

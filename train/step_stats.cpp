@@ -1,4 +1,4 @@
-#include "tinygpt/train/step_stats.h"
+#include "step_stats.h"
 
 #include <fmt/format.h>
 

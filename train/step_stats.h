@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/io/run_log.h"
-#include "tinygpt/optim/adamw.h"
+#include "../io/run_log.h"
+#include "../optim/adamw.h"
 
 namespace tinygpt::train {
 

@@ -1,14 +1,14 @@
-#include "tinygpt/train/tokenizer_source.h"
+#include "tokenizer_source.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <stdexcept>
 
-#include "tinygpt/data/gpt2_vocab.h"
-#include "tinygpt/data/input_file.h"
-#include "tinygpt/io/sentencepiece_model.h"
-#include "tinygpt/train/checkpoint.h"
+#include "../data/gpt2_vocab.h"
+#include "../data/input_file.h"
+#include "../io/sentencepiece_model.h"
+#include "checkpoint.h"
 
 namespace tinygpt::train {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "tinygpt/data/tokenizer.h"
+#include "../data/tokenizer.h"
 
 namespace tinygpt::train {
 

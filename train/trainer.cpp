@@ -1,4 +1,4 @@
-#include "tinygpt/train/trainer.h"
+#include "trainer.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,22 +12,22 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/data/shards.h"
-#include "tinygpt/io/sentencepiece_model.h"
-#include "tinygpt/autograd/threads.h"
-#include "tinygpt/autograd/precision.h"
-#include "tinygpt/optim/grad_clip.h"
-#include "tinygpt/train/memory_budget.h"
-#include "tinygpt/io/output_files.h"
-#include "tinygpt/train/existing_outputs.h"
-#include "tinygpt/train/run_data.h"
-#include "tinygpt/inspect/plot.h"
-#include "tinygpt/autograd/machine.h"
-#include "tinygpt/io/run_log.h"
-#include "tinygpt/io/run_metrics.h"
-#include "tinygpt/train/step_stats.h"
-#include "tinygpt/nn/sampling.h"
+#include "../autograd/graph.h"
+#include "../data/shards.h"
+#include "../io/sentencepiece_model.h"
+#include "../autograd/threads.h"
+#include "../autograd/precision.h"
+#include "../optim/grad_clip.h"
+#include "memory_budget.h"
+#include "../io/output_files.h"
+#include "existing_outputs.h"
+#include "run_data.h"
+#include "../inspect/plot.h"
+#include "../autograd/machine.h"
+#include "../io/run_log.h"
+#include "../io/run_metrics.h"
+#include "step_stats.h"
+#include "../nn/sampling.h"
 
 namespace tinygpt::train {
 

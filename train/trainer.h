@@ -10,20 +10,20 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/data/batches.h"
-#include "tinygpt/data/corpus.h"
-#include "tinygpt/io/run_log.h"
-#include "tinygpt/nn/gpt.h"
-#include "tinygpt/optim/adamw.h"
-#include "tinygpt/optim/schedule.h"
-#include "tinygpt/train/memory_budget.h"
-#include "tinygpt/train/multiple_choice.h"
-#include "tinygpt/train/spike_guard.h"
-#include "tinygpt/train/checkpoint.h"
-#include "tinygpt/train/distributed.h"
-#include "tinygpt/train/interrupt.h"
-#include "tinygpt/train/progress.h"
-#include "tinygpt/train/run_lock.h"
+#include "../data/batches.h"
+#include "../data/corpus.h"
+#include "../io/run_log.h"
+#include "../nn/gpt.h"
+#include "../optim/adamw.h"
+#include "../optim/schedule.h"
+#include "memory_budget.h"
+#include "multiple_choice.h"
+#include "spike_guard.h"
+#include "checkpoint.h"
+#include "distributed.h"
+#include "interrupt.h"
+#include "progress.h"
+#include "run_lock.h"
 
 namespace tinygpt::train {
 

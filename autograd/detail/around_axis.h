@@ -3,7 +3,7 @@
 // along an axis (index_select, topk, cumsum) walk these three.
 #include <cstdint>
 
-#include "tinygpt/autograd/shape.h"
+#include "../shape.h"
 
 namespace tinygpt::detail {
 

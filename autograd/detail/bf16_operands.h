@@ -3,8 +3,8 @@
 // that the products trust. For the ops; not part of the public interface.
 #include <cstdint>
 
-#include "tinygpt/autograd/for_products.h"
-#include "tinygpt/autograd/tensor.h"
+#include "../for_products.h"
+#include "../tensor.h"
 
 namespace tinygpt::detail {
 

@@ -3,7 +3,7 @@
 // calling thread's Profiler, if any; nested timers count once, in the outermost.
 #include <chrono>
 
-#include "tinygpt/autograd/profile.h"
+#include "../profile.h"
 
 namespace tinygpt {
 

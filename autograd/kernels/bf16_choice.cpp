@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tinygpt/autograd/kernels/gemm.h"
-#include "tinygpt/autograd/precision.h"
+#include "gemm.h"
+#include "../precision.h"
 
 namespace tinygpt {
 

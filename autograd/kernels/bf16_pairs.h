@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tinygpt/autograd/kernels/blocking.h"
-#include "tinygpt/autograd/kernels/gemm.h"
-#include "tinygpt/autograd/kernels/pack.h"
-#include "tinygpt/autograd/kernels/simd.h"
+#include "blocking.h"
+#include "gemm.h"
+#include "pack.h"
+#include "simd.h"
 
 #if defined(__AVX512F__) && defined(__x86_64__)
 #define TINYGPT_BF16_KERNELS 1

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tinygpt/autograd/precision.h"
+#include "../precision.h"
 
 namespace tinygpt {
 

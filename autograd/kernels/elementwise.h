@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "tinygpt/autograd/kernels/strided.h"
-#include "tinygpt/autograd/shape.h"
-#include "tinygpt/autograd/elementary.h"
+#include "strided.h"
+#include "../shape.h"
+#include "../elementary.h"
 
 namespace tinygpt {
 

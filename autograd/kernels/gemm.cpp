@@ -7,16 +7,16 @@
 //         micro-kernel: an MR x NR block of C held in registers, one rank-1 update per k.
 // A short C (gemm_short: at most 192 rows) instead splits its columns over threads; each packs all
 // of A per depth block and B a few panels at a time, just before it uses them.
-#include "tinygpt/autograd/kernels/gemm.h"
-#include "tinygpt/autograd/kernels/blocking.h"
-#include "tinygpt/autograd/kernels/pack.h"
-#include "tinygpt/autograd/kernels/simd.h"
+#include "gemm.h"
+#include "blocking.h"
+#include "pack.h"
+#include "simd.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/tensor.h"
+#include "parallel.h"
+#include "../tensor.h"
 
 namespace tinygpt {
 

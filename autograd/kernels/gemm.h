@@ -2,7 +2,7 @@
 // Matrix multiply C = A · B (+ C), the hot loop of every Linear layer.
 #include <cstdint>
 
-#include "tinygpt/autograd/precision.h"
+#include "../precision.h"
 
 namespace tinygpt {
 

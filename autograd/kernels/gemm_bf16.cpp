@@ -18,15 +18,15 @@
 // the packers request the rows they read next ahead of time. Asked for A's row sums (a Linear's
 // bias gradient, with A = dYᵀ), the packers add them up from the float values they round, in
 // RowSums' chunks of k, as each band owns its rows through every depth block.
-#include "tinygpt/autograd/kernels/gemm.h"
+#include "gemm.h"
 
 #include <algorithm>
 
-#include "tinygpt/autograd/kernels/bf16_pairs.h"
-#include "tinygpt/autograd/kernels/blocking.h"
-#include "tinygpt/autograd/kernels/pack.h"
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/tensor.h"
+#include "bf16_pairs.h"
+#include "blocking.h"
+#include "pack.h"
+#include "parallel.h"
+#include "../tensor.h"
 
 namespace tinygpt {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/autograd/kernels/gemm.h"
+#include "gemm.h"
 
 namespace tinygpt {
 

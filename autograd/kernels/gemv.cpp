@@ -7,9 +7,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/kernels/simd.h"
-#include "tinygpt/autograd/kernels/parallel.h"
+#include "../inference.h"
+#include "simd.h"
+#include "parallel.h"
 
 namespace tinygpt {
 

@@ -1,5 +1,5 @@
 // Packing: an operand copied into the panels that the register-tiled kernels stream (pack.h).
-#include "tinygpt/autograd/kernels/pack.h"
+#include "pack.h"
 
 #include <algorithm>
 #include <cstring>

@@ -8,8 +8,8 @@
 //      Bp[panel * kc * NR + k * NR + c] = B(p0 + k, j0 + panel * NR + c)
 #include <cstdint>
 
-#include "tinygpt/autograd/kernels/gemm.h"
-#include "tinygpt/autograd/kernels/simd.h"
+#include "gemm.h"
+#include "simd.h"
 
 namespace tinygpt {
 

@@ -3,8 +3,8 @@
 // implementation's own header, not installed). The plain loops and sums are public (parallel.h).
 #include <cstdint>
 
-#include "tinygpt/autograd/memory.h"
-#include "tinygpt/autograd/parallel.h"
+#include "../memory.h"
+#include "../parallel.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

@@ -4,10 +4,10 @@
 // each reads long contiguous stretches, and the bits are the same for any thread count.
 #include <algorithm>
 
-#include "tinygpt/autograd/kernels/gemm.h"
-#include "tinygpt/autograd/kernels/simd.h"
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/tensor.h"
+#include "gemm.h"
+#include "simd.h"
+#include "parallel.h"
+#include "../tensor.h"
 
 namespace tinygpt {
 

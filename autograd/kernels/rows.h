@@ -6,9 +6,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "tinygpt/autograd/elementary.h"
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/kernels/simd.h"
+#include "../elementary.h"
+#include "parallel.h"
+#include "simd.h"
 
 namespace tinygpt {
 

@@ -1,11 +1,11 @@
-#include "tinygpt/autograd/kernels/small_gemm.h"
+#include "small_gemm.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "tinygpt/autograd/kernels/pack.h"
-#include "tinygpt/autograd/kernels/simd.h"
-#include "tinygpt/autograd/precision.h"
+#include "pack.h"
+#include "simd.h"
+#include "../precision.h"
 
 namespace tinygpt {
 

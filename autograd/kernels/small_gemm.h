@@ -8,7 +8,7 @@
 // B as it is packed, A a block of rows at a time on the stack.
 #include <cstdint>
 
-#include "tinygpt/autograd/kernels/gemm.h"
+#include "gemm.h"
 
 namespace tinygpt {
 

@@ -4,8 +4,8 @@
 // float sums.
 #include <stdexcept>
 
-#include "tinygpt/autograd/kernels/bf16_pairs.h"
-#include "tinygpt/autograd/kernels/small_gemm.h"
+#include "bf16_pairs.h"
+#include "small_gemm.h"
 
 namespace tinygpt {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/shape.h"
+#include "parallel.h"
+#include "../shape.h"
 
 namespace tinygpt {
 

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "tinygpt/autograd/ops.h"
+#include "../ops.h"
 
 namespace tinygpt {
 

@@ -13,17 +13,17 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/elementary.h"
-#include "tinygpt/autograd/kernels/rows.h"
-#include "tinygpt/autograd/kernels/pack.h"
-#include "tinygpt/autograd/kernels/simd.h"
-#include "tinygpt/autograd/kernels/small_gemm.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/precision.h"
-#include "tinygpt/autograd/detail/bf16_operands.h"
-#include "tinygpt/autograd/detail/profile.h"
+#include "../graph.h"
+#include "../elementary.h"
+#include "../kernels/rows.h"
+#include "../kernels/pack.h"
+#include "../kernels/simd.h"
+#include "../kernels/small_gemm.h"
+#include "../ops.h"
+#include "../kernels/parallel.h"
+#include "../precision.h"
+#include "../detail/bf16_operands.h"
+#include "../detail/profile.h"
 
 namespace tinygpt {
 

@@ -3,9 +3,9 @@
 
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/strided.h"
-#include "tinygpt/autograd/ops.h"
+#include "../graph.h"
+#include "../kernels/strided.h"
+#include "../ops.h"
 
 namespace tinygpt {
 

@@ -14,11 +14,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tinygpt/autograd/detail/profile.h"
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/gemm.h"
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/ops.h"
+#include "../detail/profile.h"
+#include "../graph.h"
+#include "../kernels/gemm.h"
+#include "../kernels/parallel.h"
+#include "../ops.h"
 
 namespace tinygpt {
 

@@ -6,8 +6,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/random.h"
+#include "../ops.h"
+#include "../random.h"
 
 namespace tinygpt {
 

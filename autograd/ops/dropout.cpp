@@ -4,11 +4,11 @@
 
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/detail/profile.h"
-#include "tinygpt/autograd/random.h"
+#include "../graph.h"
+#include "../ops.h"
+#include "../kernels/parallel.h"
+#include "../detail/profile.h"
+#include "../random.h"
 
 namespace tinygpt {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/autograd/ops.h"
+#include "../ops.h"
 
 namespace tinygpt {
 

@@ -7,14 +7,14 @@
 #include <functional>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/elementary.h"
-#include "tinygpt/autograd/kernels/elementwise.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/detail/bf16_operands.h"
-#include "tinygpt/autograd/detail/profile.h"
-#include "tinygpt/autograd/kernels/simd.h"
+#include "../graph.h"
+#include "../inference.h"
+#include "../elementary.h"
+#include "../kernels/elementwise.h"
+#include "../ops.h"
+#include "../detail/bf16_operands.h"
+#include "../detail/profile.h"
+#include "../kernels/simd.h"
 
 namespace tinygpt {
 

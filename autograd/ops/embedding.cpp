@@ -6,10 +6,10 @@
 #include <climits>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/rows.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/detail/profile.h"
+#include "../graph.h"
+#include "../kernels/rows.h"
+#include "../ops.h"
+#include "../detail/profile.h"
 
 namespace tinygpt {
 

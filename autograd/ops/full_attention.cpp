@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/ops.h"
+#include "../ops.h"
 
 namespace tinygpt {
 

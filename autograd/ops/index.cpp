@@ -8,12 +8,12 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/detail/around_axis.h"
-#include "tinygpt/autograd/detail/profile.h"
-#include "tinygpt/autograd/indices.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/kernels/parallel.h"
+#include "../graph.h"
+#include "../detail/around_axis.h"
+#include "../detail/profile.h"
+#include "../indices.h"
+#include "../ops.h"
+#include "../kernels/parallel.h"
 
 namespace tinygpt {
 

@@ -8,11 +8,11 @@
 #include <functional>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/elementwise.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/detail/profile.h"
-#include "tinygpt/autograd/elementary.h"
+#include "../graph.h"
+#include "../kernels/elementwise.h"
+#include "../ops.h"
+#include "../detail/profile.h"
+#include "../elementary.h"
 
 namespace tinygpt {
 

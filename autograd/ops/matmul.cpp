@@ -4,11 +4,11 @@
 
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/gemm.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/detail/bf16_operands.h"
-#include "tinygpt/autograd/detail/profile.h"
+#include "../graph.h"
+#include "../kernels/gemm.h"
+#include "../ops.h"
+#include "../detail/bf16_operands.h"
+#include "../detail/profile.h"
 
 namespace tinygpt {
 

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/kernels/rows.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/detail/bf16_operands.h"
-#include "tinygpt/autograd/detail/profile.h"
+#include "../graph.h"
+#include "../inference.h"
+#include "../kernels/rows.h"
+#include "../ops.h"
+#include "../detail/bf16_operands.h"
+#include "../detail/profile.h"
 
 namespace tinygpt {
 

@@ -9,12 +9,12 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/detail/profile.h"
-#include "tinygpt/autograd/elementary.h"
+#include "../graph.h"
+#include "../inference.h"
+#include "../ops.h"
+#include "../kernels/parallel.h"
+#include "../detail/profile.h"
+#include "../elementary.h"
 
 namespace tinygpt {
 

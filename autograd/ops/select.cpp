@@ -5,10 +5,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/elementwise.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/detail/profile.h"
+#include "../graph.h"
+#include "../kernels/elementwise.h"
+#include "../ops.h"
+#include "../detail/profile.h"
 
 namespace tinygpt {
 

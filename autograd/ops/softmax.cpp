@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/kernels/rows.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/detail/profile.h"
-#include "tinygpt/autograd/elementary.h"
+#include "../graph.h"
+#include "../inference.h"
+#include "../kernels/rows.h"
+#include "../ops.h"
+#include "../detail/profile.h"
+#include "../elementary.h"
 
 namespace tinygpt {
 

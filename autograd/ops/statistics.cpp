@@ -6,11 +6,11 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/detail/around_axis.h"
-#include "tinygpt/autograd/detail/profile.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/kernels/parallel.h"
+#include "../graph.h"
+#include "../detail/around_axis.h"
+#include "../detail/profile.h"
+#include "../ops.h"
+#include "../kernels/parallel.h"
 
 namespace tinygpt {
 

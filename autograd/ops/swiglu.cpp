@@ -6,14 +6,14 @@
 
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/inference.h"
-#include "tinygpt/autograd/elementary.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/kernels/parallel.h"
-#include "tinygpt/autograd/detail/bf16_operands.h"
-#include "tinygpt/autograd/detail/profile.h"
-#include "tinygpt/autograd/kernels/simd.h"
+#include "../graph.h"
+#include "../inference.h"
+#include "../elementary.h"
+#include "../ops.h"
+#include "../kernels/parallel.h"
+#include "../detail/bf16_operands.h"
+#include "../detail/profile.h"
+#include "../kernels/simd.h"
 
 namespace tinygpt {
 

@@ -7,11 +7,11 @@
 #include <optional>
 #include <stdexcept>
 
-#include "tinygpt/autograd/graph.h"
-#include "tinygpt/autograd/kernels/elementwise.h"
-#include "tinygpt/autograd/kernels/strided.h"
-#include "tinygpt/autograd/ops.h"
-#include "tinygpt/autograd/detail/profile.h"
+#include "../graph.h"
+#include "../kernels/elementwise.h"
+#include "../kernels/strided.h"
+#include "../ops.h"
+#include "../detail/profile.h"
 
 namespace tinygpt {
 

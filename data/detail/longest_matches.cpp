@@ -1,4 +1,4 @@
-#include "tinygpt/data/detail/longest_matches.h"
+#include "longest_matches.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "tinygpt/data/detail/sentencepiece_spec.h"
+#include "sentencepiece_spec.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
-#include "tinygpt/data/detail/word_memory.h"
+#include "word_memory.h"
 
 #include <span>
 
-#include "tinygpt/data/sentencepiece_tokenizer.h"
-#include "tinygpt/data/text_files.h"
+#include "../sentencepiece_tokenizer.h"
+#include "../text_files.h"
 
 namespace tinygpt::data::detail {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/io/detail/hdf5_description.h"
+#include "hdf5_description.h"
 
 #include <fmt/format.h>
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tinygpt/io/hdf5_tree.h"
+#include "../hdf5_tree.h"
 
 namespace tinygpt::io::hdf5 {
 
