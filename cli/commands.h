@@ -1,5 +1,6 @@
 #pragma once
-// One file per subcommand; each adds itself to the application.
+// One file per subcommand (import and export, one format conversion each way, share interop.cpp);
+// each adds itself to the application.
 #include <CLI/CLI.hpp>
 
 namespace tinygpt::cli {
@@ -15,10 +16,10 @@ void add_eval(CLI::App& app);
 void add_sample(CLI::App& app);
 void add_info(CLI::App& app);
 void add_bench(CLI::App& app);
-void add_tokens(CLI::App& app);     // inspect.cpp
-void add_attention(CLI::App& app);  // inspect.cpp
-void add_plot(CLI::App& app);       // inspect.cpp
-void add_explain(CLI::App& app);    // inspect.cpp
+void add_tokens(CLI::App& app);
+void add_attention(CLI::App& app);
+void add_plot(CLI::App& app);
+void add_explain(CLI::App& app);
 void add_import(CLI::App& app);     // interop.cpp
 void add_export(CLI::App& app);     // interop.cpp
 void add_prepare(CLI::App& app);
