@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "../autograd/precision.h"
 #include "../data/text_files.h"
@@ -14,11 +16,23 @@
 #include "flags.h"
 #include "../train/settings_file.h"
 #include "../train/run_data.h"
+#include "../train/progress.h"
 #include "../train/trainer.h"
+#include "../inspect/plot.h"
 
 namespace tinygpt::cli {
 
 namespace {
+
+// Redraws the run's loss plot (SVG) from its log at every evaluation.
+class LossPlot : public train::Reporter {
+ public:
+  LossPlot(std::string log, std::string plot) : log_(std::move(log)), plot_(std::move(plot)) {}
+  void evaluation(const train::EvaluationReport&) override { inspect::write_loss_plot({log_}, plot_); }
+
+ private:
+  std::string log_, plot_;
+};
 
 struct TrainCommand {
   train::TrainOptions options;
@@ -113,7 +127,9 @@ struct TrainCommand {
     std::fflush(stdout);
     train::InterruptWatch interrupt;
     train::Progress progress(stdout, isatty(fileno(stdout)), s.options.log_every);
-    if (trainer->run(progress, &interrupt) == train::Trainer::Outcome::interrupted) {
+    LossPlot plot(t.log_path(), t.plot_path());
+    train::Reporters report{&progress, &plot};
+    if (trainer->run(report, &interrupt) == train::Trainer::Outcome::interrupted) {
       progress.message(fmt::format("tinygpt: stopped by signal {} at iteration {} of {}; checkpoint saved to {}\n"
                                    "tinygpt: continue with: {}tinygpt train --resume {}",
                                    interrupt.signal(), s.iteration, s.options.iters, s.options.out,

@@ -7,22 +7,16 @@
 #include <optional>
 #include <string>
 
+#include "reporter.h"
+
 namespace tinygpt::train {
 
-struct StepReport {
-  int64_t iteration, total;  // iteration: completed ones
-  double train_loss, lr, tokens_per_s, elapsed_s;
-  std::optional<double> val_loss;
-  double grad_norm = NAN;   // before clipping; NaN: not shown
-  bool clipped = false;
-  double peak_share = NAN;  // of the CPU's FMA peak; NaN: not shown
-};
-
-class Progress {
+// The console's reporter.
+class Progress : public Reporter {
  public:
   Progress(std::FILE* out, bool terminal, int64_t every) : out_(out), terminal_(terminal), every_(every) {}
-  void step(const StepReport& r);
-  void message(const std::string& text);  // a line of its own (clears the live line first)
+  void step(const StepReport& r) override;
+  void message(const std::string& text) override;  // a line of its own (clears the live line first)
 
  private:
   std::FILE* out_;

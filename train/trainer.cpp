@@ -22,7 +22,6 @@
 #include "../io/output_files.h"
 #include "existing_outputs.h"
 #include "run_data.h"
-#include "../inspect/plot.h"
 #include "../autograd/machine.h"
 #include "../io/run_log.h"
 #include "../io/run_metrics.h"
@@ -614,20 +613,20 @@ void Trainer::save_to(const std::string& path) {
 }
 
 // A short sample in the log, from its own seeded generator: the run's numbers do not change.
-void Trainer::log_sample(Progress& progress) {
+void Trainer::log_sample(Reporter& report) {
   NoGradGuard no_grad;
   model_->eval();
   const nn::SampleOptions options{.prompt = "", .tokens = kSampleTokens, .pick = {.temperature = 0.8},
                                   .seed = static_cast<uint64_t>(options_.seed) ^ static_cast<uint64_t>(state_.iteration)};
   const std::string text = generate(*model_, *corpus_.tokenizer, options).text;
   model_->train();
-  progress.message(fmt::format("tinygpt: sample at iteration {}:\n{}", state_.iteration, text));
+  report.message(fmt::format("tinygpt: sample at iteration {}:\n{}", state_.iteration, text));
 }
 
-bool Trainer::finish_pending_evaluation(Progress& progress, const InterruptWatch* interrupt) {
+bool Trainer::finish_pending_evaluation(Reporter& report, const InterruptWatch* interrupt) {
   const std::optional<Evaluation> e = evaluate(interrupt);
   if (!e) {  // the checkpoint still says so
-    if (comm_.is_root()) progress.message(cut_short_line());
+    if (comm_.is_root()) report.message(cut_short_line());
     return false;
   }
   state_.eval_pending = false;  // before a best checkpoint is written
@@ -642,15 +641,15 @@ bool Trainer::finish_pending_evaluation(Progress& progress, const InterruptWatch
   write_log(log_path(), rows);
   std::ofstream metrics(metrics_path(), std::ios::app);
   append_line(metrics, metrics_path(), io::eval_json(state_.iteration, e->val_loss, e->task));
-  inspect::write_loss_plot({log_path()}, plot_path());
-  progress.message(fmt::format("tinygpt: the evaluation at iteration {}, which a signal cut short, is done: val {:.4f}",
+  report.evaluation({state_.iteration, e->val_loss, e->task});
+  report.message(fmt::format("tinygpt: the evaluation at iteration {}, which a signal cut short, is done: val {:.4f}",
                                state_.iteration, e->val_loss));
-  if (e->task) progress.message(task_line(*e->task));
+  if (e->task) report.message(task_line(*e->task));
   return true;
 }
 
-Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrupt, int64_t pause_at) {
-  if (state_.eval_pending && !finish_pending_evaluation(progress, interrupt)) return Outcome::interrupted;
+Trainer::Outcome Trainer::run(Reporter& report, const InterruptWatch* interrupt, int64_t pause_at) {
+  if (state_.eval_pending && !finish_pending_evaluation(report, interrupt)) return Outcome::interrupted;
   std::ofstream log, metrics;
   if (comm_.is_root()) {
     log.open(log_path(), std::ios::app);
@@ -693,15 +692,15 @@ Trainer::Outcome Trainer::run(Progress& progress, const InterruptWatch* interrup
       append_line(log, log_path(), io::format_log_row(row));
       append_line(metrics, metrics_path(), io::step_json(row));
       if (val) append_line(metrics, metrics_path(), io::eval_json(state_.iteration, *val, task));
-      if (val) inspect::write_loss_plot({log_path()}, plot_path());  // a fresh picture at every evaluation
+      if (val) report.evaluation({state_.iteration, *val, task});
       if (last_skipped_)
-        progress.message(fmt::format("tinygpt: iteration {} not applied: {}", state_.iteration, skip_reason_));
-      progress.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val,
+        report.message(fmt::format("tinygpt: iteration {} not applied: {}", state_.iteration, skip_reason_));
+      report.step({state_.iteration, options_.iters, state_.train_loss, lr, tokens_per_s, state_.seconds, val,
                      last_step_.grad_norm, last_step_.clip_scale < 1, last_step_.peak_share});
-      if (task) progress.message(task_line(*task));
-      if (state_.eval_pending) progress.message(cut_short_line());
+      if (task) report.message(task_line(*task));
+      if (state_.eval_pending) report.message(cut_short_line());
       if (!guard_stops && options_.sample_every > 0 && state_.iteration % options_.sample_every == 0)
-        log_sample(progress);
+        log_sample(report);
     }
     if (guard_stops) throw std::runtime_error(guard_stop_message());
     if (stop) return Outcome::interrupted;

@@ -22,7 +22,7 @@
 #include "checkpoint.h"
 #include "distributed.h"
 #include "interrupt.h"
-#include "progress.h"
+#include "reporter.h"
 #include "run_lock.h"
 
 namespace tinygpt::train {
@@ -70,9 +70,10 @@ class Trainer {
   Trainer(const std::string& checkpoint, const Resume& changes, Communicator comm = Communicator::single());
 
   enum class Outcome { finished, interrupted };
-  // Trains up to options.iters; stops early, with a checkpoint, when `interrupt` is raised or
-  // when iteration `pause_at` is complete (the run can then be resumed from the checkpoint).
-  Outcome run(Progress& progress, const InterruptWatch* interrupt = nullptr, int64_t pause_at = -1);
+  // Trains up to options.iters, telling `report` of each step, evaluation and message (on rank 0);
+  // stops early, with a checkpoint, when `interrupt` is raised or when iteration `pause_at` is
+  // complete (the run can then be resumed from the checkpoint).
+  Outcome run(Reporter& report, const InterruptWatch* interrupt = nullptr, int64_t pause_at = -1);
 
   // An evaluation at the current iteration, on every rank. With `interrupt`, the ranks ask together
   // after every batch whether a signal came, and the evaluation ends there: nullopt.
@@ -96,7 +97,7 @@ class Trainer {
   const io::StepColumns& last_step() const { return last_step_; }
   // What the run is estimated to hold at its peak (memory_budget.h), for the line at its start.
   const MemoryPlan& memory_plan() const { return memory_plan_; }
-  std::string plot_path() const;  // its loss plot (SVG), refreshed at every evaluation
+  std::string plot_path() const;  // its loss plot (SVG): the command line's reporter redraws it
   std::string best_path() const;  // with keep_best: the checkpoint of the lowest validation loss
   // The lines this resume added to state().changes (empty for a new run).
   const std::vector<std::string>& new_changes() const { return new_changes_; }
@@ -121,7 +122,7 @@ class Trainer {
   };
   void check_data(DataCheck check);  // the text is the checkpoint's (or forced and recorded)
   void save_to(const std::string& path);
-  void log_sample(Progress& progress);
+  void log_sample(Reporter& report);
   double validation_loss(const InterruptWatch* interrupt);
   std::optional<io::TaskColumns> score_task(const InterruptWatch* interrupt);
   bool stop_asked(const InterruptWatch* interrupt) const;  // on every rank, together
@@ -134,7 +135,7 @@ class Trainer {
   void take_evaluation(const Evaluation& e);  // the validation loss checked, the best checkpoint kept
   // The evaluation that a signal cut short at the checkpoint's iteration, done before the next step:
   // its row in the log gains its scores. False when a signal cuts it short again.
-  bool finish_pending_evaluation(Progress& progress, const InterruptWatch* interrupt);
+  bool finish_pending_evaluation(Reporter& report, const InterruptWatch* interrupt);
 
   memory::Reuse reuse_;  // first in, last out: steps reuse the memory earlier steps freed
   Communicator comm_;
