@@ -279,9 +279,15 @@ Value parse(std::string_view text, std::string_view where, const Limits& limits)
   }
 }
 
-std::string number(double v, int decimals) {
+std::string number(double v, NumberForm form) {
   if (!std::isfinite(v)) return "null";
-  return decimals < 0 ? fmt::format("{}", v) : fmt::format("{:.{}f}", v, decimals);
+  switch (form.style) {
+    case NumberForm::Style::shortest: return fmt::format("{}", v);
+    case NumberForm::Style::fixed: return fmt::format("{:.{}f}", v, form.digits);
+    case NumberForm::Style::scientific: return fmt::format("{:.{}e}", v, form.digits);
+    case NumberForm::Style::general: return fmt::format("{:.{}g}", v, form.digits);
+  }
+  return "null";
 }
 
 std::string quote(std::string_view utf8) {

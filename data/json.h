@@ -71,8 +71,15 @@ class MemberReader {
 
 // The JSON string literal of UTF-8 text, quotes included ("\n" and controls escaped).
 std::string quote(std::string_view utf8);
-// A JSON number: `decimals` digits after the point (-1: the shortest that reads back exactly); null
-// for NaN and the infinities, which JSON lacks.
-std::string number(double v, int decimals = -1);
+// How a JSON number is written: the shortest text that reads back exactly, or with `digits` after
+// the point (fixed: 0.125000; scientific: 1.250000e-01), or `digits` significant ones (general: 9
+// give a float back exactly).
+struct NumberForm {
+  enum class Style { shortest, fixed, scientific, general };
+  Style style = Style::shortest;
+  int digits = 0;
+};
+// A JSON number in that form; null for NaN and the infinities, which JSON lacks.
+std::string number(double v, NumberForm form = {});
 
 }  // namespace tinygpt::data::json

@@ -15,7 +15,10 @@ namespace {
 
 constexpr int64_t kMaxMetricsBytes = int64_t{4} << 30;
 
-std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : "null"; }
+using Style = data::json::NumberForm::Style;
+// A float's value exactly (9 significant digits), or null.
+std::string float_number(double v) { return data::json::number(v, {Style::general, 9}); }
+std::string decimals(double v, int digits) { return data::json::number(v, {Style::fixed, digits}); }
 
 }  // namespace
 
@@ -23,20 +26,21 @@ std::string step_json(const LogRow& r) {
   const StepColumns& s = r.step.value();
   std::string groups;
   for (size_t g = 0; g < kUpdateGroups.size(); ++g)
-    groups += fmt::format("{}\"{}\": {}", g ? ", " : "", kUpdateGroups[g], json_number(s.group_ratio[g]));
+    groups += fmt::format("{}\"{}\": {}", g ? ", " : "", kUpdateGroups[g], float_number(s.group_ratio[g]));
   return fmt::format(
-      R"({{"type": "step", "iter": {}, "train_loss": {}, "lr": {:.6e}, "tokens": {}, "tokens_per_s": {:.1f}, )"
-      R"("seconds": {:.3f}, "grad_norm": {}, "clip_scale": {:.9g}, "update_ratio": {}, )"
-      R"("update_ratio_by_group": {{{}}}, "peak_share": {:.4f}, "skipped": {}}})",
-      r.iter, json_number(r.train_loss), r.lr, s.tokens, r.tokens_per_s, r.seconds, json_number(s.grad_norm),
-      s.clip_scale, json_number(s.update_ratio), groups, s.peak_share, s.skipped);
+      R"({{"type": "step", "iter": {}, "train_loss": {}, "lr": {}, "tokens": {}, "tokens_per_s": {}, )"
+      R"("seconds": {}, "grad_norm": {}, "clip_scale": {}, "update_ratio": {}, )"
+      R"("update_ratio_by_group": {{{}}}, "peak_share": {}, "skipped": {}}})",
+      r.iter, float_number(r.train_loss), data::json::number(r.lr, {Style::scientific, 6}), s.tokens,
+      decimals(r.tokens_per_s, 1), decimals(r.seconds, 3), float_number(s.grad_norm), float_number(s.clip_scale),
+      float_number(s.update_ratio), groups, decimals(s.peak_share, 4), s.skipped);
 }
 
 std::string eval_json(int64_t iter, double val_loss, const std::optional<TaskColumns>& task) {
-  const std::string scores = task ? fmt::format(R"(, "task_examples": {}, "task_acc": {:.6f}, "task_acc_norm": {:.6f})",
-                                                task->examples, task->acc, task->acc_norm)
+  const std::string scores = task ? fmt::format(R"(, "task_examples": {}, "task_acc": {}, "task_acc_norm": {})",
+                                                task->examples, decimals(task->acc, 6), decimals(task->acc_norm, 6))
                                   : "";
-  return fmt::format(R"({{"type": "eval", "iter": {}, "val_loss": {}{}}})", iter, json_number(val_loss), scores);
+  return fmt::format(R"({{"type": "eval", "iter": {}, "val_loss": {}{}}})", iter, float_number(val_loss), scores);
 }
 
 bool is_metrics_header(std::string_view line) { return line == kMetricsHeader; }

@@ -18,25 +18,15 @@ namespace {
 
 constexpr int64_t kMaxSettingsBytes = int64_t{16} << 20;  // thousands of data files' paths
 
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    else out += c;
-  }
-  return out + "\"";
-}
-
 // One setting's value as JSON.
 template <class T>
 std::string json_value(const T& field, Choices choices) {
   if constexpr (std::is_same_v<T, bool>) return field ? "true" : "false";
-  else if constexpr (std::is_enum_v<T>) return quoted(choices[static_cast<size_t>(field)]);
-  else if constexpr (std::is_same_v<T, std::string>) return quoted(field);
+  else if constexpr (std::is_enum_v<T>) return data::json::quote(choices[static_cast<size_t>(field)]);
+  else if constexpr (std::is_same_v<T, std::string>) return data::json::quote(field);
   else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
     std::vector<std::string> items;
-    for (const std::string& f : field) items.push_back(quoted(f));
+    for (const std::string& f : field) items.push_back(data::json::quote(f));
     return fmt::format("[{}]", fmt::join(items, ", "));
   } else {
     return fmt::format("{}", field);  // the shortest text that reads back to the same number
@@ -151,12 +141,12 @@ std::string settings_file_text(const TrainState& state) {
   std::string text = fmt::format("{{\n  {}", kSettingsMark);
   const auto ranks = state.sampler_states.size();
   if (ranks > 1) text += fmt::format(",\n  \"ranks\": {}", ranks);
-  if (!state.init_from.empty()) text += fmt::format(",\n  \"init-from\": {}", quoted(state.init_from));
+  if (!state.init_from.empty()) text += fmt::format(",\n  \"init-from\": {}", data::json::quote(state.init_from));
   TrainOptions o = options;
   size_t i = 0;
   for_each_option(o, [&](const char* name, const auto& field, const char*, const io::Range&, Choices choices) {
     const std::string value = json_value(field, choices);
-    if (written(name, value, i)) text += fmt::format(",\n  {}: {}", quoted(name), value);
+    if (written(name, value, i)) text += fmt::format(",\n  {}: {}", data::json::quote(name), value);
     ++i;
   });
   return text + "\n}\n";

@@ -90,3 +90,18 @@ TEST_CASE("json: a MemberReader holds one member at a time, with the same checks
   REQUIRE_THROWS_WITH(all("\xEF\xBB\xBF{}"), Catch::Contains("byte order mark"));
   REQUIRE_THROWS_WITH(all(R"({"a": 1)"), Catch::Contains("expected ','"));
 }
+
+TEST_CASE("json: numbers are written in the form asked, non-finite ones as null, and read back", "[json]") {
+  using Style = json::NumberForm::Style;
+  REQUIRE(json::number(0.1) == "0.1");  // the shortest text that reads back exactly
+  REQUIRE(json::number(0.1f) == "0.10000000149011612");
+  REQUIRE(json::number(0.125, {Style::fixed, 6}) == "0.125000");
+  REQUIRE(json::number(0.000125, {Style::scientific, 6}) == "1.250000e-04");
+  REQUIRE(json::number(0.1f, {Style::general, 9}) == "0.100000001");
+  for (const double v : {std::nan(""), 1.0 / 0.0, -1.0 / 0.0})
+    for (const Style style : {Style::shortest, Style::fixed, Style::scientific, Style::general})
+      REQUIRE(json::number(v, {style, 4}) == "null");
+  for (const double v : {0.1, -3e-300, 1e300, 123456.789})
+    REQUIRE(json::parse(json::number(v), "a number").number == v);
+  REQUIRE(json::quote("a\"b\\\n\x01") == "\"a\\\"b\\\\\\n\\u0001\"");
+}
