@@ -15,6 +15,7 @@
 #include "../data/gpt2_vocab.h"
 #include "../data/input_file.h"
 #include "../data/json.h"
+#include "detail/hf_folder.h"
 #include "output_files.h"
 #include "safetensors.h"
 
@@ -129,9 +130,7 @@ HfGpt2 import_hf_gpt2(const std::string& dir, std::shared_ptr<const data::Tokeni
         throw std::invalid_argument(fmt::format("'{}' has a tokenizer of its own ({}): a tokenizer given beside it "
                                                 "would be a second one",
                                                 dir, own));
-    if (tokenizer->vocab_size() > config.vocab_size)
-      throw std::invalid_argument(fmt::format("the tokenizer given has {} tokens, but config.json's vocab_size is only {}",
-                                              tokenizer->vocab_size(), config.vocab_size));
+    require_vocab_holds(*tokenizer, config.vocab_size, dir);
   } else {
     const data::Gpt2TokenizerFiles files = data::find_gpt2_tokenizer(dir);
     tokenizer = std::make_shared<const data::BpeTokenizer>(data::read_gpt2_tokenizer(files, config.vocab_size));

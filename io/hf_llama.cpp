@@ -11,6 +11,7 @@
 #include "../autograd/graph.h"
 #include "../data/input_file.h"
 #include "../data/json.h"
+#include "detail/hf_folder.h"
 #include "output_files.h"
 #include "safetensors.h"
 #include "sentencepiece_model.h"
@@ -148,9 +149,7 @@ HfLlama import_hf_llama(const std::string& dir, std::shared_ptr<const data::Toke
                                             "beside it would be a second one",
                                             dir));
   if (!tokenizer) tokenizer = read_sentencepiece_file(model_file);
-  if (tokenizer->vocab_size() > config.vocab_size)
-    throw std::runtime_error(fmt::format("'{}': the tokenizer has {} tokens but config.json's vocab_size is only {}",
-                                         dir, tokenizer->vocab_size(), config.vocab_size));
+  require_vocab_holds(*tokenizer, config.vocab_size, dir);
   const SafetensorsFile st((fs::path(dir) / "model.safetensors").string());
   // Every name and shape first, so that nothing is allocated for a file that does not fit.
   const auto shapes = nn::parameter_shapes(config);

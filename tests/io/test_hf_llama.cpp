@@ -132,6 +132,9 @@ TEST_CASE("hf llama: folders that do not fit are refused with the reason", "[hf]
           "tensor 'lm_head.weight' differs from the embeddings");
   refused(with_config("eps", "\"rms_norm_eps\": 1e-06", "\"rms_norm_eps\": 1e30"), "norm_eps 1e+30 is not in (0, 1]");
   refused(with_config("theta", "\"rope_theta\": 500", "\"rope_theta\": 1e30"), "rope_theta 1e+30 is not in (0, 1e+12]");
+  const std::string small_vocab = with_config("vocab", "\"vocab_size\": 400", "\"vocab_size\": 300");
+  refused(small_vocab, "vocab': the tokenizer has 400 tokens, but config.json's vocab_size is only 300");
+  REQUIRE_THROWS_AS(io::import_hf_llama(small_vocab), std::invalid_argument);  // as GPT-2's folder says it
   {  // tied, with an lm_head.weight wider than the embeddings: refused before a byte is copied
     const std::string folder = with_config("wide_head", "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true");
     std::vector<std::pair<std::string, Tensor>> tensors;

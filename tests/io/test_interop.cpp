@@ -220,6 +220,11 @@ TEST_CASE("export: a character-level model's tokenizer has no GPT-2 files: refus
   const io::HfGpt2 back = io::import_hf_gpt2(dir.file("out"), chars);
   REQUIRE(back.tokenizer->identity() == chars->identity());
   REQUIRE(std::equal(back.model->wte.weight.data(), back.model->wte.weight.data() + 16, model.wte.weight.data()));
+  // A tokenizer with more tokens than config.json's vocab_size: refused, as a Llama folder refuses it.
+  const auto more = std::make_shared<const data::CharTokenizer>(data::CharTokenizer::from_text("abcde\n"));
+  REQUIRE_THROWS_WITH(io::import_hf_gpt2(dir.file("out"), more),
+                      Catch::Contains("out': the tokenizer has 6 tokens, but config.json's vocab_size is only 4"));
+  REQUIRE_THROWS_AS(io::import_hf_gpt2(dir.file("out"), more), std::invalid_argument);
 }
 
 TEST_CASE("import: what it cannot honour is an error naming the field or tensor", "[interop][errors]") {
