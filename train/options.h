@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../data/tokenizer.h"
@@ -101,8 +102,8 @@ inline constexpr io::Range kThreadRange{0, 1024};
 using io::Range;
 
 // visit(flag_name, field, help, range, choices) for every architecture option (train and bench).
-template <class Visit>
-void for_each_arch_option(ArchOptions& o, Visit&& visit) {
+template <class Arch, class Visit>  // Arch: ArchOptions, const or not
+void for_each_arch_option(Arch& o, Visit&& visit) {
   visit("arch", o.arch, "gpt2, or llama: rmsnorm, rope, swiglu of llama2.c's width (2/3 of 4 --embd, rounded up to "
         "a multiple of 32), --no-bias, --tie; each piece's flag overrides it", Range{}, kArchChoices);
   visit("norm", o.norm, "the norm before each sublayer and at the end", Range{}, kNormChoices);
@@ -216,6 +217,21 @@ void for_each_option(Options& o, Visit&& visit_option) {
         "AVX512_BF16's vdpbf16ps, faster where the CPU has it at twice the FMA rate, its sums in the instruction's "
         "own order (the checkpoint records which)",
         Range{}, kBf16KernelChoices);
+}
+
+// visit(flag_name, a's field, b's field, help, range, choices) for every option of two sets, in one
+// walk: a first walk of b notes where each of its fields is, in for_each_option's order, and the
+// walk of a takes them in that order, so each field meets its namesake, of its own type.
+template <class A, class B, class Visit>
+void for_each_option_pair(A& a, B& b, Visit&& visit) {
+  std::vector<const void*> in_b;
+  for_each_option(b, [&](const char*, const auto& field, const char*, const Range&, Choices) { in_b.push_back(&field); });
+  size_t next = 0;
+  for_each_option(a, [&](const char* name, auto& field, const char* help, const Range& range, Choices choices) {
+    using Field = std::remove_cvref_t<decltype(field)>;
+    using Other = std::conditional_t<std::is_const_v<B>, const Field, Field>;
+    visit(name, field, *static_cast<Other*>(const_cast<void*>(in_b[next++])), help, range, choices);
+  });
 }
 
 // The one a resumed run may change (kResumeSettings).

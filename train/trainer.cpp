@@ -354,24 +354,20 @@ void Trainer::apply(const Resume& changes) {
   if (changes.given.count("lr") && !changes.given.count("min-lr")) given.min_lr = given.lr / 10;  // as a new run's
   std::set<std::string> names = changes.given;
   if (changes.given.count("lr")) names.insert("min-lr");
-  for_each_option(given, [&](const char* name, const auto& value, const char*, const Range&, Choices) {
+  for_each_option_pair(given, state_.options, [&](const char* name, const auto& value, auto& stored, const char*,
+                                                   const Range&, Choices) {
     if (!names.count(name)) return;
     if (!resume_may_change(name))
       throw std::invalid_argument(fmt::format(
           "--{} cannot change on --resume: the run continues with the settings saved in its checkpoint (a resume may "
           "change --{}; --init-from starts a new run from its weights)",
           name, fmt::join(kResumeSettings, ", --")));
-    for_each_option(state_.options, [&](const char* stored_name, auto& stored, const char*, const Range&, Choices) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(stored)>, std::decay_t<decltype(value)>>) {
-        if (std::string_view(stored_name) != name || stored == value) return;
-        const std::string_view n(name);
-        if (n != "out" && n != "threads" && n != "data" && n != "val-data") {
-          new_changes_.push_back(fmt::format("iteration {}: --{} {} -> {}", state_.iteration, name, flag_text(stored),
-                                             flag_text(value)));
-        }
-        stored = value;
-      }
-    });
+    if (stored == value) return;
+    const std::string_view n(name);
+    if (n != "out" && n != "threads" && n != "data" && n != "val-data")
+      new_changes_.push_back(
+          fmt::format("iteration {}: --{} {} -> {}", state_.iteration, name, flag_text(stored), flag_text(value)));
+    stored = value;
   });
   state_.changes.insert(state_.changes.end(), new_changes_.begin(), new_changes_.end());
 }

@@ -255,6 +255,24 @@ TEST_CASE("checkpoint: every group round-trips", "[checkpoint]") {
   REQUIRE((w.m.empty() && w.v.empty()));
 }
 
+TEST_CASE("train: a walk of two option sets meets each field with its namesake", "[train][options]") {
+  TrainOptions a, b;
+  a.lr = 0.5f, a.out = "a.h5", a.arch.rope_theta = 500, a.data = {"x.txt"};
+  std::vector<std::string> names, differing;
+  for_each_option(a, [&](const char* flag, auto&, const char*, const Range&, Choices) { names.push_back(flag); });
+  size_t visited = 0;
+  for_each_option_pair(a, std::as_const(b), [&](const char* flag, auto& mine, const auto& theirs, const char*,
+                                                const Range&, Choices) {
+    REQUIRE(flag == names.at(visited++));
+    if (!(mine == theirs)) differing.push_back(flag);
+    mine = theirs;  // the first set's fields are its own to change
+  });
+  REQUIRE(visited == names.size());
+  REQUIRE(differing == std::vector<std::string>{"data", "out", "rope-theta", "lr"});
+  REQUIRE(a.lr == b.lr);
+  REQUIRE(a.data.empty());
+}
+
 TEST_CASE("train: each enum option's choices name its values in the enum's order", "[train][options]") {
   TrainOptions o;
   int enums = 0;
