@@ -98,6 +98,7 @@
 #include "train/multiple_choice.h"
 #include "train/options.h"
 #include "train/progress.h"
+#include "train/reporter.h"
 #include "train/run_data.h"
 #include "train/run_lock.h"
 #include "train/settings_file.h"
