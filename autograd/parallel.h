@@ -1,8 +1,9 @@
 #pragma once
 // Parallel loops over outputs and sums whose bits do not depend on the thread count: what the
 // kernels, the optimizers and a library user's own ops run on (threads.h sets how many threads).
-// Each output element belongs to exactly one block and is computed in a fixed order, so a loop's
-// results are the same on any number of threads.
+// Where the blocks begin and end depends on the thread count, so a loop's results are the same on
+// any number of threads when its body computes each item alone, in an order of its own (as every
+// kernel does); sums across items belong in deterministic_sum's fixed chunks.
 #include <algorithm>
 #include <cstdint>
 
@@ -17,18 +18,20 @@ class BlockBody {
  public:
   template <class Body>
   BlockBody(const Body& body)  // NOLINT: converts from any body
-      : object_(&body), call_([](const void* o, int64_t begin, int64_t end) { (*static_cast<const Body*>(o))(begin, end); }) {}
+      : object_(&body),
+        call_([](const void* o, int64_t begin, int64_t end) { (*static_cast<const Body*>(o))(begin, end); }) {}
   void operator()(int64_t begin, int64_t end) const { call_(object_, begin, end); }
 
  private:
   const void* object_;
   void (*call_)(const void*, int64_t, int64_t);
 };
-// The blocks of [0, n), at least `grain` items each, on the worker threads (oneTBB).
+// [0, n) halved until each block holds at most `grain` items, the blocks on the worker threads (oneTBB).
 void run_blocks(int64_t n, int64_t grain, BlockBody body);
 }  // namespace detail
 
-// body(begin, end) over [0, n) in blocks of at least `grain` items; runs inline when small.
+// body(begin, end) over [0, n): one call when n <= grain or on one thread, else blocks of at most
+// `grain` items on the worker threads.
 template <class Body>
 void parallel_for(int64_t n, int64_t grain, const Body& body) {
   if (n <= 0) return;
@@ -74,7 +77,8 @@ double deterministic_sum(int64_t n, const Term& term) {
   memory::Vector<double> on_heap(chunks > kOnStack ? chunks : 0);
   double* partial = chunks > kOnStack ? on_heap.data() : on_stack;
   parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) partial[c] = sum_in_lanes<double>(c * kChunk, std::min(n, (c + 1) * kChunk), term);
+    for (int64_t c = c0; c < c1; ++c)
+      partial[c] = sum_in_lanes<double>(c * kChunk, std::min(n, (c + 1) * kChunk), term);
   });
   double total = 0.0;
   for (int64_t c = 0; c < chunks; ++c) total += partial[c];

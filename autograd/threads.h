@@ -1,6 +1,6 @@
 #pragma once
-// The number of worker threads every parallel kernel may use (autograd/kernels/parallel.h runs
-// them). Results are bitwise identical for any setting.
+// The number of worker threads every parallel kernel may use (parallel.h's loops run on them).
+// Results are bitwise identical for any setting.
 namespace tinygpt {
 
 // Caps the worker threads (the one piece of global state: the thread pool's setting).

@@ -1,7 +1,8 @@
 #pragma once
-// Who hears of a run as it goes. The loop tells its reporter of every step, every evaluation (once
-// the log holds it) and every line a reader should see, on rank 0: the console's Progress is one,
-// and the command line adds the loss plot's.
+// Who hears of a run as it goes. On rank 0 the loop tells its reporter of every evaluation (once
+// the log holds it), then of the step it ended, and of the lines the loop itself writes (a sample,
+// a step not applied, an evaluation cut short): the console's Progress is one, and the command line
+// adds the loss plot's. The start-of-run lines (sizes, memory plan, changes) are the caller's.
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
