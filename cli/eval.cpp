@@ -109,7 +109,8 @@ void add_eval(CLI::App& app) {
     if (args->json)  // perplexity may still overflow a double: null
       fmt::print("{{\"loss\": {:.6f}, \"perplexity\": {}, \"tokens\": {}, \"bits_per_byte\": {:.6f}, \"bytes\": {}, "
                  "\"bytes_of\": \"{}\"}}\n",
-                 r.loss, data::json::number(r.perplexity, {data::json::NumberForm::Style::fixed, 6}), r.tokens, r.bits_per_byte, r.bytes, name(r.bytes_of));
+                 r.loss, data::json::number(r.perplexity, {data::json::NumberForm::Style::fixed, 6}), r.tokens,
+                 r.bits_per_byte, r.bytes, name(r.bytes_of));
     else
       fmt::print("loss {:.4f}  perplexity {:.3f}  tokens {}  bits/byte {:.4f}  bytes {}{}\n", r.loss, r.perplexity,
                  r.tokens, r.bits_per_byte, r.bytes,
