@@ -16,24 +16,26 @@ std::string format_duration(double s) {
 }
 
 void Progress::step(const StepReport& r) {
-  const double eta = r.iteration > 0 ? r.elapsed_s / r.iteration * (r.total - r.iteration) : NAN;
-  const std::string grad =
-      std::isnan(r.grad_norm) ? "" : fmt::format("  grad {:.3g}{}", r.grad_norm, r.clipped ? " clipped" : "");
-  const std::string peak = std::isnan(r.peak_share) ? "" : fmt::format(" ({:.0f}% of peak)", 100 * r.peak_share);
-  std::string line = fmt::format("iter {}/{}  loss {:.4f}{}  lr {:.2e}  {:.0f} tok/s{}  {} elapsed  ETA {}", r.iteration,
-                                 r.total, r.train_loss, grad, r.lr, r.tokens_per_s, peak,
-                                 format_duration(r.elapsed_s), format_duration(eta));
-  if (r.val_loss) line += fmt::format("  val {:.4f}", *r.val_loss);
+  const io::LogRow& row = r.row;
+  const double eta = row.iter > 0 ? row.seconds / row.iter * (r.total - row.iter) : NAN;
+  const bool shown = row.step && !std::isnan(row.step->grad_norm);  // a step not applied may have none
+  const std::string grad = !shown ? "" : fmt::format("  grad {:.3g}{}", row.step->grad_norm,
+                                                          row.step->clip_scale < 1 ? " clipped" : "");
+  const std::string peak = !row.step || std::isnan(row.step->peak_share) ? "" : fmt::format(" ({:.0f}% of peak)", 100 * row.step->peak_share);
+  std::string line = fmt::format("iter {}/{}  loss {:.4f}{}  lr {:.2e}  {:.0f} tok/s{}  {} elapsed  ETA {}", row.iter,
+                                 r.total, row.train_loss, grad, row.lr, row.tokens_per_s, peak,
+                                 format_duration(row.seconds), format_duration(eta));
+  if (row.val_loss) line += fmt::format("  val {:.4f}", *row.val_loss);
   if (terminal_) {
-    if (r.val_loss) {
+    if (row.val_loss) {
       fmt::print(out_, "\r\033[K{}\n", line);  // keep evaluations on screen
       live_ = false;
     } else {
-      const int percent = static_cast<int>(100 * r.iteration / std::max<int64_t>(1, r.total));
+      const int percent = static_cast<int>(100 * row.iter / std::max<int64_t>(1, r.total));
       fmt::print(out_, "\r\033[K{:3}% {}", percent, line);
       live_ = true;
     }
-  } else if (r.val_loss || r.iteration % every_ == 0 || r.iteration == r.total) {
+  } else if (row.val_loss || row.iter % every_ == 0 || row.iter == r.total) {
     fmt::print(out_, "{}\n", line);
   }
   std::fflush(out_);

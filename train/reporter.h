@@ -1,9 +1,9 @@
 #pragma once
-// Who hears of a run as it goes. On rank 0 the loop tells its reporter of every evaluation (once
-// the log holds it), then of the step it ended, and of the lines the loop itself writes (a sample,
-// a step not applied, an evaluation cut short): the console's Progress is one, and the command line
-// adds the loss plot's. The start-of-run lines (sizes, memory plan, changes) are the caller's.
-#include <cmath>
+// Who hears of a run as it goes. On rank 0 the loop tells its reporters of every step, then of the
+// evaluation it ended with, and of the lines the loop itself writes (a sample, a step not applied,
+// an evaluation cut short). The log files (log_files.h) hear first; the console's Progress is
+// another, and the command line adds the loss plot's. The start-of-run lines (sizes, memory plan,
+// changes) are the caller's.
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -15,18 +15,15 @@
 namespace tinygpt::train {
 
 struct StepReport {
-  int64_t iteration, total;  // iteration: completed ones
-  double train_loss, lr, tokens_per_s, elapsed_s;
-  std::optional<double> val_loss;
-  double grad_norm = NAN;   // before clipping; NaN: not shown
-  bool clipped = false;
-  double peak_share = NAN;  // of the CPU's FMA peak; NaN: not shown
+  io::LogRow row;  // the step's row of the log: row.iter iterations are complete
+  int64_t total;   // the run's iterations
 };
 
 struct EvaluationReport {
   int64_t iteration;
   double val_loss;
   std::optional<io::TaskColumns> task;
+  bool late = false;  // finished on resume, after a signal cut it short: its step was reported before
 };
 
 class Reporter {

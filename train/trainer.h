@@ -16,58 +16,33 @@
 #include "../nn/gpt.h"
 #include "../optim/adamw.h"
 #include "../optim/schedule.h"
-#include "memory_budget.h"
-#include "multiple_choice.h"
-#include "spike_guard.h"
 #include "checkpoint.h"
 #include "distributed.h"
 #include "interrupt.h"
+#include "memory_budget.h"
+#include "multiple_choice.h"
 #include "reporter.h"
 #include "run_lock.h"
+#include "run_plan.h"
+#include "spike_guard.h"
 
 namespace tinygpt::train {
-
-// What a resumed run changes; everything else continues as the checkpoint says. Only the settings
-// in kResumeSettings (options.h) may be given: the steps already taken stay as they were, and the
-// learning-rate schedule changes from the resumed iteration on (the optimizer keeps its moments).
-// Each change is printed and recorded in the checkpoint's /train changes.
-struct Resume {
-  TrainOptions options;         // the new values of the settings named in `given`
-  std::set<std::string> given;  // flag names without "--": "iters", "lr", "data", "out", ...
-  // Continue on text whose bytes differ from the checkpoint's (recorded), and replace what lies
-  // at a new `out`. Without it, both are refused with what differs.
-  bool force = false;
-
-  Resume& set_iters(int64_t iters) { options.iters = iters, given.insert("iters"); return *this; }
-};
-
-// A new run that starts from a checkpoint's weights and tokenizer (fine-tuning): a fresh optimizer
-// and schedule from iteration 0. The model's shape and tokenizer are the checkpoint's; options.block
-// may shrink the context (wpe keeps its first rows) but never grow it.
-struct InitFrom {
-  std::string checkpoint;
-  bool crop_block = false;  // true: options.block is the new context; false: the checkpoint's
-};
-
-// What a new run does with a checkpoint, log or plot (and best checkpoint) that another run left
-// at options.out: refuse to start (the default), or replace them (--force).
-enum class ExistingOutputs { refuse, replace };
 
 // Every Trainer holds its run's lock (run_lock.h) from construction to destruction, and never
 // replaces a checkpoint, log or picture that another run left unless told to (`force`).
 class Trainer {
  public:
-  // A new run: tokenizer from the data, a freshly initialized model.
+  // The run a plan describes (run_plan.h); rank 0 writes the log and metrics it starts with.
+  Trainer(RunPlan plan, Communicator comm);
+  // The same for the three ways to start: plan_new_run, plan_fine_tuning and plan_resume.
   explicit Trainer(const TrainOptions& options, Communicator comm = Communicator::single(),
-                   ExistingOutputs existing = ExistingOutputs::refuse);
+                   ExistingOutputs existing = ExistingOutputs::refuse)
+      : Trainer(plan_new_run(options, comm, existing), comm) {}
   Trainer(const TrainOptions& options, const InitFrom& init, Communicator comm = Communicator::single(),
-          ExistingOutputs existing = ExistingOutputs::refuse);
-  // Continues the run saved in `checkpoint`, writing to `checkpoint` itself (and the log and plot
-  // beside it) unless changes.options.out names another file: a path stored inside a file is never
-  // a place to write. The number of ranks must be the one the checkpoint was written by. The text
-  // is found at its stored absolute paths, or at changes.options.data / val_data; its bytes must be
-  // the checkpoint's unless changes.force.
-  Trainer(const std::string& checkpoint, const Resume& changes, Communicator comm = Communicator::single());
+          ExistingOutputs existing = ExistingOutputs::refuse)
+      : Trainer(plan_fine_tuning(options, init, comm, existing), comm) {}
+  Trainer(const std::string& checkpoint, const Resume& changes, Communicator comm = Communicator::single())
+      : Trainer(plan_resume(checkpoint, changes, comm), comm) {}
 
   enum class Outcome { finished, interrupted };
   // Trains up to options.iters, telling `report` of each step, evaluation and message (on rank 0);
@@ -109,20 +84,13 @@ class Trainer {
   double train_step(float lr);
 
  private:
-  void start(std::shared_ptr<nn::GPT> model);  // a new run's state, optimizer and log
-  void prepare();  // sampler and schedule, once the state is known
-  // Whose files lie where the run writes: its own (a resume in place), or another run's.
-  enum class Claim { own, others };
-  // The lock, then what may be written (trainer.cpp); `read` lists what the run reads besides its text.
-  void claim_outputs(Claim claim, ExistingOutputs existing, const std::vector<std::string>& read = {});
-  void apply(const Resume& changes);              // the resumed settings, each change recorded
-  struct DataCheck {
-    bool data_given = false;  // --data or --val-data on the command line: the text may have moved there
-    bool force = false;       // changed text is recorded rather than refused
-  };
-  void check_data(DataCheck check);  // the text is the checkpoint's (or forced and recorded)
+  void prepare();  // the task, sampler, schedule and step's bookkeeping, once the plan is taken
   void save_to(const std::string& path);
   void log_sample(Reporter& report);
+  // The checkpoints due after a step: the run's own, and a snapshot (on every rank).
+  void save_due(bool stop);
+  // A step's row to the reporters (rank 0), with the lines that go with it and a sample when due.
+  void report_step(Reporter& report, const io::LogRow& row, bool guard_stops);
   double validation_loss(const InterruptWatch* interrupt);
   std::optional<io::TaskColumns> score_task(const InterruptWatch* interrupt);
   bool stop_asked(const InterruptWatch* interrupt) const;  // on every rank, together

@@ -97,6 +97,34 @@ TEST_CASE("train: N steps + resume N steps == 2N steps, bitwise", "[train][resum
   REQUIRE(longer.state().iteration == 15);
 }
 
+TEST_CASE("train: a plan holds the run's lock and writes nothing, its trainer starts the log", "[train][resume]") {
+  TempDir dir;
+  Quiet q;
+  TrainOptions o = tiny_options(dir, "planned.h5");
+  const auto comm = Communicator::single();
+  {
+    RunPlan plan = plan_new_run(o, comm);
+    REQUIRE(plan.state.iteration == 0);
+    REQUIRE(plan.options.data.front() == std::filesystem::absolute(o.data.front()).lexically_normal().string());
+    REQUIRE(plan.lock.held());
+    REQUIRE_FALSE(std::filesystem::exists(dir.file("planned.csv")));  // nothing written yet
+    REQUIRE_THROWS_WITH(plan_new_run(o, comm, ExistingOutputs::replace), Catch::Contains("is being written by another"));
+    Trainer t(std::move(plan), comm);
+    REQUIRE(loss_columns(t.log_path()).size() == 1);  // the header alone
+    REQUIRE(t.run(q.progress, nullptr, 4) == Trainer::Outcome::interrupted);
+  }
+  // A resume's plan: the changes it makes, the rows the log keeps, its checkpoint the one it continues.
+  RunPlan resumed = plan_resume(o.out, Resume{}.set_iters(20), comm);
+  REQUIRE(resumed.state.iteration == 4);
+  REQUIRE(resumed.options.iters == 20);
+  REQUIRE(resumed.changes == std::vector<std::string>{"iteration 4: --iters 12 -> 20"});
+  REQUIRE(resumed.log_rows.size() == 4);
+  REQUIRE(resumed.checkpoint_exists);
+  const std::vector<std::string> rows = loss_columns(dir.file("planned.csv"));
+  Trainer t(std::move(resumed), comm);
+  REQUIRE(loss_columns(t.log_path()) == rows);
+}
+
 TEST_CASE("train: a resume that changes intervals, samples or keep-best is bitwise the straight run", "[train][resume]") {
   TempDir dir;
   Quiet q;
