@@ -77,6 +77,7 @@
 #include "io/save.h"
 #include "io/sentencepiece_model.h"
 #include "io/staged_folder.h"
+#include "io/weight_map.h"
 
 // Looking inside a model and a run: tokens, attention and its steps, the residual stream, loss
 // plots, the learner's HTML page (inspect/).

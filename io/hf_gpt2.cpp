@@ -11,13 +11,13 @@
 #include <set>
 #include <stdexcept>
 
-#include "../autograd/graph.h"
 #include "../data/gpt2_vocab.h"
 #include "../data/input_file.h"
 #include "../data/json.h"
 #include "detail/hf_folder.h"
 #include "output_files.h"
 #include "safetensors.h"
+#include "weight_map.h"
 
 namespace tinygpt::io {
 
@@ -25,13 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using data::json::Value;
-
-// GPT-2 keeps these four as Conv1D, whose weight is the transpose of nn.Linear's.
-bool is_conv1d(const std::string& name) {
-  for (const char* end : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"})
-    if (name.ends_with(end)) return true;
-  return false;
-}
 
 std::string without_prefix(const std::string& name) { return name.substr(std::string("transformer.").size()); }
 
@@ -139,17 +132,12 @@ HfGpt2 import_hf_gpt2(const std::string& dir, std::shared_ptr<const data::Tokeni
   const SafetensorsFile st((fs::path(dir) / "model.safetensors").string());
   refuse_layers_past_config(st, config);
   // Every name and shape first, so that nothing is allocated for a file that does not fit.
+  WeightMap map = hf_gpt2_weights(config);
   std::set<std::string> used;
-  struct Source {
-    std::string name;  // in the file
-    Shape shape;       // in the file: Conv1D weights are [in, out]
-  };
-  std::vector<Source> sources;  // one per parameter, in named_parameters() order
-  for (const auto& [name, shape] : nn::parameter_shapes(config)) {
-    const Source source{file_name(st, name), is_conv1d(name) ? Shape{shape[1], shape[0]} : shape};
-    st.expect(source.name, source.shape, "config.json");
-    used.insert(source.name);
-    sources.push_back(source);
+  for (FileTensor& t : map) {
+    t.name = file_name(st, t.name);  // the file's own spelling: with or without "transformer."
+    st.expect(t.name, file_shape(t, config), "config.json");
+    used.insert(t.name);
   }
   bool lm_head = false;
   for (const auto& [name, t] : st.tensors()) {
@@ -159,21 +147,8 @@ HfGpt2 import_hf_gpt2(const std::string& dir, std::shared_ptr<const data::Tokeni
     lm_head = true;
   }
   HfGpt2 out{nn::GPT::unwritten(config), tokenizer, tokenizer_files};  // every parameter is read below
+  read_weights(map, safetensors_reader(st, "config.json"), *out.model);
   std::vector<float> buffer;
-  size_t k = 0;
-  for (auto& [name, p] : out.model->named_parameters()) {
-    const Source& source = sources.at(k++);
-    const std::span<float> values(p.data(), static_cast<size_t>(p.numel()));
-    if (!is_conv1d(name)) {
-      st.read(source.name, source.shape, "config.json", values);
-      continue;
-    }
-    buffer.resize(values.size());  // [in, out] -> our [out, in]
-    st.read(source.name, source.shape, "config.json", buffer);
-    const int64_t rows = p.shape()[0], cols = p.shape()[1];
-    for (int64_t i = 0; i < cols; ++i)
-      for (int64_t j = 0; j < rows; ++j) p.data()[j * cols + i] = buffer[static_cast<size_t>(i * rows + j)];
-  }
   if (lm_head) {  // tinygpt ties the output layer to wte: only an equal copy can be dropped
     const Tensor& wte = out.model->wte.weight;
     buffer.resize(static_cast<size_t>(wte.numel()));
@@ -223,11 +198,7 @@ void export_hf_gpt2(const nn::GPT& model, const data::Tokenizer& tokenizer, cons
           : "");
   auto write = [&](const char* name, const std::string& text) { write_file_atomically(out.file(name), text); };
   write("config.json", config);
-  NoGradGuard no_grad;
-  std::vector<std::pair<std::string, Tensor>> tensors;
-  for (const auto& [name, p] : model.named_parameters())
-    tensors.push_back({name, is_conv1d(name) ? p.transpose(0, 1).contiguous() : p});
-  write_safetensors(out.file("model.safetensors"), tensors);
+  write_safetensors(out.file("model.safetensors"), weight_tensors(hf_gpt2_weights(c), model));
   if (files) {
     write("vocab.json", files->vocab_json);
     write("merges.txt", files->merges_txt);

@@ -8,12 +8,12 @@
 #include <set>
 #include <stdexcept>
 
-#include "../autograd/graph.h"
 #include "../data/input_file.h"
 #include "../data/json.h"
 #include "detail/hf_folder.h"
 #include "output_files.h"
 #include "safetensors.h"
+#include "weight_map.h"
 #include "sentencepiece_model.h"
 
 namespace tinygpt::io {
@@ -92,37 +92,6 @@ nn::GPTConfig read_llama_config(const std::string& path) {
   return c;
 }
 
-// Where each of our parameters lives in Hugging Face's file: a tensor, at a row offset of our
-// fused one (c_attn = q, k, v; c_fc = gate, up), permuted for RoPE's pairing (q and k heads).
-struct Source {
-  std::string name;
-  int64_t row = 0;      // first row in our tensor
-  int64_t heads = 0;    // > 0: rows permuted per head of size hs (q_proj, k_proj)
-};
-
-std::vector<std::pair<std::string, std::vector<Source>>> sources(const nn::GPTConfig& c) {
-  const int64_t C = c.n_embd, KV = c.kv_heads() * c.head_size(), H = c.hidden();
-  std::vector<std::pair<std::string, std::vector<Source>>> out = {{"transformer.wte.weight", {{"model.embed_tokens.weight"}}}};
-  for (int64_t i = 0; i < c.n_layer; ++i) {
-    const std::string ours = fmt::format("transformer.h.{}.", i), theirs = fmt::format("model.layers.{}.", i);
-    out.push_back({ours + "ln_1.weight", {{theirs + "input_layernorm.weight"}}});
-    out.push_back({ours + "attn.c_attn.weight",
-                   {{theirs + "self_attn.q_proj.weight", 0, c.n_head},
-                    {theirs + "self_attn.k_proj.weight", C, c.kv_heads()},
-                    {theirs + "self_attn.v_proj.weight", C + KV}}});
-    out.push_back({ours + "attn.c_proj.weight", {{theirs + "self_attn.o_proj.weight"}}});
-    out.push_back({ours + "ln_2.weight", {{theirs + "post_attention_layernorm.weight"}}});
-    out.push_back({ours + "mlp.c_fc.weight", {{theirs + "mlp.gate_proj.weight"}, {theirs + "mlp.up_proj.weight", H}}});
-    out.push_back({ours + "mlp.c_proj.weight", {{theirs + "mlp.down_proj.weight"}}});
-  }
-  out.push_back({"transformer.ln_f.weight", {{"model.norm.weight"}}});
-  if (!c.tie_embeddings) out.push_back({"lm_head.weight", {{"lm_head.weight"}}});
-  return out;
-}
-
-// Hugging Face's row of a head's row r = 2i + j (ours): j hs/2 + i.
-int64_t hf_row(int64_t r, int64_t hs) { return r % hs / 2 + (r % 2) * (hs / 2) + r / hs * hs; }
-
 bool is_rotary_buffer(const std::string& name) { return name.ends_with(".self_attn.rotary_emb.inv_freq"); }
 
 }  // namespace
@@ -152,44 +121,21 @@ HfLlama import_hf_llama(const std::string& dir, std::shared_ptr<const data::Toke
   require_vocab_holds(*tokenizer, config.vocab_size, dir);
   const SafetensorsFile st((fs::path(dir) / "model.safetensors").string());
   // Every name and shape first, so that nothing is allocated for a file that does not fit.
-  const auto shapes = nn::parameter_shapes(config);
-  const auto plan = sources(config);
-  auto shape_of = [&](size_t k, size_t s) {  // the file's tensor for plan[k].second[s]: rows of ours
-    const Shape& ours = shapes[k].second;
-    const auto& parts = plan[k].second;
-    const int64_t end = s + 1 < parts.size() ? parts[s + 1].row : ours[0];
-    return ours.size() == 2 ? Shape{end - parts[s].row, ours[1]} : ours;
-  };
+  const WeightMap map = hf_llama_weights(config);
   std::set<std::string> used;
-  for (size_t k = 0; k < plan.size(); ++k)
-    for (size_t s = 0; s < plan[k].second.size(); ++s) {
-      st.expect(plan[k].second[s].name, shape_of(k, s), "config.json");
-      used.insert(plan[k].second[s].name);
-    }
+  for (const FileTensor& t : map) {
+    st.expect(t.name, file_shape(t, config), "config.json");
+    used.insert(t.name);
+  }
   const bool tied_copy = config.tie_embeddings && st.tensors().count("lm_head.weight");
-  const Shape embeddings = shapes.front().second;  // [vocab, C]
+  const Shape embeddings = {config.vocab_size, config.n_embd};
   if (tied_copy) st.expect("lm_head.weight", embeddings, "the embeddings (tied to them)");
   for (const auto& [name, t] : st.tensors())
     if (!used.count(name) && !is_rotary_buffer(name) && !(tied_copy && name == "lm_head.weight"))
       st.fail(fmt::format("tensor '{}' is not part of this Llama model", name));
   HfLlama out{nn::GPT::unwritten(config), tokenizer};  // every parameter is read below
+  read_weights(map, safetensors_reader(st, "config.json"), *out.model);
   std::vector<float> buffer;
-  const auto params = out.model->named_parameters();
-  for (size_t k = 0; k < plan.size(); ++k) {
-    const Tensor& p = params[k].second;
-    const int64_t cols = p.dim() == 2 ? p.size(1) : p.numel(), hs = config.head_size();
-    for (size_t s = 0; s < plan[k].second.size(); ++s) {
-      const Source& src = plan[k].second[s];
-      const Shape shape = shape_of(k, s);
-      const int64_t rows = shape.size() == 2 ? shape[0] : 1;
-      buffer.resize(static_cast<size_t>(rows * cols));
-      st.read(src.name, shape, "config.json", buffer);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t from = src.heads ? hf_row(r, hs) : r;
-        std::copy_n(buffer.data() + from * cols, cols, p.data() + (src.row + r) * cols);
-      }
-    }
-  }
   if (tied_copy) {  // only an equal copy can be tied
     buffer.resize(static_cast<size_t>(numel(embeddings)));
     st.read("lm_head.weight", embeddings, "the embeddings (tied to them)", buffer);
@@ -227,23 +173,7 @@ void export_hf_llama(const nn::GPT& model, const data::Tokenizer& tokenizer, con
       sp ? fmt::format(",\n  \"bos_token_id\": {},\n  \"eos_token_id\": {}", sp->bos_id(), sp->eos_id()) : "");
   auto write = [&](const char* name, const std::string& bytes) { write_file_atomically(out.file(name), bytes); };
   write("config.json", config);
-  NoGradGuard no_grad;
-  std::vector<std::pair<std::string, Tensor>> tensors;
-  const auto params = model.named_parameters();
-  const auto plan = sources(c);
-  for (size_t k = 0; k < plan.size(); ++k) {
-    const Tensor& p = params[k].second;
-    const int64_t cols = p.dim() == 2 ? p.size(1) : p.numel();
-    for (size_t s = 0; s < plan[k].second.size(); ++s) {
-      const Source& src = plan[k].second[s];
-      const int64_t end = s + 1 < plan[k].second.size() ? plan[k].second[s + 1].row : (p.dim() == 2 ? p.size(0) : 1);
-      Tensor t = Tensor::empty(p.dim() == 2 ? Shape{end - src.row, cols} : p.shape());
-      for (int64_t r = 0; r < end - src.row; ++r)
-        std::copy_n(p.data() + (src.row + r) * cols, cols, t.data() + (src.heads ? hf_row(r, c.head_size()) : r) * cols);
-      tensors.push_back({src.name, t});
-    }
-  }
-  write_safetensors(out.file("model.safetensors"), tensors);
+  write_safetensors(out.file("model.safetensors"), weight_tensors(hf_llama_weights(c), model));
   if (sp) write("tokenizer.model", sp->model_proto());
   out.commit();
 }

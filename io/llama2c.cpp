@@ -7,12 +7,12 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <stdexcept>
 #include <vector>
 
 #include "../data/input_file.h"
 #include "output_files.h"
+#include "weight_map.h"
 
 namespace tinygpt::io {
 
@@ -21,38 +21,6 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "llama2.c's files are little-endian");
 
 constexpr size_t kRunHeaderInts = 7;
-
-// One tensor of run.c's file per layer (or once): where its rows live in our model.
-struct RunTensor {
-  std::string name;     // run.c's
-  int64_t floats;       // per layer (or in all, when not per layer)
-  bool per_layer;
-  std::function<float*(int64_t layer)> at;  // where they go (null: written as zeros/skipped)
-};
-
-// run.c's tensors in file order with their sizes; `m` (when not null) maps each into its parameters.
-std::vector<RunTensor> run_layout(const nn::GPTConfig& c, const nn::GPT* m) {
-  const int64_t C = c.n_embd, H = c.hidden(), KV = c.kv_heads() * c.head_size(), V = c.vocab_size;
-  auto block = [m](int64_t l) -> nn::Block& { return *m->h[static_cast<size_t>(l)]; };
-  std::vector<RunTensor> pieces = {
-      {"token_embedding_table", V * C, false, [m](int64_t) { return m->wte.weight.data(); }},
-      {"rms_att_weight", C, true, [=](int64_t l) { return block(l).ln_1.weight.data(); }},
-      {"wq", C * C, true, [=](int64_t l) { return block(l).attn.c_attn.weight.data(); }},
-      {"wk", KV * C, true, [=](int64_t l) { return block(l).attn.c_attn.weight.data() + C * C; }},
-      {"wv", KV * C, true, [=](int64_t l) { return block(l).attn.c_attn.weight.data() + (C + KV) * C; }},
-      {"wo", C * C, true, [=](int64_t l) { return block(l).attn.c_proj.weight.data(); }},
-      {"rms_ffn_weight", C, true, [=](int64_t l) { return block(l).ln_2.weight.data(); }},
-      {"w1", H * C, true, [=](int64_t l) { return block(l).mlp.c_fc.weight.data(); }},  // the gate
-      {"w2", C * H, true, [=](int64_t l) { return block(l).mlp.c_proj.weight.data(); }},
-      {"w3", H * C, true, [=](int64_t l) { return block(l).mlp.c_fc.weight.data() + H * C; }},  // the up projection
-      {"rms_final_weight", C, false, [m](int64_t) { return m->ln_f.weight.data(); }},
-      {"freq_cis_real", c.block_size * c.head_size() / 2, false, nullptr},
-      {"freq_cis_imag", c.block_size * c.head_size() / 2, false, nullptr}};
-  if (!c.tie_embeddings) pieces.push_back({"wcls", V * C, false, [m](int64_t) { return m->lm_head->weight.data(); }});
-  return pieces;
-}
-std::vector<RunTensor> run_tensors(const nn::GPT& model) { return run_layout(model.config(), &model); }
-std::vector<RunTensor> run_tensor_sizes(const nn::GPTConfig& c) { return run_layout(c, nullptr); }
 
 // RoPE's cos (real) or sin (imaginary) table as llama2.c's export writes it: [seq_len, hs / 2].
 std::vector<float> run_rope_table(const nn::GPTConfig& c, bool sine) {
@@ -90,13 +58,9 @@ void export_llama2c(const nn::GPT& model, const std::string& path) {
       static_cast<int32_t>(c.tie_embeddings ? c.vocab_size : -c.vocab_size), static_cast<int32_t>(c.block_size)};
   AtomicFile out(path, "llama2.c model");
   out.write(header.data(), sizeof header);
-  for (const RunTensor& p : run_tensors(model)) {
-    if (!p.at) {
-      const std::vector<float> table = run_rope_table(c, p.name == "freq_cis_imag");
-      out.write(table.data(), table.size() * sizeof(float));
-      continue;
-    }
-    for (int64_t l = 0; l < (p.per_layer ? c.n_layer : 1); ++l) out.write(p.at(l), static_cast<size_t>(p.floats) * 4);
+  for (const FileTensor& t : llama2c_weights(c)) {
+    const std::vector<float> values = t.parameter.empty() ? run_rope_table(c, t.name == "freq_cis_imag") : pack(t, model);
+    out.write(values.data(), values.size() * sizeof(float));
   }
   out.commit();
 }
@@ -153,7 +117,7 @@ nn::GPTConfig header_config(const RunHeader& h) {
 // The length of run.c's file of that model (validate bounds each size, so no sum overflows).
 int64_t model_file_bytes(const nn::GPTConfig& c) {
   int64_t floats = 0;
-  for (const RunTensor& p : run_tensor_sizes(c)) floats += p.floats * (p.per_layer ? c.n_layer : 1);
+  for (const FileTensor& t : llama2c_weights(c)) floats += numel(file_shape(t, c));
   return static_cast<int64_t>(sizeof(RunHeader)) + 4 * floats;
 }
 
@@ -221,19 +185,13 @@ std::shared_ptr<nn::GPT> import_llama2c(const std::string& path) {
   if (in.size() != expected)
     in.fail(fmt::format("holds {} bytes, but a llama2.c model of {} holds {}", in.size(), header_text(h), expected));
   auto model = nn::GPT::unwritten(c);  // every weight is read below
-  std::vector<float> skipped;
-  for (const RunTensor& p : run_tensors(*model)) {
-    for (int64_t l = 0; l < (p.per_layer ? c.n_layer : 1); ++l) {
-      float* into = p.at ? p.at(l) : (skipped.resize(static_cast<size_t>(p.floats)), skipped.data());
-      const size_t bytes = static_cast<size_t>(p.floats) * 4;
-      if (in.read(into, bytes) != bytes) in.fail(fmt::format("ends inside {}", p.name));
-      if (!p.at) continue;
-      for (int64_t i = 0; i < p.floats; ++i)
-        if (!std::isfinite(into[i]))
-          in.fail(fmt::format("tensor {}{} holds {} at element {}", p.name,
-                              p.per_layer ? fmt::format(" of layer {}", l) : "", into[i], i));
-    }
-  }
+  const TensorReader read = [&in](const FileTensor& t, const Shape&, std::span<float> values) {
+    if (in.read(values.data(), values.size_bytes()) != values.size_bytes()) in.fail(fmt::format("ends inside {}", t.name));
+    if (t.parameter.empty()) return;  // run.c's RoPE tables: ours are computed
+    for (size_t i = 0; i < values.size(); ++i)
+      if (!std::isfinite(values[i])) in.fail(fmt::format("tensor {} holds {} at element {}", t.name, values[i], i));
+  };
+  read_weights(llama2c_weights(c), read, *model);
   return model;
 }
 

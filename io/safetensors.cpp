@@ -198,4 +198,10 @@ void write_safetensors(const std::string& path, const std::vector<std::pair<std:
   out.commit();
 }
 
+TensorReader safetensors_reader(const SafetensorsFile& st, const std::string& because) {
+  return [&st, because](const FileTensor& t, const Shape& shape, std::span<float> values) {
+    st.read(t.name, shape, because, values);
+  };
+}
+
 }  // namespace tinygpt::io

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../autograd/tensor.h"
+#include "weight_map.h"
 
 namespace tinygpt::data::json {
 class MemberReader;
@@ -53,6 +54,10 @@ class SafetensorsFile {
   size_t size_ = 0, data_start_ = 0;
   std::map<std::string, SafeTensor> tensors_;
 };
+
+// A weight map's reader (weight_map.h) over `st`: each tensor by its name, checked against the
+// shape `because` implies ("config.json").
+TensorReader safetensors_reader(const SafetensorsFile& st, const std::string& because);
 
 // Writes float32 tensors under their names (sorted, as Hugging Face writes them) with
 // __metadata__ {"format": "pt"}; the header is padded with spaces to a multiple of 8 bytes.
