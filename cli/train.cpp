@@ -1,24 +1,21 @@
 // tinygpt train: a new run, or --resume of a saved one.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
-#include <fmt/ranges.h>
-
-#include <cmath>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
 
-#include "../autograd/precision.h"
 #include "../data/text_files.h"
+#include "../inspect/plot.h"
+#include "../train/progress.h"
+#include "../train/run_data.h"
+#include "../train/settings_file.h"
+#include "../train/trainer.h"
 #include "commands.h"
 #include "flags.h"
-#include "../train/settings_file.h"
-#include "../train/run_data.h"
-#include "../train/progress.h"
-#include "../train/trainer.h"
-#include "../inspect/plot.h"
 
 namespace tinygpt::cli {
 
@@ -94,53 +91,16 @@ struct TrainCommand {
     } else {
       trainer = std::make_unique<train::Trainer>(resume, resumed_changes(), comm);
     }
-    const auto& t = *trainer;
-    const auto& s = t.state();
+    train::InterruptWatch interrupt;
     if (!comm.is_root()) {  // rank 0 speaks for the run
-      std::FILE* quiet = std::fopen("/dev/null", "w");
-      train::Progress progress(quiet, false, s.options.log_every);
-      train::InterruptWatch interrupt;
-      const auto outcome = trainer->run(progress, &interrupt);
-      std::fclose(quiet);
-      if (outcome == train::Trainer::Outcome::interrupted) throw Stopped{interrupt.signal()};
+      train::Reporter none;
+      if (trainer->run(none, &interrupt) == train::Trainer::Outcome::interrupted) throw Stopped{interrupt.signal()};
       return;
     }
-    if (comm.size() > 1)
-      fmt::print("tinygpt: {} ranks, each {} sequences per micro-batch: {} tokens per iteration\n", comm.size(),
-                 s.options.batch, comm.size() * s.options.batch * s.options.block * s.options.grad_accum);
-    fmt::print("tinygpt: {} parameters; {} tokenizer, {} tokens; {} training and {} validation tokens\n",
-               t.model().parameter_count(), data::name(t.corpus().tokenizer->kind()), t.corpus().tokenizer->vocab_size(),
-               t.corpus().train.size(), t.corpus().val.size());
-    fmt::print("tinygpt: memory: {}\n", train::describe(t.memory_plan(), static_cast<double>(machine_memory_bytes())));
-    for (const std::string& change : t.new_changes()) fmt::print("tinygpt: changed at {}\n", change);
-    if (s.options.iters <= s.options.warmup)
-      fmt::print("tinygpt: warning: --iters {} ends inside the {} warm-up iterations: the learning rate climbs to {:.3g} "
-                 "and never reaches --lr {} (give a smaller --warmup)\n",
-                 s.options.iters, s.options.warmup, s.options.lr * s.options.iters / (s.options.warmup + 1),
-                 s.options.lr);
-    fmt::print("tinygpt: {} at iteration {} of {}; checkpoint {}, log {}{}\n",
-               !init_from.empty() ? fmt::format("fine-tuning {}", init_from) : resume.empty() ? "starting" : "resuming",
-               s.iteration, s.options.iters, s.options.out, t.log_path(),
-               s.options.precision == Precision::bf16
-                   ? fmt::format("; bf16 products ({})", bf16_kernels_note())
-                   : "");
-    std::fflush(stdout);
-    train::InterruptWatch interrupt;
-    train::Progress progress(stdout, isatty(fileno(stdout)), s.options.log_every);
-    LossPlot plot(t.log_path(), t.plot_path());
+    train::Progress progress(stdout, isatty(fileno(stdout)), trainer->state().options.log_every);
+    LossPlot plot(trainer->log_path(), trainer->plot_path());
     train::Reporters report{&progress, &plot};
-    if (trainer->run(report, &interrupt) == train::Trainer::Outcome::interrupted) {
-      progress.message(fmt::format("tinygpt: stopped by signal {} at iteration {} of {}; checkpoint saved to {}\n"
-                                   "tinygpt: continue with: {}tinygpt train --resume {}",
-                                   interrupt.signal(), s.iteration, s.options.iters, s.options.out,
-                                   comm.size() > 1 ? fmt::format("mpirun -np {} ", comm.size()) : "", s.options.out));
-      throw Stopped{interrupt.signal()};
-    }
-    progress.message(fmt::format("tinygpt: done: {} iterations, train loss {:.4f}, val loss {:.4f}; checkpoint {}{}",
-                                 s.iteration, s.train_loss, s.val_loss, s.options.out,
-                                 s.options.keep_best && std::isfinite(s.best_val_loss)
-                                     ? fmt::format("; best val loss {:.4f} in {}", s.best_val_loss, t.best_path())
-                                     : ""));
+    if (trainer->run(report, &interrupt) == train::Trainer::Outcome::interrupted) throw Stopped{interrupt.signal()};
   }
 
   // Text is tokenized at every start and resume: past a few hundred MB, shards pay.

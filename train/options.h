@@ -14,6 +14,10 @@
 
 namespace tinygpt::train {
 
+// How a run starts: a new run takes its tokenizer from the data and the flags; --init-from takes
+// the model and tokenizer from a checkpoint (fine-tuning); --resume continues a saved run.
+enum class RunStart { fresh, init_from, resume };
+
 // The Debian `fortunes` package's plain-text files: the corpus used when --data is not given.
 constexpr const char* kDefaultCorpusDir = "/usr/share/games/fortunes";
 

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "../autograd/precision.h"
+
 namespace tinygpt::train {
 
 std::string format_duration(double s) {
@@ -13,6 +15,44 @@ std::string format_duration(double s) {
   if (s < 60) return fmt::format("{:.1f}s", s);
   if (s < 3600) return fmt::format("{}m{:02}s", whole / 60, whole % 60);
   return fmt::format("{}h{:02}m", whole / 3600, whole % 3600 / 60);
+}
+
+void Progress::start(const StartReport& r) {
+  const TrainOptions& o = r.options;
+  if (r.ranks > 1)
+    fmt::print(out_, "tinygpt: {} ranks, each {} sequences per micro-batch: {} tokens per iteration\n", r.ranks,
+               o.batch, r.ranks * o.batch * o.block * o.grad_accum);
+  fmt::print(out_, "tinygpt: {} parameters; {} tokenizer, {} tokens; {} training and {} validation tokens\n",
+             r.parameters, r.tokenizer, r.vocab_size, r.train_tokens, r.val_tokens);
+  fmt::print(out_, "tinygpt: memory: {}\n", r.memory);
+  for (const std::string& change : r.changes) fmt::print(out_, "tinygpt: changed at {}\n", change);
+  if (o.iters <= o.warmup)
+    fmt::print(out_, "tinygpt: warning: --iters {} ends inside the {} warm-up iterations: the learning rate climbs to "
+               "{:.3g} and never reaches --lr {} (give a smaller --warmup)\n",
+               o.iters, o.warmup, o.lr * o.iters / (o.warmup + 1), o.lr);
+  const std::string how = r.start == RunStart::init_from ? fmt::format("fine-tuning {}", r.source)
+                          : r.start == RunStart::resume  ? "resuming"
+                                                         : "starting";
+  fmt::print(out_, "tinygpt: {} at iteration {} of {}; checkpoint {}, log {}{}\n", how, r.iteration, o.iters, o.out,
+             r.log, o.precision == Precision::bf16 ? fmt::format("; bf16 products ({})", bf16_kernels_note()) : "");
+  std::fflush(out_);
+}
+
+void Progress::end(const EndReport& r) {
+  const TrainOptions& o = r.options;
+  if (r.finished) {
+    message(fmt::format("tinygpt: done: {} iterations, train loss {:.4f}, val loss {:.4f}; checkpoint {}{}", r.iteration,
+                        r.train_loss, r.val_loss, o.out,
+                        std::isfinite(r.best_val_loss)
+                            ? fmt::format("; best val loss {:.4f} in {}", r.best_val_loss, r.best)
+                            : ""));
+    return;
+  }
+  const std::string stopped = r.signal ? fmt::format("stopped by signal {}", *r.signal) : std::string("paused");
+  message(fmt::format("tinygpt: {} at iteration {} of {}; checkpoint saved to {}\ntinygpt: continue with: {}tinygpt "
+                      "train --resume {}",
+                      stopped, r.iteration, o.iters, o.out,
+                      r.ranks > 1 ? fmt::format("mpirun -np {} ", r.ranks) : "", o.out));
 }
 
 void Progress::step(const StepReport& r) {

@@ -1,6 +1,7 @@
 #pragma once
-// What a run shows while it trains: on a terminal one live line (iteration/total, loss, lr,
-// tokens/s, elapsed, ETA) redrawn each step; elsewhere (a log file, CI) a plain line every N steps.
+// What a run shows while it trains: what it is at its start; on a terminal one live line
+// (iteration/total, loss, lr, tokens/s, elapsed, ETA) redrawn each step, elsewhere (a log file, CI)
+// a plain line every N steps; and how it ended.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +16,8 @@ namespace tinygpt::train {
 class Progress : public Reporter {
  public:
   Progress(std::FILE* out, bool terminal, int64_t every) : out_(out), terminal_(terminal), every_(every) {}
+  void start(const StartReport& r) override;  // what the run is: sizes, memory, changes, where it writes
+  void end(const EndReport& r) override;      // how it ended, and how to continue one that stopped
   void step(const StepReport& r) override;
   void message(const std::string& text) override;  // a line of its own (clears the live line first)
 

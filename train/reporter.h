@@ -1,9 +1,9 @@
 #pragma once
 // Who hears of a run as it goes. On rank 0 the loop tells its reporters of every step, then of the
 // evaluation it ended with, and of the lines the loop itself writes (a sample, a step not applied,
-// an evaluation cut short). The log files (log_files.h) hear first; the console's Progress is
-// another, and the command line adds the loss plot's. The start-of-run lines (sizes, memory plan,
-// changes) are the caller's.
+// an evaluation cut short); before the first step, of what the run is, and at its end, of how it
+// ended. The log files (log_files.h) hear first; the console's Progress is another, and the
+// command line adds the loss plot's.
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../io/run_log.h"
+#include "options.h"
 
 namespace tinygpt::train {
 
@@ -26,9 +27,37 @@ struct EvaluationReport {
   bool late = false;  // finished on resume, after a signal cut it short: its step was reported before
 };
 
+// The run as it begins: told once, before its first step.
+struct StartReport {
+  RunStart start;
+  std::string source;  // the checkpoint a fine-tuning run starts from, as given
+  const TrainOptions& options;
+  int ranks;
+  int64_t iteration;   // where the run stands
+  int64_t parameters;
+  std::string tokenizer;  // its kind's name
+  int64_t vocab_size, train_tokens, val_tokens;
+  std::string memory;  // the memory plan, described (memory_budget.h)
+  std::vector<std::string> changes;  // those a resume made
+  std::string log;
+};
+
+// The run as it ends without an error: finished, or stopped with its checkpoint saved.
+struct EndReport {
+  bool finished;
+  std::optional<int> signal;  // what stopped it; none: it paused where its caller asked
+  const TrainOptions& options;
+  int ranks;
+  int64_t iteration;
+  double train_loss, val_loss, best_val_loss;  // best: NaN when none is kept
+  std::string best;  // the best checkpoint's path (keep_best)
+};
+
 class Reporter {
  public:
   virtual ~Reporter() = default;
+  virtual void start(const StartReport&) {}
+  virtual void end(const EndReport&) {}
   virtual void step(const StepReport&) {}
   virtual void evaluation(const EvaluationReport&) {}
   virtual void message(const std::string&) {}  // a line of its own
@@ -38,6 +67,12 @@ class Reporter {
 class Reporters : public Reporter {
  public:
   Reporters(std::initializer_list<Reporter*> all) : all_(all) {}
+  void start(const StartReport& r) override {
+    for (Reporter* each : all_) each->start(r);
+  }
+  void end(const EndReport& r) override {
+    for (Reporter* each : all_) each->end(r);
+  }
   void step(const StepReport& r) override {
     for (Reporter* each : all_) each->step(r);
   }

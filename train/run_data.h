@@ -22,10 +22,6 @@ DataKind data_kind(const std::vector<std::string>& paths, const std::string& fla
 // The split a folder gives as validation text (--val-data DIR): "val" when it has val shards, else "train".
 std::string validation_split_of(const std::string& dir);
 
-// How a run starts, for check_flags_apply: a new run takes its tokenizer from the data and the
-// flags; --init-from takes the model and tokenizer from a checkpoint.
-enum class RunStart { fresh, init_from };
-
 // Throws, before any work, when a flag given on the command line (`given`: names without "--")
 // cannot apply to the run's data or start ("--vocab-size cannot apply to shard folders: ...").
 void check_flags_apply(const TrainOptions& o, const std::set<std::string>& given, RunStart start);

@@ -326,11 +326,12 @@ RunPlan plan_fine_tuning(const TrainOptions& options, const InitFrom& init, cons
   ck.model.reset();
   start_from_weights(plan, comm, std::move(model));
   plan.state.init_from = absolute_path(init.checkpoint);
+  plan.start = RunStart::init_from, plan.source = init.checkpoint;
   return plan;
 }
 
 RunPlan plan_resume(const std::string& path, const Resume& changes, const Communicator& comm) {
-  RunPlan plan;
+  RunPlan plan{.start = RunStart::resume, .source = path};
   TrainOptions& o = plan.options;
   const std::string out = changes.given.count("out") ? changes.options.out : path;
   std::error_code ec;

@@ -47,6 +47,8 @@ struct InitFrom {
 enum class ExistingOutputs { refuse, replace };
 
 struct RunPlan {
+  RunStart start = RunStart::fresh;
+  std::string source;    // the checkpoint it starts from (fine-tuning) or continues (resume), as given
   TrainOptions options;  // checked; every file it reads named by its absolute path
   TrainState state;      // where the run stands: iteration 0 for a new run
   data::Corpus corpus;   // the text, tokenized, with its tokenizer

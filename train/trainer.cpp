@@ -14,6 +14,7 @@
 #include "../nn/sampling.h"
 #include "../optim/grad_clip.h"
 #include "log_files.h"
+#include "memory_budget.h"
 #include "step_stats.h"
 
 namespace tinygpt::train {
@@ -46,7 +47,9 @@ Trainer::Trainer(RunPlan plan, Communicator comm)
       model_(std::move(plan.model)),
       optimizer_(std::move(plan.optimizer)),
       state_(std::move(plan.state)),
-      checkpoint_saved_(plan.checkpoint_exists) {
+      checkpoint_saved_(plan.checkpoint_exists),
+      start_(plan.start),
+      source_(std::move(plan.source)) {
   model_->set_dropout_seed(rank_seed(options_.seed, comm_.rank()));
   model_->set_dropout_counter(state_.dropout_counter);
   prepare();
@@ -290,12 +293,34 @@ void Trainer::report_step(Reporter& report, const io::LogRow& row, bool guard_st
   if (!guard_stops && options_.sample_every > 0 && row.iter % options_.sample_every == 0) log_sample(report);
 }
 
+StartReport Trainer::start_report() const {
+  return {.start = start_, .source = source_, .options = options_, .ranks = comm_.size(),
+          .iteration = state_.iteration, .parameters = model_->parameter_count(),
+          .tokenizer = std::string(data::name(corpus_.tokenizer->kind())), .vocab_size = corpus_.tokenizer->vocab_size(),
+          .train_tokens = corpus_.train.size(), .val_tokens = corpus_.val.size(),
+          .memory = describe(memory_plan_, static_cast<double>(machine_memory_bytes())), .changes = new_changes_,
+          .log = log_path()};
+}
+
+Trainer::Outcome Trainer::ended(Reporter& report, Outcome outcome, const InterruptWatch* interrupt) {
+  if (!comm_.is_root()) return outcome;
+  const bool signalled = interrupt != nullptr && interrupt->requested();
+  report.end({.finished = outcome == Outcome::finished,
+              .signal = signalled ? std::optional(interrupt->signal()) : std::nullopt, .options = options_,
+              .ranks = comm_.size(), .iteration = state_.iteration, .train_loss = state_.train_loss,
+              .val_loss = state_.val_loss, .best_val_loss = options_.keep_best ? state_.best_val_loss : NAN,
+              .best = best_path()});
+  return outcome;
+}
+
 // Rank 0 tells the log files first, then the caller's reporter (which may read the log).
 Trainer::Outcome Trainer::run(Reporter& caller, const InterruptWatch* interrupt, int64_t pause_at) {
   std::optional<LogFiles> files;
   if (comm_.is_root()) files.emplace(log_path(), metrics_path());
   Reporters report = files ? Reporters{&*files, &caller} : Reporters{&caller};
-  if (state_.eval_pending && !finish_pending_evaluation(report, interrupt)) return Outcome::interrupted;
+  if (comm_.is_root()) report.start(start_report());
+  if (state_.eval_pending && !finish_pending_evaluation(report, interrupt))
+    return ended(report, Outcome::interrupted, interrupt);
   const double seconds_before = state_.seconds;
   const auto start = std::chrono::steady_clock::now();
   const int64_t tokens_per_step = options_.batch * options_.block * options_.grad_accum * comm_.size();
@@ -327,9 +352,9 @@ Trainer::Outcome Trainer::run(Reporter& caller, const InterruptWatch* interrupt,
                    .task = evaluation ? evaluation->task : std::nullopt},
                   guard_stops);
     if (guard_stops) throw std::runtime_error(guard_stop_message());
-    if (stop) return Outcome::interrupted;
+    if (stop) return ended(report, Outcome::interrupted, interrupt);
   }
-  return Outcome::finished;
+  return ended(report, Outcome::finished, interrupt);
 }
 
 }  // namespace tinygpt::train

@@ -89,6 +89,8 @@ class Trainer {
   void log_sample(Reporter& report);
   // The checkpoints due after a step: the run's own, and a snapshot (on every rank).
   void save_due(bool stop);
+  StartReport start_report() const;
+  Outcome ended(Reporter& report, Outcome outcome, const InterruptWatch* interrupt);  // tells rank 0's reporters
   // A step's row to the reporters (rank 0), with the lines that go with it and a sample when due.
   void report_step(Reporter& report, const io::LogRow& row, bool guard_stops);
   double validation_loss(const InterruptWatch* interrupt);
@@ -125,6 +127,8 @@ class Trainer {
   MemoryPlan memory_plan_;
   bool last_skipped_ = false;
   bool checkpoint_saved_ = false;  // a checkpoint of this run exists at options_.out
+  RunStart start_;      // how the run began
+  std::string source_;  // the checkpoint it began from, as given
   std::string skip_reason_;  // why the last step was not applied
   SpikeGuard guard_;
   double flops_per_token_ = 0, peak_flops_ = 0;  // for the share of the FMA peak
