@@ -18,18 +18,13 @@
 using namespace tinygpt;
 
 int main(int argc, char** argv) {
-  std::map<std::string, bench::Integer> integers{{"--threads", {0, train::kThreadRange}},
-                                                 {"--iters", {20, {1, 1e6}}},
-                                                 {"--batch", {64, {1, 65536}}}};
-  std::map<std::string, std::string> texts;
-  try {
-    bench::parse_flags(argc, argv, integers, texts);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_cnn: %s\n", e.what());
-    return 2;
-  }
-  set_num_threads(static_cast<int>(integers["--threads"].value));
-  const int64_t batch = integers["--batch"].value, iters = integers["--iters"].value;
+  int64_t threads = 0, iters = 20, batch = 64;
+  CLI::App app("a small CNN's training step, timed", "bench_cnn");
+  bench::add_integer(app, "--threads", threads, train::kThreadRange, "threads (0: every core)");
+  bench::add_integer(app, "--iters", iters, {1, 1e6}, "steps timed");
+  bench::add_integer(app, "--batch", batch, {1, 65536}, "images per step");
+  bench::parse_flags(app, argc, argv);
+  set_num_threads(static_cast<int>(threads));
   nn::Sequential net(1);
   net.add<nn::Conv2d>(1, 16, std::array<int64_t, 2>{5, 5}, nn::Conv2dLayerOptions{.window = {.padding = {2, 2}}});
   net.add<nn::ReLU>();

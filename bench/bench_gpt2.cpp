@@ -102,18 +102,23 @@ std::pair<double, double> inside_and_past_context(nn::GPT& model, int rounds) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::map<std::string, bench::Integer> flags = {
-      {"--tokens", {64, {1, 1 << 16}}}, {"--past", {0, {0, 1}}}, {"--rope", {0, {0, 1}}},
-      {"--int8-group", {nn::kInt8Group, {0, 4096}}}};
-  bench::add_model_flags(flags, {.vocab_size = 50257, .block_size = 1024, .n_layer = 12, .n_head = 12, .n_embd = 768});
-  std::map<std::string, std::string> texts = {{"--write-hf", ""}, {"--tokenizer", ""}};
-  bench::parse_flags(argc, argv, flags, texts);
-  nn::GPTConfig c = bench::model_config(flags);
-  if (flags["--rope"].value) c.position = nn::PositionKind::rope;
-  const int64_t tokens = flags["--tokens"].value;
+  int64_t tokens = 64, past = 0, rope = 0, int8_group = nn::kInt8Group;
+  nn::GPTConfig c{.vocab_size = 50257, .block_size = 1024, .n_layer = 12, .n_head = 12, .n_embd = 768};
+  std::string write_hf, tokenizer_files;
+  CLI::App app("GPT-2 124M's shape: sampling speed, or a random model written in Hugging Face's layout", "bench_gpt2");
+  bench::add_integer(app, "--tokens", tokens, {1, 1 << 16}, "tokens sampled");
+  bench::add_integer(app, "--past", past, {0, 1}, "1: sample inside and past the context");
+  bench::add_integer(app, "--rope", rope, {0, 1}, "1: RoPE instead of learned positions");
+  bench::add_integer(app, "--int8-group", int8_group, {0, 4096}, "int8 weights' group (0: none)");
+  bench::add_model_flags(app, c);
+  app.add_option("--write-hf", write_hf, "write the model into this Hugging Face folder");
+  app.add_option("--tokenizer", tokenizer_files, "with --write-hf: GPT-2's tokenizer files' folder");
+  bench::parse_flags(app, argc, argv);
+  c.validate();
+  if (rope) c.position = nn::PositionKind::rope;
   nn::GPT model(c, 1);
   model.eval();
-  if (flags["--past"].value) {
+  if (past) {
     fmt::print("machine: {}, vector path {}\nGPT: {} layers, {} heads, n_embd {}, block {}, vocab {}, {} positions\n",
                cpu_model(), vector_path(), c.n_layer, c.n_head, c.n_embd, c.block_size, c.vocab_size, nn::name(c.position));
     for (int threads : {1, 2}) {
@@ -125,8 +130,8 @@ int main(int argc, char** argv) try {
     }
     return 0;
   }
-  if (const std::string dir = texts["--write-hf"]; !dir.empty()) {
-    const data::BpeTokenizer tokenizer = data::read_gpt2_tokenizer(texts["--tokenizer"]);
+  if (const std::string& dir = write_hf; !dir.empty()) {
+    const data::BpeTokenizer tokenizer = data::read_gpt2_tokenizer(tokenizer_files);
     io::export_hf_gpt2(model, tokenizer, dir);
     fmt::print("wrote {}: {} parameters\n", dir, model.parameter_count());
     return 0;
@@ -147,7 +152,6 @@ int main(int argc, char** argv) try {
   const double forward_flops = 2.0 * static_cast<double>(model.parameter_count() - c.block_size * c.n_embd) * c.block_size +
                                2.0 * c.n_layer * c.block_size * c.block_size * c.n_embd;  // weights, QK^T and AV (causal)
   // The same model with int8 weights (its own copy: the float one keeps its weights).
-  const int64_t int8_group = flags["--int8-group"].value;
   std::unique_ptr<nn::GPT> int8;
   double int8_bytes = 0;
   if (int8_group > 0) {

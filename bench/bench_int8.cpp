@@ -22,17 +22,20 @@
 using namespace tinygpt;
 
 int main(int argc, char** argv) try {
-  std::map<std::string, bench::Integer> flags = {{"--tokens", {128, {1, 1 << 16}}}};
-  std::map<std::string, std::string> texts = {{"--ckpt", ""}, {"--data", ""}, {"--groups", "32,64,128,256"}};
-  bench::parse_flags(argc, argv, flags, texts);
-  if (texts["--ckpt"].empty() || texts["--data"].empty()) throw std::invalid_argument("--ckpt and --data are needed");
+  int64_t tokens = 128;
+  std::string ckpt, data_file, group_list = "32,64,128,256";
+  CLI::App app("int8 weights against fp32: eval loss and sampling speed per group size", "bench_int8");
+  app.add_option("--ckpt", ckpt, "a trained checkpoint")->required();
+  app.add_option("--data", data_file, "the text to score")->required();
+  app.add_option("--groups", group_list, "int8 group sizes, comma-separated")->capture_default_str();
+  bench::add_integer(app, "--tokens", tokens, {1, 1 << 16}, "tokens sampled");
+  bench::parse_flags(app, argc, argv);
   std::vector<int64_t> groups;
-  std::stringstream list(texts["--groups"]);
+  std::stringstream list(group_list);
   for (std::string g; std::getline(list, g, ',');) groups.push_back(io::parse_number<int64_t>("--groups", g, io::Range{32, 4096}));
-  const int64_t tokens = std::min(flags["--tokens"].value, int64_t{1} << 16);
-  const auto load = [&] { return train::read_checkpoint(texts["--ckpt"], train::CheckpointPart::weights); };
+  const auto load = [&] { return train::read_checkpoint(ckpt, train::CheckpointPart::weights); };
   train::Checkpoint fp32 = load();
-  const data::TokenArray text = train::tokens_to_score({texts["--data"]}, "val", *fp32.tokenizer, "the checkpoint");
+  const data::TokenArray text = train::tokens_to_score({data_file}, "val", *fp32.tokenizer, "the checkpoint");
   const double fp32_loss = train::evaluate(*fp32.model, text).loss;
   const nn::GPTConfig& c = fp32.config;
   fmt::print("machine: {}, vector path {}\nmodel: {} layers, {} heads, n_embd {}, block {}, vocab {}; {} tokens scored\n",

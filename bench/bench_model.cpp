@@ -46,14 +46,15 @@ void forward_backward(const std::function<Tensor()>& forward) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::map<std::string, bench::Integer> flags = {
-      {"--batch", {12, cli::kBenchBatchRange}}, {"--iters", {20, cli::kBenchStepsRange}},
-      {"--threads", {0, train::kThreadRange}}};
-  bench::add_model_flags(flags, {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128});
-  std::map<std::string, std::string> no_texts;
-  bench::parse_flags(argc, argv, flags, no_texts);
-  const GPTConfig c = bench::model_config(flags);
-  const int64_t B = flags["--batch"].value, steps = flags["--iters"].value, threads = flags["--threads"].value;
+  int64_t B = 12, steps = 20, threads = 0;
+  GPTConfig c{.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4, .n_embd = 128};
+  CLI::App app("each op of a GPT's training step, forward and backward, timed", "bench_model");
+  bench::add_integer(app, "--batch", B, cli::kBenchBatchRange, "sequences per step");
+  bench::add_integer(app, "--iters", steps, cli::kBenchStepsRange, "steps timed");
+  bench::add_integer(app, "--threads", threads, train::kThreadRange, "threads (0: every core)");
+  bench::add_model_flags(app, c);
+  bench::parse_flags(app, argc, argv);
+  c.validate();
   set_num_threads(static_cast<int>(threads));
   const int64_t T = c.block_size, C = c.n_embd;
   fmt::print("# config: layers {} heads {} embd {} block {} batch {} vocab {}; threads {}\n", c.n_layer, c.n_head,

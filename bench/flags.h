@@ -1,12 +1,13 @@
 #pragma once
-// The benchmark programs' command lines: `--name value` pairs, every name known and every number
-// checked as the tinygpt command checks its flags (io::parse_number), before anything runs, so
-// that a typo is refused instead of timed.
-#include <fmt/format.h>
+// The benchmark programs' command lines, read by CLI11 as the tinygpt command's are: every number
+// checked as tinygpt checks its flags (io::parse_number), before anything runs, so that a typo is
+// refused instead of timed; --help lists the flags with their defaults.
+#include <CLI/CLI.hpp>
 
 #include <cstdint>
-#include <map>
-#include <stdexcept>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "tinygpt/nn/gpt.h"
@@ -14,45 +15,38 @@
 
 namespace tinygpt::bench {
 
-struct Integer {
-  int64_t value;  // the default until a flag sets it
-  io::Range range;
-};
+// An integer flag bound to `field` (which keeps its value when the flag is absent).
+inline CLI::Option* add_integer(CLI::App& app, const std::string& flag, int64_t& field, const io::Range& range,
+                                const std::string& help) {
+  return app.add_option(flag)
+      ->description(help)
+      ->default_str(std::to_string(field))
+      ->type_name("INT")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->each([&field, flag, range](const std::string& text) { field = io::parse_number<int64_t>(flag, text, range); });
+}
 
-// Sets `integers` and `texts` (their defaults in place) from argv; throws, naming the flag, on an
-// unknown name, a missing value or a number that is not whole or not in range.
-inline void parse_flags(int argc, char** argv, std::map<std::string, Integer>& integers,
-                        std::map<std::string, std::string>& texts) {
-  for (int i = 1; i < argc; i += 2) {
-    const std::string name = argv[i];
-    if (i + 1 >= argc) throw std::invalid_argument(fmt::format("{} needs a value", name));
-    if (auto t = texts.find(name); t != texts.end()) {
-      t->second = argv[i + 1];
-      continue;
-    }
-    const auto n = integers.find(name);
-    if (n == integers.end()) throw std::invalid_argument(fmt::format("unknown flag '{}'", name));
-    n->second.value = io::parse_number<int64_t>(name, argv[i + 1], n->second.range);
+// The model's flags (--layers, --heads, --embd, --block, --vocab-size) bound to `c`'s fields, in the
+// ranges the tinygpt command allows (nn/gpt.h); c.validate() after parsing checks them together.
+inline void add_model_flags(CLI::App& app, nn::GPTConfig& c) {
+  add_integer(app, "--layers", c.n_layer, {1, double(nn::kMaxLayers)}, "transformer blocks");
+  add_integer(app, "--heads", c.n_head, {1, double(nn::kMaxHeads)}, "attention heads");
+  add_integer(app, "--embd", c.n_embd, {1, double(nn::kMaxEmbd)}, "embedding width");
+  add_integer(app, "--block", c.block_size, {1, double(nn::kMaxBlock)}, "context length");
+  add_integer(app, "--vocab-size", c.vocab_size, {1, double(nn::kMaxVocab)}, "vocabulary size");
+}
+
+// Reads argv into the flags' fields: --help prints them and exits 0; a flag that is unknown, lacks
+// its value or holds a number out of range ends the program with one line and exit code 2.
+inline void parse_flags(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    std::exit(app.exit(e));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), e.what());
+    std::exit(2);
   }
-}
-
-// The model's flags (--layers, --heads, --embd, --block, --vocab-size), `defaults` in place, in the
-// ranges the tinygpt command allows (nn/gpt.h), added to `integers`.
-inline void add_model_flags(std::map<std::string, Integer>& integers, const nn::GPTConfig& defaults) {
-  integers["--layers"] = {defaults.n_layer, {1, double(nn::kMaxLayers)}};
-  integers["--heads"] = {defaults.n_head, {1, double(nn::kMaxHeads)}};
-  integers["--embd"] = {defaults.n_embd, {1, double(nn::kMaxEmbd)}};
-  integers["--block"] = {defaults.block_size, {1, double(nn::kMaxBlock)}};
-  integers["--vocab-size"] = {defaults.vocab_size, {1, double(nn::kMaxVocab)}};
-}
-
-// The config those flags give; throws where it is not a valid model (heads that do not divide embd).
-inline nn::GPTConfig model_config(std::map<std::string, Integer>& integers) {
-  const nn::GPTConfig c{.vocab_size = integers["--vocab-size"].value, .block_size = integers["--block"].value,
-                        .n_layer = integers["--layers"].value, .n_head = integers["--heads"].value,
-                        .n_embd = integers["--embd"].value};
-  c.validate();
-  return c;
 }
 
 }  // namespace tinygpt::bench
