@@ -58,6 +58,7 @@
 #include "data/text_files.h"
 #include "data/token_array.h"
 #include "data/tokenizer.h"
+#include "data/tokenizer_record.h"
 #include "data/utf8.h"
 
 // File formats: saving modules and optimizers, safetensors and GPT-2 files in Hugging Face's
@@ -77,6 +78,7 @@
 #include "io/save.h"
 #include "io/sentencepiece_model.h"
 #include "io/staged_folder.h"
+#include "io/tokenizer_group.h"
 #include "io/weight_map.h"
 
 // Looking inside a model and a run: tokens, attention and its steps, the residual stream, loss

@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "../data/bpe_tokenizer.h"
+#include "../data/tokenizer_record.h"
 #include "../data/json.h"
 #include "../data/utf8.h"
 #include "../data/sha256.h"
@@ -52,23 +52,23 @@ std::vector<std::pair<std::string, std::string>> settings(const train::TrainOpti
 }
 
 std::string tokenizer_text(const data::Tokenizer& tokenizer) {
-  const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer);
-  if (!bpe) return fmt::format("{}, {} tokens", data::name(tokenizer.kind()), tokenizer.vocab_size());
+  const data::TokenizerRecord r = tokenizer.record();
+  if (r.kind != data::TokenizerKind::bpe) return fmt::format("{}, {} tokens", data::name(r.kind), tokenizer.vocab_size());
   std::string specials;
-  for (const data::SpecialToken& t : bpe->specials())
+  for (const data::SpecialToken& t : r.specials)
     specials += fmt::format("{}{} = {}", specials.empty() ? "; special " : ", ", t.text, t.id);
-  return fmt::format("bpe, {} tokens ({} merges, split {}{}{})", bpe->vocab_size(), bpe->merges().size(),
-                     data::split_name(bpe->split()), bpe->byte_ids().empty() ? "" : ", GPT-2's byte order", specials);
+  return fmt::format("bpe, {} tokens ({} merges, split {}{}{})", tokenizer.vocab_size(), r.merges.size(),
+                     data::split_name(r.split), r.byte_ids.empty() ? "" : ", GPT-2's byte order", specials);
 }
 
 std::string tokenizer_json(const data::Tokenizer& tokenizer) {
   std::string fields = fmt::format("\"kind\": {}, \"vocab_size\": {}", quote(data::name(tokenizer.kind())), tokenizer.vocab_size());
-  if (const auto* bpe = dynamic_cast<const data::BpeTokenizer*>(&tokenizer)) {
+  if (const data::TokenizerRecord r = tokenizer.record(); r.kind == data::TokenizerKind::bpe) {
     std::vector<std::string> specials;
-    for (const data::SpecialToken& t : bpe->specials())
+    for (const data::SpecialToken& t : r.specials)
       specials.push_back(fmt::format("{{\"text\": {}, \"id\": {}}}", quote(t.text), t.id));
     fields += fmt::format(", \"merges\": {}, \"split\": {}, \"gpt2_byte_order\": {}, \"specials\": [{}]",
-                          bpe->merges().size(), quote(data::split_name(bpe->split())), !bpe->byte_ids().empty(),
+                          r.merges.size(), quote(data::split_name(r.split)), !r.byte_ids.empty(),
                           fmt::join(specials, ", "));
   }
   return "{" + fields + "}";

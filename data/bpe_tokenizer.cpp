@@ -10,6 +10,7 @@
 
 #include "detail/longest_matches.h"
 #include "json.h"
+#include "tokenizer_record.h"
 #include "utf8.h"
 
 namespace tinygpt::data {
@@ -301,6 +302,10 @@ void BpeTokenizer::append_definition(std::string& out) const {
 std::string BpeTokenizer::token_bytes(int32_t id) const {
   check_id(id);
   return bytes_[id];
+}
+
+TokenizerRecord BpeTokenizer::record() const {
+  return {.kind = kind(), .merges = merges_, .split = split_, .byte_ids = byte_ids_, .specials = specials_};
 }
 
 }  // namespace tinygpt::data

@@ -66,6 +66,7 @@ class BpeTokenizer : public Tokenizer {
   Split split() const { return split_; }
   const std::vector<int32_t>& byte_ids() const { return byte_ids_; }  // empty: byte b is token b
   const std::vector<SpecialToken>& specials() const { return specials_; }
+  TokenizerRecord record() const override;
   std::optional<int32_t> document_token() const override;  // <|endoftext|>'s id, when it is a special token
 
  protected:

@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "utf8.h"
+#include "tokenizer_record.h"
 
 namespace tinygpt::data {
 
@@ -91,5 +92,7 @@ std::string CharTokenizer::token_bytes(int32_t id) const {
   append_utf8(out, vocab_[id]);
   return out;
 }
+
+TokenizerRecord CharTokenizer::record() const { return {.kind = kind(), .code_points = vocab_}; }
 
 }  // namespace tinygpt::data

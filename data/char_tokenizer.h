@@ -31,6 +31,7 @@ class CharTokenizer : public Tokenizer {
   std::string decode(std::span<const int32_t> ids) const override;
   std::string token_bytes(int32_t id) const override;
   const std::vector<int32_t>& code_points() const { return vocab_; }
+  TokenizerRecord record() const override;
 
  protected:
   void append_definition(std::string& out) const override;  // the code points

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "detail/sentencepiece_spec.h"
+#include "tokenizer_record.h"
 #include "utf8.h"
 
 namespace tinygpt::data {
@@ -92,5 +93,7 @@ std::string SentencePieceTokenizer::with_spaces(std::string piece) {
   for (size_t at; (at = piece.find("\xE2\x96\x81")) != std::string::npos;) piece.replace(at, 3, " ");
   return piece;
 }
+
+TokenizerRecord SentencePieceTokenizer::record() const { return {.kind = kind(), .model_proto = model_proto_}; }
 
 }  // namespace tinygpt::data

@@ -28,6 +28,7 @@ class SentencePieceTokenizer : public Tokenizer {
   // Without the space that the model's dummy prefix stands for, where its decoding drops it.
   std::string first_token_bytes(int32_t id) const override;
   const std::string& model_proto() const { return model_proto_; }
+  TokenizerRecord record() const override;
   int32_t bos_id() const;  // -1 when the model has none
   int32_t eos_id() const;
   int32_t unk_id() const { return unk_id_; }  // the unknown piece: encode makes a run of them one

@@ -46,6 +46,8 @@ struct TokenizerIdentity {
   bool operator==(const TokenizerIdentity&) const = default;
 };
 
+struct TokenizerRecord;  // tokenizer_record.h
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -73,6 +75,8 @@ class Tokenizer {
   // where a document ends), and a SentencePiece model's EOS.
   virtual bool ends_text(int32_t id) const { return id == document_token(); }
   TokenizerIdentity identity() const;
+  // What defines it, as a file keeps it (tokenizer_record.h).
+  virtual TokenizerRecord record() const = 0;
 
  protected:
   void check_id(int32_t id) const;  // throws when id is not in [0, vocab_size)

@@ -10,8 +10,7 @@
 #include <stdexcept>
 
 #include "../autograd/graph.h"
-#include "../data/bpe_tokenizer.h"
-#include "../data/char_tokenizer.h"
+#include "../data/tokenizer_record.h"
 #include "../data/json.h"
 #include "../data/utf8.h"
 #include "attention_steps.h"
@@ -278,16 +277,16 @@ std::string typing_refusal(const nn::GPT& model, const data::Tokenizer& tokenize
 // (hex) and whether they are whole characters, for the chips and candidates of a typed text.
 std::string tokenizer_json(const data::Tokenizer& tokenizer, int64_t vocab_size) {
   std::string definition;
-  if (const auto* chars = dynamic_cast<const data::CharTokenizer*>(&tokenizer)) {
-    definition = fmt::format("\"kind\": \"char\", \"code_points\": [{}]", fmt::join(chars->code_points(), ", "));
+  const data::TokenizerRecord r = tokenizer.record();
+  if (r.kind == data::TokenizerKind::chars) {
+    definition = fmt::format("\"kind\": \"char\", \"code_points\": [{}]", fmt::join(r.code_points, ", "));
   } else {
-    const auto& bpe = dynamic_cast<const data::BpeTokenizer&>(tokenizer);
     std::string merges, specials;
-    for (const auto& [a, b] : bpe.merges()) merges += fmt::format("{}{}, {}", merges.empty() ? "" : ", ", a, b);
-    for (const data::SpecialToken& t : bpe.specials())
+    for (const auto& [a, b] : r.merges) merges += fmt::format("{}{}, {}", merges.empty() ? "" : ", ", a, b);
+    for (const data::SpecialToken& t : r.specials)
       specials += fmt::format("{}[{}, {}]", specials.empty() ? "" : ", ", data::json::quote(t.text), t.id);
     definition = fmt::format("\"kind\": \"bpe\", \"split\": \"{}\", \"merges\": [{}], \"byte_ids\": [{}], \"specials\": [{}]",
-                             data::split_name(bpe.split()), merges, fmt::join(bpe.byte_ids(), ", "), specials);
+                             data::split_name(r.split), merges, fmt::join(r.byte_ids, ", "), specials);
   }
   std::vector<int32_t> ids(std::min(vocab_size, tokenizer.vocab_size()));
   std::iota(ids.begin(), ids.end(), 0);

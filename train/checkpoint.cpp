@@ -5,65 +5,25 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "../data/bpe_tokenizer.h"
-#include "../data/char_tokenizer.h"
-#include "../data/sentencepiece_tokenizer.h"
-#include "../io/sentencepiece_model.h"
-#include "../io/hdf5_seal.h"
 #include "../io/hdf5_reader.h"
+#include "../io/hdf5_seal.h"
 #include "../io/hdf5_writer.h"
+#include "../io/tokenizer_group.h"
 
 namespace tinygpt::train {
 
 namespace {
 
-// Version 2 adds /tokenizer's byte_ids and special tokens; version 3 the Llama family's /config
-// fields. A file is written with the lowest version that holds what it has.
-constexpr int kFormatVersion = 1, kFormatVersionSpecials = 2, kFormatVersionLlama = 3;
+using io::kFormatVersion, io::kFormatVersionSpecials, io::kFormatVersionLlama;
 
-bool needs_version_2(const data::Tokenizer& tokenizer) {
-  const auto* b = dynamic_cast<const data::BpeTokenizer*>(&tokenizer);
-  return b && (!b->byte_ids().empty() || !b->specials().empty());
-}
-int format_version(const data::Tokenizer& tokenizer) {
-  if (dynamic_cast<const data::SentencePieceTokenizer*>(&tokenizer)) return kFormatVersionLlama;
-  return needs_version_2(tokenizer) ? kFormatVersionSpecials : kFormatVersion;
-}
 int format_version(const nn::GPTConfig& config, const data::Tokenizer& tokenizer) {
-  return config.gpt2_shaped() ? format_version(tokenizer) : kFormatVersionLlama;
+  return config.gpt2_shaped() ? io::tokenizer_format_version(tokenizer) : kFormatVersionLlama;
 }
 constexpr double kMany = 1e12;
 constexpr const char* kTokenizerFormat = "tinygpt-tokenizer";
 constexpr int64_t kMaxRanks = 65536;
 
 // ---- writing -----------------------------------------------------------------------------------
-
-void write_tokenizer(const io::hdf5::GroupWriter& root, const data::Tokenizer& tokenizer) {
-  const io::hdf5::GroupWriter g = root.group("tokenizer");
-  g.put("kind", std::string(data::name(tokenizer.kind())));
-  g.put("digest", tokenizer.identity().hex());
-  if (const auto* c = dynamic_cast<const data::CharTokenizer*>(&tokenizer)) {
-    g.put_ints("vocab", c->code_points(), {c->code_points().size()});
-  } else if (const auto* b = dynamic_cast<const data::BpeTokenizer*>(&tokenizer)) {
-    std::vector<int32_t> flat;
-    for (auto [x, y] : b->merges()) flat.push_back(x), flat.push_back(y);
-    g.put_ints("merges", flat, {b->merges().size(), 2});
-    g.put("split", std::string(data::split_name(b->split())));
-    if (!b->byte_ids().empty()) g.put_ints("byte_ids", b->byte_ids(), {256});
-    if (!b->specials().empty()) {
-      std::vector<int32_t> ids;
-      std::vector<std::string> texts;
-      for (const data::SpecialToken& s : b->specials()) ids.push_back(s.id), texts.push_back(s.text);
-      g.put_ints("special_ids", ids, {ids.size()});
-      // An attribute as the layout's first form while it fits in 64 KiB (16 bytes a string), else a dataset.
-      constexpr size_t kSpecialsInAttribute = 2048;
-      if (texts.size() <= kSpecialsInAttribute) g.put_texts("special_tokens", texts);
-      else g.put_text_dataset("special_tokens", texts);
-    }
-  } else if (const auto* sp = dynamic_cast<const data::SentencePieceTokenizer*>(&tokenizer)) {
-    g.put_bytes("model_proto", sp->model_proto());
-  }
-}
 
 // Newline-joined lines: an attribute while they fit in one (HDF5 caps an attribute at 64 KiB), else a
 // uint8 dataset of the same text (a folder of thousands of shards lists a line for each).
@@ -136,7 +96,7 @@ void write_file(const io::hdf5::GroupWriter& root, const nn::GPT& model, const d
   }
   const io::hdf5::GroupWriter weights = root.group("model");
   for (const auto& [name, p] : model.named_parameters()) weights.put_floats(name, p);
-  write_tokenizer(root, tokenizer);
+  io::write_tokenizer_group(root, tokenizer);
   if (optimizer) {
     const io::hdf5::GroupWriter g = root.group("optim");
     g.put("step", optimizer->steps());
@@ -202,76 +162,6 @@ void check_model_datasets(const io::hdf5::Reader& r, const nn::GPTConfig& c, con
                 fmt::format("the model that /config describes ({} layers)", c.n_layer));
 }
 
-std::shared_ptr<const data::Tokenizer> read_tokenizer_data(const io::hdf5::Reader& r, int64_t version) {
-  const io::hdf5::Group& g = r.group("/tokenizer");
-  const std::string kind = r.text(g, "/tokenizer", "kind");
-  auto int32s = [&](const std::string& path, const Shape& shape) {
-    std::vector<int32_t> out;
-    for (int64_t v : r.integers(path, shape)) {
-      if (v < INT32_MIN || v > INT32_MAX) r.fail(fmt::format("dataset {} holds {}, outside 32-bit integers", path, v));
-      out.push_back(static_cast<int32_t>(v));
-    }
-    return out;
-  };
-  if (kind == "char") {
-    const auto& dims = r.dataset("/tokenizer/vocab").shape;
-    if (dims.size() != 1) r.fail("dataset /tokenizer/vocab must be one-dimensional");
-    return std::make_shared<data::CharTokenizer>(int32s("/tokenizer/vocab", {dims[0]}));
-  }
-  if (kind == "bpe") {
-    const auto& dims = r.dataset("/tokenizer/merges").shape;
-    if (dims.size() != 2 || dims[1] != 2) r.fail("dataset /tokenizer/merges must have shape [n_merges, 2]");
-    const std::vector<int32_t> flat = int32s("/tokenizer/merges", {dims[0], 2});
-    std::vector<data::Merge> merges;
-    for (size_t k = 0; k < flat.size() / 2; ++k) merges.push_back({flat[2 * k], flat[2 * k + 1]});
-    const std::string split = r.text(g, "/tokenizer", "split");
-    if (split != "gpt2" && split != "none") r.fail(fmt::format("unknown split '{}' in /tokenizer", split));
-    std::vector<int32_t> byte_ids;
-    std::vector<data::SpecialToken> specials;
-    if (version < kFormatVersionSpecials) {
-      if (g.datasets.count("byte_ids") || g.datasets.count("special_ids"))
-        r.fail(fmt::format("/tokenizer has format_version 2's fields in a version {} file", version));
-    } else {
-      if (g.datasets.count("byte_ids")) byte_ids = int32s("/tokenizer/byte_ids", {256});
-      if (g.datasets.count("special_ids") || g.attributes.count("special_tokens") ||
-          g.datasets.count("special_tokens")) {
-        const auto& special_dims = r.dataset("/tokenizer/special_ids").shape;
-        if (special_dims.size() != 1) r.fail("dataset /tokenizer/special_ids must be one-dimensional");
-        if (g.datasets.count("special_tokens") && g.attributes.count("special_tokens"))
-          r.fail("/tokenizer holds special_tokens both as an attribute and as a dataset");
-        const std::vector<std::string> texts =
-            g.datasets.count("special_tokens") ? r.text_dataset("/tokenizer/special_tokens", special_dims[0])
-                                               : r.texts(g, "/tokenizer", "special_tokens");
-        if (static_cast<int64_t>(texts.size()) != special_dims[0])
-          r.fail(fmt::format("/tokenizer has {} special_ids but {} special_tokens", special_dims[0], texts.size()));
-        const std::vector<int32_t> ids = int32s("/tokenizer/special_ids", {special_dims[0]});
-        for (size_t k = 0; k < ids.size(); ++k) specials.push_back({texts[k], ids[k]});
-      }
-    }
-    return std::make_shared<data::BpeTokenizer>(std::move(merges), data::split_from_name(split), std::move(byte_ids),
-                                                std::move(specials));
-  }
-  if (kind == "sentencepiece") {
-    if (version < kFormatVersionLlama)
-      r.fail(fmt::format("/tokenizer kind 'sentencepiece' is format_version 3's, in a version {} file", version));
-    return io::load_sentencepiece(r.bytes("/tokenizer/model_proto", data::SentencePieceTokenizer::kMaxModelBytes),
-                                  "/tokenizer/model_proto");
-  }
-  r.fail(fmt::format("unknown tokenizer kind '{}' in /tokenizer", kind));
-}
-
-// The tokenizer /tokenizer holds, checked against its digest when it has one.
-std::shared_ptr<const data::Tokenizer> read_tokenizer(const io::hdf5::Reader& r, int64_t version) {
-  std::shared_ptr<const data::Tokenizer> tokenizer = read_tokenizer_data(r, version);
-  const io::hdf5::Group& g = r.group("/tokenizer");
-  if (g.attributes.count("digest")) {
-    const std::string stored = r.text(g, "/tokenizer", "digest"), actual = tokenizer->identity().hex();
-    if (stored != actual)
-      r.fail(fmt::format("/tokenizer's digest {} is not that of the tokenizer it holds ({}): the file was edited",
-                         stored.substr(0, 64), actual));
-  }
-  return tokenizer;
-}
 
 // The optimizer's settings, and its moments' names and shapes; their values only for `everything`.
 void read_optimizer(const io::hdf5::Reader& r, Checkpoint& ck, CheckpointPart part) {
@@ -405,7 +295,7 @@ Checkpoint read_file(const io::hdf5::Reader& r, bool sealed, CheckpointPart part
   ck.sealed = sealed;
   ck.config = read_config(r, version);
   check_model_datasets(r, ck.config, "/model");
-  ck.tokenizer = read_tokenizer(r, version);
+  ck.tokenizer = io::read_tokenizer_group(r, version);
   if (ck.tokenizer->vocab_size() > ck.config.vocab_size)  // more rows than tokens: padding (nanoGPT's 50304)
     r.fail(fmt::format("the tokenizer has {} tokens but /config vocab_size is only {}", ck.tokenizer->vocab_size(),
                        ck.config.vocab_size));
@@ -449,8 +339,8 @@ Checkpoint read_checkpoint(const std::string& path, CheckpointPart part) {
 void write_tokenizer_file(const std::string& path, const data::Tokenizer& tokenizer) {
   io::hdf5::write_sealed(path, "tokenizer file", [&](const io::hdf5::GroupWriter& root) {
     root.put("format", std::string(kTokenizerFormat));
-    root.put_int32("format_version", format_version(tokenizer));
-    write_tokenizer(root, tokenizer);
+    root.put_int32("format_version", io::tokenizer_format_version(tokenizer));
+    io::write_tokenizer_group(root, tokenizer);
   });
 }
 
@@ -468,7 +358,7 @@ std::shared_ptr<const data::Tokenizer> read_tokenizer_file(const std::string& pa
     const int64_t version = r.integer(root, "/", "format_version", Range{0, kMany});
     if (version < kFormatVersion || version > kFormatVersionLlama)
       r.fail(fmt::format("format_version {} is not supported", version));
-    return read_tokenizer(r, version);
+    return io::read_tokenizer_group(r, version);
   } catch (const std::invalid_argument& e) {
     r.fail(e.what());
   }

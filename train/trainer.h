@@ -45,9 +45,10 @@ class Trainer {
       : Trainer(plan_resume(checkpoint, changes, comm), comm) {}
 
   enum class Outcome { finished, interrupted };
-  // Trains up to options.iters, telling `report` of each step, evaluation and message (on rank 0);
-  // stops early, with a checkpoint, when `interrupt` is raised or when iteration `pause_at` is
-  // complete (the run can then be resumed from the checkpoint).
+  // Trains up to options.iters, telling `report` (on rank 0, after the log files) of the run's
+  // start, each step, evaluation and message, and its end; stops early, with a checkpoint, when
+  // `interrupt` is raised or when iteration `pause_at` is complete (the run can then be resumed
+  // from the checkpoint).
   Outcome run(Reporter& report, const InterruptWatch* interrupt = nullptr, int64_t pause_at = -1);
 
   // An evaluation at the current iteration, on every rank. With `interrupt`, the ranks ask together

@@ -2,6 +2,7 @@
 
 #include "tinygpt/data/bpe_tokenizer.h"
 #include "tinygpt/data/char_tokenizer.h"
+#include "tinygpt/data/tokenizer_record.h"
 #include "tinygpt/data/utf8.h"
 
 using namespace tinygpt::data;
@@ -136,4 +137,31 @@ TEST_CASE("tokenizer: the document token is <|endoftext|> where a BPE has it, no
   REQUIRE_FALSE(BpeTokenizer({{'a', 'b'}}, Split::gpt2).document_token());
   const BpeTokenizer with_eot({{'a', 'b'}}, Split::gpt2, {}, {{"<|pad|>", 257}, {"<|endoftext|>", 258}});
   REQUIRE(with_eot.document_token() == 258);
+}
+
+TEST_CASE("tokenizer record: each kind's record makes the same tokenizer again", "[identity]") {
+  std::vector<int32_t> gpt2_order(256);
+  for (int b = 0; b < 256; ++b) gpt2_order[static_cast<size_t>(b)] = 255 - b;
+  const std::vector<std::shared_ptr<const Tokenizer>> tokenizers = {
+      std::make_shared<CharTokenizer>(CharTokenizer::from_text(all_texts())),
+      std::make_shared<BpeTokenizer>(BpeTokenizer::train(all_texts(), 266, Split::none)),
+      std::make_shared<BpeTokenizer>(std::vector<Merge>{{'a', 'b'}, {256, 'c'}}, Split::gpt2, gpt2_order,
+                                     std::vector<SpecialToken>{{"<|endoftext|>", 300}, {"<|pad|>", 258}})};
+  for (const auto& t : tokenizers) {
+    const TokenizerRecord r = t->record();
+    REQUIRE(r.kind == t->kind());
+    const std::shared_ptr<const Tokenizer> again = make_tokenizer(r);
+    REQUIRE(again->identity() == t->identity());
+    for (const std::string& text : kTexts) REQUIRE(again->encode(text) == t->encode(text));
+  }
+  const TokenizerRecord bpe = tokenizers.back()->record();
+  REQUIRE(bpe.byte_ids == gpt2_order);
+  REQUIRE(bpe.specials.size() == 2);
+  REQUIRE(bpe.code_points.empty());
+  REQUIRE(bpe.model_proto.empty());
+  // Fields that do not make a tokenizer are refused by the kind's own checks.
+  TokenizerRecord bad = bpe;
+  bad.merges.push_back({'a', 9999});
+  REQUIRE_THROWS_AS(make_tokenizer(bad), std::invalid_argument);
+  REQUIRE_THROWS_WITH(make_tokenizer({.kind = TokenizerKind::sentencepiece}), Catch::Contains("io::load_sentencepiece"));
 }
