@@ -40,7 +40,7 @@ void Progress::start(const StartReport& r) {
 
 void Progress::end(const EndReport& r) {
   const TrainOptions& o = r.options;
-  if (r.finished) {
+  if (r.how == EndReport::How::finished) {
     message(fmt::format("tinygpt: done: {} iterations, train loss {:.4f}, val loss {:.4f}; checkpoint {}{}", r.iteration,
                         r.train_loss, r.val_loss, o.out,
                         std::isfinite(r.best_val_loss)
@@ -48,7 +48,9 @@ void Progress::end(const EndReport& r) {
                             : ""));
     return;
   }
-  const std::string stopped = r.signal ? fmt::format("stopped by signal {}", *r.signal) : std::string("paused");
+  const std::string stopped = r.how == EndReport::How::paused ? std::string("paused")
+                              : r.signal > 0 ? fmt::format("stopped by signal {}", r.signal)
+                                             : std::string("stopped by a signal to another rank");
   message(fmt::format("tinygpt: {} at iteration {} of {}; checkpoint saved to {}\ntinygpt: continue with: {}tinygpt "
                       "train --resume {}",
                       stopped, r.iteration, o.iters, o.out,

@@ -44,8 +44,8 @@ struct StartReport {
 
 // The run as it ends without an error: finished, or stopped with its checkpoint saved.
 struct EndReport {
-  bool finished;
-  std::optional<int> signal;  // what stopped it; none: it paused where its caller asked
+  enum class How { finished, stopped, paused } how;  // stopped: by a signal; paused: where the caller asked
+  int signal;  // stopped: the signal this process got (0: one that another rank got)
   const TrainOptions& options;
   int ranks;
   int64_t iteration;

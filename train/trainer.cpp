@@ -302,15 +302,13 @@ StartReport Trainer::start_report() const {
           .log = log_path()};
 }
 
-Trainer::Outcome Trainer::ended(Reporter& report, Outcome outcome, const InterruptWatch* interrupt) {
-  if (!comm_.is_root()) return outcome;
-  const bool signalled = interrupt != nullptr && interrupt->requested();
-  report.end({.finished = outcome == Outcome::finished,
-              .signal = signalled ? std::optional(interrupt->signal()) : std::nullopt, .options = options_,
-              .ranks = comm_.size(), .iteration = state_.iteration, .train_loss = state_.train_loss,
-              .val_loss = state_.val_loss, .best_val_loss = options_.keep_best ? state_.best_val_loss : NAN,
-              .best = best_path()});
-  return outcome;
+Trainer::Outcome Trainer::ended(Reporter& report, EndReport::How how, const InterruptWatch* interrupt) {
+  if (comm_.is_root())
+    report.end({.how = how, .signal = interrupt != nullptr ? interrupt->signal() : 0, .options = options_,
+                .ranks = comm_.size(), .iteration = state_.iteration, .train_loss = state_.train_loss,
+                .val_loss = state_.val_loss, .best_val_loss = options_.keep_best ? state_.best_val_loss : NAN,
+                .best = best_path()});
+  return how == EndReport::How::finished ? Outcome::finished : Outcome::interrupted;
 }
 
 // Rank 0 tells the log files first, then the caller's reporter (which may read the log).
@@ -320,7 +318,7 @@ Trainer::Outcome Trainer::run(Reporter& caller, const InterruptWatch* interrupt,
   Reporters report = files ? Reporters{&*files, &caller} : Reporters{&caller};
   if (comm_.is_root()) report.start(start_report());
   if (state_.eval_pending && !finish_pending_evaluation(report, interrupt))
-    return ended(report, Outcome::interrupted, interrupt);
+    return ended(report, EndReport::How::stopped, interrupt);
   const double seconds_before = state_.seconds;
   const auto start = std::chrono::steady_clock::now();
   const int64_t tokens_per_step = options_.batch * options_.block * options_.grad_accum * comm_.size();
@@ -342,7 +340,8 @@ Trainer::Outcome Trainer::run(Reporter& caller, const InterruptWatch* interrupt,
     const double tokens_per_s = tokens_per_step / step_s;
     last_step_.tokens = state_.tokens_seen, last_step_.skipped = last_skipped_;
     last_step_.peak_share = peak_share(tokens_per_s);
-    const bool stop = state_.eval_pending || stop_asked(interrupt) || state_.iteration == pause_at;
+    const bool signalled = state_.eval_pending || stop_asked(interrupt);  // on any rank
+    const bool stop = signalled || state_.iteration == pause_at;
     if (!guard_stops) save_due(stop);
     if (comm_.is_root())
       report_step(report,
@@ -352,9 +351,9 @@ Trainer::Outcome Trainer::run(Reporter& caller, const InterruptWatch* interrupt,
                    .task = evaluation ? evaluation->task : std::nullopt},
                   guard_stops);
     if (guard_stops) throw std::runtime_error(guard_stop_message());
-    if (stop) return ended(report, Outcome::interrupted, interrupt);
+    if (stop) return ended(report, signalled ? EndReport::How::stopped : EndReport::How::paused, interrupt);
   }
-  return ended(report, Outcome::finished, interrupt);
+  return ended(report, EndReport::How::finished, interrupt);
 }
 
 }  // namespace tinygpt::train

@@ -91,7 +91,9 @@ class Trainer {
   // The checkpoints due after a step: the run's own, and a snapshot (on every rank).
   void save_due(bool stop);
   StartReport start_report() const;
-  Outcome ended(Reporter& report, Outcome outcome, const InterruptWatch* interrupt);  // tells rank 0's reporters
+  // Tells rank 0's reporters how the run ended: finished, or stopped by a signal (here or on
+  // another rank), or paused where run() was asked to.
+  Outcome ended(Reporter& report, EndReport::How how, const InterruptWatch* interrupt);
   // A step's row to the reporters (rank 0), with the lines that go with it and a sample when due.
   void report_step(Reporter& report, const io::LogRow& row, bool guard_stops);
   double validation_loss(const InterruptWatch* interrupt);
