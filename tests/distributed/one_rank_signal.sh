@@ -3,12 +3,7 @@
 # at the same iteration with the checkpoint saved, and rank 0 says that another rank got the signal
 # and how to continue.
 #   usage: one_rank_signal.sh TINYGPT MPIEXEC
-set -uo pipefail
-tinygpt=$1 mpiexec=$2
-dir=$(mktemp -d)
-trap 'pkill -KILL -f "$dir/run" 2>/dev/null; rm -rf "$dir"' EXIT
-fail() { echo "FAILED: $*"; cat "$dir/log" 2>/dev/null; exit 1; }
-mpi=("$mpiexec" -np 2 --oversubscribe --allow-run-as-root --mca btl_vader_single_copy_mechanism none)
+source "$(dirname "$0")/two_ranks.sh"
 
 for i in $(seq 200); do echo "The end of a tale, line $i, and a fox ran home to its den."; done > "$dir/text.txt"
 "${mpi[@]}" "$tinygpt" train --data "$dir/text.txt" --layers 1 --heads 2 --embd 16 --block 16 --batch 4 \

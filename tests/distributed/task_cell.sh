@@ -3,12 +3,7 @@
 # evaluation (each rank its share), are stopped by SIGTERM inside a long evaluation and resumed,
 # and the task scores in the log are what one process's `eval --task` gives for the checkpoint.
 #   usage: task_cell.sh TINYGPT MPIEXEC
-set -uo pipefail
-tinygpt=$1 mpiexec=$2
-dir=$(mktemp -d)
-trap 'pkill -KILL -f "$dir/run" 2>/dev/null; rm -rf "$dir"' EXIT
-fail() { echo "FAILED: $*"; cat "$dir/log" 2>/dev/null; exit 1; }
-mpi=("$mpiexec" -np 2 --oversubscribe --allow-run-as-root --mca btl_vader_single_copy_mechanism none)
+source "$(dirname "$0")/two_ranks.sh"
 
 for i in $(seq 60); do echo "The end of a tale, line $i, and a fox ran home."; done > "$dir/text.txt"
 for i in $(seq 31); do  # an odd count: the ranks' shares differ
