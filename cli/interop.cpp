@@ -1,5 +1,6 @@
 // tinygpt import / export: GPT-2 models in Hugging Face's layout, in and out.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cerrno>
 #include <cstring>
@@ -97,6 +98,22 @@ void export_llama2c(const Args& a) {
              tokenizer_out);
 }
 
+// A model of GPT-2's pieces (LayerNorm, learned positions) that Hugging Face's GPT-2 layout cannot
+// hold: it is no Llama either, so the refusal says what differs from GPT-2's, or "" when nothing does.
+std::string gpt2_layout_problem(const nn::GPTConfig& c) {
+  if (c.gpt2_shaped() || c.norm != nn::NormKind::layernorm || c.position != nn::PositionKind::learned) return "";
+  std::vector<std::string> differs;
+  if (!c.tie_embeddings) differs.push_back("an output layer of its own (--no-tie)");
+  if (!c.bias) differs.push_back("no biases (--no-bias)");
+  if (c.mlp != nn::MlpKind::gelu) differs.push_back(fmt::format("a {} feed-forward", nn::name(c.mlp)));
+  if (c.hidden() != 4 * c.n_embd) differs.push_back(fmt::format("a feed-forward of {}, not 4 x {}", c.hidden(), c.n_embd));
+  if (c.kv_heads() != c.n_head) differs.push_back(fmt::format("{} key/value heads for {}", c.kv_heads(), c.n_head));
+  if (c.norm_eps != 1e-5f) differs.push_back(fmt::format("LayerNorm's eps {}", c.norm_eps));
+  return fmt::format("export: Hugging Face's GPT-2 layout ties the output layer to wte and has biases, GELU of 4 x "
+                     "n_embd and a key/value head per head; this model has {}, so no Hugging Face layout holds it",
+                     fmt::join(differs, ", "));
+}
+
 }  // namespace
 
 void add_import(CLI::App& app) {
@@ -158,6 +175,8 @@ void add_export(CLI::App& app) {
     if (!args->tokenizer_out.empty()) throw std::invalid_argument("--tokenizer-out is for --format llama2c");
     const train::Checkpoint ck = train::read_checkpoint(args->ckpt, train::CheckpointPart::weights);
     const auto with = args->weights_only ? io::ExportTokenizer::omitted : io::ExportTokenizer::required;
+    if (const std::string problem = gpt2_layout_problem(ck.config); !problem.empty())
+      throw std::invalid_argument(problem);
     const bool llama = !ck.config.gpt2_shaped();  // Hugging Face's Llama layout
     const std::vector<std::string> files =
         llama ? std::vector<std::string>{"config.json", "model.safetensors", "tokenizer.model"}

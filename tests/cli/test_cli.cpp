@@ -444,6 +444,14 @@ TEST_CASE("cli: a GPT-2 directory imports, evaluates, tokenizes, samples, fine-t
   Result full = run("export --ckpt " + ckpt + " --out " + dir.file("out"));
   REQUIRE(full.exit_code == 1);
   REQUIRE_THAT(full.output, Catch::Contains("is not empty"));
+  // GPT-2's pieces without its tied output layer or biases: neither of Hugging Face's layouts, said as such.
+  REQUIRE(run("train --data " + data + " --layers 1 --heads 2 --embd 16 --block 8 --iters 1 --no-tie --no-bias --out " +
+              dir.file("untied.h5")).exit_code == 0);
+  Result untied = run("export --ckpt " + dir.file("untied.h5") + " --out " + dir.file("untied"));
+  REQUIRE(untied.exit_code == 1);
+  REQUIRE_THAT(untied.output, Catch::Contains("this model has an output layer of its own (--no-tie), no biases "
+                                              "(--no-bias), so no Hugging Face layout holds it"));
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("untied")));
 }
 
 TEST_CASE("cli: bench --json names the machine, the vector path, the FMA peak and the precision beside its figures", "[cli][bench][slow]") {
