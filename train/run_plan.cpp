@@ -331,7 +331,8 @@ RunPlan plan_fine_tuning(const TrainOptions& options, const InitFrom& init, cons
 }
 
 RunPlan plan_resume(const std::string& path, const Resume& changes, const Communicator& comm) {
-  RunPlan plan{.start = RunStart::resume, .source = path};
+  RunPlan plan;
+  plan.start = RunStart::resume, plan.source = path;
   TrainOptions& o = plan.options;
   const std::string out = changes.given.count("out") ? changes.options.out : path;
   std::error_code ec;
