@@ -75,8 +75,8 @@ RunPlan plan_fine_tuning(const TrainOptions& options, const InitFrom& init, cons
 // the checkpoint's unless changes.force.
 RunPlan plan_resume(const std::string& checkpoint, const Resume& changes, const Communicator& comm);
 
-// Rank r's seed for its batches and dropout masks; rank 0 keeps the run's seed, so one process
-// trains exactly as before.
+// Rank r's seed for its batches and dropout masks; rank 0 keeps the run's seed, so a run of one
+// process draws what rank 0 of any run draws.
 uint64_t rank_seed(int64_t seed, int rank);
 
 // The memory a run with this model needs: its training state and the token arrays of its text.
